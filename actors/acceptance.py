@@ -1,0 +1,76 @@
+"""Turning logits into distributions and the accept/reject rules (GUIDE §3.1 step 4).
+
+Sampling rule (Leviathan et al. 2023, Thm. 1; Chen et al. 2023, Alg. 2; seed 002
+"Speculative Decoding" steps 3–5): drafted token x_i, drawn from q_i, is accepted
+with probability min(1, p_i(x_i) / q_i(x_i)); at the first rejection that position
+is resampled from norm(max(0, p_i − q_i)); if all k are accepted a bonus token is
+drawn from p_{k+1}. The emitted tokens are then distributed exactly as the target's.
+A model-free drafter's q is a point mass on its proposal (``None`` below).
+
+Greedy rule: accept while x_i equals argmax p_i; then emit argmax p_{n+1}.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+
+def warp(logits: torch.Tensor, temperature: float, top_p: float = 1.0) -> torch.Tensor:
+    """Sampling distribution: softmax(logits / T), optionally restricted to the top-p nucleus.
+
+    The same warp is applied to the target and the draft, so the output follows the
+    target's *warped* distribution — exactly what target-only sampling produces.
+    """
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    if top_p < 1.0:
+        sorted_p, order = probs.sort(dim=-1, descending=True)
+        before = sorted_p.cumsum(-1) - sorted_p          # mass strictly above each token
+        sorted_p = sorted_p.masked_fill(before >= top_p, 0.0)
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_p)
+        probs = probs / probs.sum(-1, keepdim=True)
+    return probs
+
+
+def accept_greedy(target_argmax: Sequence[int], drafted: Sequence[int]) -> tuple[int, int]:
+    """(n accepted, next token) for greedy decoding; ``target_argmax`` has k + 1 entries."""
+    n = 0
+    while n < len(drafted) and drafted[n] == target_argmax[n]:
+        n += 1
+    return n, int(target_argmax[n])
+
+
+def residual(p: torch.Tensor, q: torch.Tensor | None, token: int) -> torch.Tensor:
+    """norm(max(0, p − q)); a point-mass q removes only ``token``'s mass."""
+    if q is None:
+        r = p.clone()
+        r[token] = 0.0
+    else:
+        r = (p - q).clamp_min(0.0)
+    total = r.sum()
+    if total <= 0:  # p == q exactly: rejection has probability 0, any choice is fine
+        return p
+    return r / total
+
+
+def accept_sampling(p: torch.Tensor, q_rows: Sequence[torch.Tensor | None], drafted: Sequence[int],
+                    generator: torch.Generator) -> tuple[int, int]:
+    """(n accepted, next token) by speculative rejection sampling.
+
+    ``p``: [k + 1, V] target distributions; ``q_rows[i]``: the draft distribution that
+    proposed ``drafted[i]`` (``None`` = point mass).
+    """
+    k = len(drafted)
+    if k:
+        idx = torch.arange(k, device=p.device)
+        tok = torch.as_tensor(list(drafted), device=p.device)
+        p_tok = p[idx, tok]
+        q_tok = torch.stack([torch.ones((), device=p.device) if q is None else q[t]
+                             for q, t in zip(q_rows, drafted)])
+        u = torch.rand(k, generator=generator, device=p.device)
+        rejected = (u * q_tok > p_tok).tolist()   # accept iff u < p/q  <=>  u*q < p (q > 0 for a drafted token)
+        for i in range(k):
+            if rejected[i]:
+                r = residual(p[i], q_rows[i], drafted[i])
+                return i, int(torch.multinomial(r, 1, generator=generator))
+    return k, int(torch.multinomial(p[k], 1, generator=generator))

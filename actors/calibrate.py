@@ -1,0 +1,66 @@
+"""Measure a pair's cost curve once per actor (policies issue, GT's c).
+
+At a realistic context (``context`` tokens already in both KV caches) we time one
+draft decode forward (seconds per draft token) and the target forward over m
+tokens for m = 1, 2, 4, … ``max_tokens``, each as the median of ``repeats`` runs
+after a warm-up; the caches are cropped back after every run.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from actors.kv import crop_to, new_cache
+from policies.costs import CostCurve
+
+
+def _median_time(fn, repeats: int, sync) -> float:
+    fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+@torch.no_grad()
+def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, repeats: int = 5,
+              vocab: int | None = None, seed: int = 0) -> CostCurve:
+    device = target.device
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    g = torch.Generator().manual_seed(seed)
+    vocab = vocab or target.get_input_embeddings().weight.shape[0]
+    ctx_ids = torch.randint(0, vocab, (1, context), generator=g).to(device)
+
+    def prefilled(model):
+        cache = new_cache(model)
+        model(input_ids=ctx_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        return cache
+
+    t_cache = prefilled(target)
+    t_verify: dict[int, float] = {}
+    m = 1
+    while m <= max_tokens:
+        inp = torch.randint(0, vocab, (1, m), generator=g).to(device)
+
+        def step(inp=inp):
+            target(input_ids=inp, past_key_values=t_cache, use_cache=True)
+            crop_to(t_cache, context)
+        t_verify[m] = _median_time(step, repeats, sync)
+        m *= 2
+    if draft is None:
+        t_draft = 0.0
+    else:
+        d_cache = prefilled(draft)
+        one = ctx_ids[:, :1]
+
+        def dstep():
+            draft(input_ids=one, past_key_values=d_cache, use_cache=True, logits_to_keep=1)
+            crop_to(d_cache, context)
+        t_draft = _median_time(dstep, repeats * 2, sync)
+    return CostCurve(t_draft=t_draft, t_verify=t_verify, context=context, device=str(device))

@@ -1,0 +1,185 @@
+"""The speculative decoding loop: draft → verify → accept (GUIDE §3.1).
+
+Invariant at the start of every step: the target's KV cache holds every token but
+the last one. A step feeds ``[last token, x_1 … x_k]`` to the target in one forward
+(k = 0 is a plain target step — ``ar`` runs this same loop), accepts n of the k
+drafts (``actors/acceptance.py``), appends n + 1 tokens, and crops both caches to
+the accepted prefix; nothing accepted is ever recomputed.
+
+EOS and ``max_new_tokens`` are honoured exactly: the engine never drafts past the
+remaining budget, and emitted tokens are cut after the first EOS, so the output is
+token-for-token what the target alone would produce (greedy) or distributed as it
+(sampling).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+
+from actors.acceptance import accept_greedy, accept_sampling, warp
+from actors.drafters import Drafter, Proposal
+from actors.kv import crop_to, new_cache
+from policies.base import GenerationContext, Policy, StepOutcome
+from policies.errors import SpecsweepError
+
+
+@dataclass
+class StepRecord:
+    max_draft: int          # γ the policy asked for
+    drafted: int            # k verified drafts
+    accepted: int           # n accepted
+    emitted: int            # tokens appended (n + 1 unless EOS / max_new_tokens cut it)
+    q_tokens: list[float]
+    draft_time: float
+    verify_time: float
+
+
+@dataclass
+class Generation:
+    """One turn's output and record. Times in seconds; ``wall_time`` includes prefill."""
+
+    token_ids: list[int]
+    steps: list[StepRecord] = field(default_factory=list)
+    wall_time: float = 0.0
+    prefill_time: float = 0.0
+    finished_by_eos: bool = False
+
+    @property
+    def new_tokens(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def decoding_steps(self) -> int:
+        """Target forwards after prefill (Spec-Bench's decoding steps)."""
+        return len(self.steps)
+
+    @property
+    def target_calls(self) -> int:
+        return len(self.steps) + (1 if self.prefill_time > 0 else 0)
+
+    @property
+    def accept_lengths(self) -> list[int]:
+        """Tokens emitted per target forward, bonus included (Spec-Bench's accept_lengths)."""
+        return [s.emitted for s in self.steps]
+
+    @property
+    def drafted(self) -> list[int]:
+        return [s.drafted for s in self.steps]
+
+    @property
+    def accepted(self) -> list[int]:
+        return [s.accepted for s in self.steps]
+
+    @property
+    def gammas(self) -> list[int]:
+        return [s.max_draft for s in self.steps]
+
+
+class SpecEngine:
+    """Runs generations of one target with one (optional) drafter.
+
+    ``eos_token_ids``: tokens that end a generation. ``costs``: the actor's cost curve,
+    handed to policies through :class:`GenerationContext`.
+    """
+
+    def __init__(self, target, drafter: Drafter | None = None, eos_token_ids: Sequence[int] = (), costs=None):
+        self.target = target
+        self.drafter = drafter
+        self.eos = frozenset(int(t) for t in eos_token_ids if t is not None)
+        self.costs = costs
+        self.device = target.device
+        self._cuda = self.device.type == "cuda"
+
+    def _sync(self) -> None:
+        if self._cuda:
+            torch.cuda.synchronize(self.device)
+
+    def _clock(self) -> float:
+        self._sync()
+        return time.perf_counter()
+
+    @torch.no_grad()
+    def generate(self, prompt_ids: Sequence[int], policy: Policy, *, max_new_tokens: int = 128,
+                 temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
+                 reference: Sequence[int] | None = None) -> Generation:
+        if not prompt_ids:
+            raise SpecsweepError("prompt is empty: give at least one token")
+        if max_new_tokens < 1:
+            raise SpecsweepError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if temperature < 0:
+            raise SpecsweepError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+        if not (0 < top_p <= 1):
+            raise SpecsweepError(f"top_p must be in (0, 1], got {top_p}")
+        if policy.needs_draft and self.drafter is None:
+            raise SpecsweepError(f"policy {policy.name} needs a draft: pass --draft MODEL or --draft ngram")
+        greedy = temperature == 0
+        sampling = None if greedy else {"temperature": float(temperature), "top_p": float(top_p)}
+        if getattr(policy, "needs_reference", False):
+            if not greedy:
+                raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only (temperature 0)")
+            if reference is None:
+                reference = self.reference(prompt_ids, max_new_tokens)
+        gen = torch.Generator(device=self.device).manual_seed(int(seed)) if not greedy else None
+        ctx = GenerationContext(costs=self.costs, reference=reference, greedy=greedy)
+        policy.reset(ctx)
+
+        tokens = list(int(t) for t in prompt_ids)
+        out = Generation(token_ids=[])
+        cache = new_cache(self.target)
+        t_start = self._clock()
+        if len(tokens) > 1:
+            self.target(input_ids=torch.tensor([tokens[:-1]], device=self.device), past_key_values=cache,
+                        use_cache=True, logits_to_keep=1)
+            out.prefill_time = self._clock() - t_start
+        if self.drafter is not None and policy.needs_draft:
+            self.drafter.reset()
+
+        while len(out.token_ids) < max_new_tokens and not out.finished_by_eos:
+            ctx.generated = len(out.token_ids)
+            remaining = max_new_tokens - len(out.token_ids)
+            k_max = int(policy.max_draft())
+            if k_max < 0:
+                raise RuntimeError(f"policy {policy!r} asked for {k_max} drafts; must be >= 0")
+            cap = min(k_max, remaining - 1) if policy.needs_draft else 0
+            t0 = self._clock()
+            prop = (self.drafter.propose(tokens, cap, policy.after_draft, sampling, gen, self.eos)
+                    if cap > 0 else Proposal())
+            t1 = self._clock()
+            k = len(prop.tokens)
+            inp = torch.tensor([[tokens[-1], *prop.tokens]], device=self.device)
+            logits = self.target(input_ids=inp, past_key_values=cache, use_cache=True).logits[0]
+            if greedy:
+                n, nxt = accept_greedy(logits.argmax(-1).tolist(), prop.tokens)
+            else:
+                n, nxt = accept_sampling(warp(logits, temperature, top_p), prop.q_rows, prop.tokens, gen)
+            new = prop.tokens[:n] + [nxt]
+            for j, t in enumerate(new):
+                if t in self.eos:
+                    new = new[: j + 1]
+                    out.finished_by_eos = True
+                    break
+            new = new[:remaining]
+            base = len(tokens)
+            tokens += new
+            out.token_ids += new
+            crop_to(cache, len(tokens) - 1)
+            if k:
+                self.drafter.rollback(base + n)
+            t2 = self._clock()
+            rec = StepRecord(max_draft=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens,
+                             draft_time=t1 - t0, verify_time=t2 - t1)
+            out.steps.append(rec)
+            policy.update(StepOutcome(drafted=k, accepted=n, q_tokens=prop.q_tokens, draft_time=rec.draft_time,
+                                      verify_time=rec.verify_time, emitted=len(new), max_draft=k_max))
+        out.wall_time = self._clock() - t_start
+        return out
+
+    @torch.no_grad()
+    def reference(self, prompt_ids: Sequence[int], max_new_tokens: int) -> list[int]:
+        """The target-only greedy continuation (what ``oracle`` knows in advance)."""
+        from policies.fixed import TargetOnly
+
+        return SpecEngine(self.target, None, self.eos).generate(prompt_ids, TargetOnly(), max_new_tokens=max_new_tokens).token_ids

@@ -1,0 +1,95 @@
+"""A loaded target/draft pair with its engine and (lazily measured) cost curve."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from actors.drafters import ModelDrafter, NgramDrafter
+from actors.engine import SpecEngine
+from actors.models import ModelSpec, check_same_tokenizer, load_model, load_tokenizer
+from policies.errors import SpecsweepError
+
+NGRAM = "ngram"
+
+
+@dataclass
+class PairConfig:
+    """What a pair is made of. ``draft`` is a model name, ``"ngram"`` or None (target only)."""
+
+    target: str = "smollm2-135m"
+    draft: str | None = "smollm2-135m-draft"
+    dtype: str = "float32"
+    device: str = "auto"
+    quantization: str | None = None          # of the target
+    draft_quantization: str | None = None
+    trust_remote_code: bool = False
+    template: str | None = None              # None = chosen from the target (jobs/templates.py)
+    ngram_max: int = 3
+    name: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.target}/{self.draft or 'none'}"
+
+    def target_spec(self) -> ModelSpec:
+        return ModelSpec(self.target, self.dtype, self.device, self.quantization, self.trust_remote_code)
+
+    def draft_spec(self) -> ModelSpec | None:
+        if self.draft in (None, NGRAM):
+            return None
+        return ModelSpec(self.draft, self.dtype, self.device, self.draft_quantization, self.trust_remote_code)
+
+
+class Pair:
+    def __init__(self, cfg: PairConfig):
+        self.cfg = cfg
+        tspec = cfg.target_spec()
+        self.tokenizer = load_tokenizer(tspec)
+        dspec = cfg.draft_spec()
+        if dspec is not None:
+            check_same_tokenizer(self.tokenizer, load_tokenizer(dspec), cfg.target, cfg.draft)
+        self.target = load_model(tspec)
+        self.draft_model = load_model(dspec) if dspec is not None else None
+        if self.draft_model is not None and self.draft_model.device != self.target.device:
+            self.draft_model.to(self.target.device)
+        if cfg.draft == NGRAM:
+            self.drafter = NgramDrafter(n_max=cfg.ngram_max)
+        elif self.draft_model is not None:
+            self.drafter = ModelDrafter(self.draft_model)
+        else:
+            self.drafter = None
+        self.eos_ids = eos_ids(self.tokenizer, self.target)
+        self.engine = SpecEngine(self.target, self.drafter, self.eos_ids)
+        self.costs = None
+
+    @property
+    def device(self) -> str:
+        return str(self.target.device)
+
+    def calibrate(self, **kw):
+        """Measure (once) and attach the cost curve that ``gt``/``goodput`` read."""
+        if self.costs is None:
+            from actors.calibrate import calibrate
+
+            self.costs = calibrate(self.target, self.draft_model, **kw)
+            if self.cfg.draft == NGRAM:
+                self.costs.t_draft = 1e-6  # model-free: drafting is (almost) free
+            self.engine.costs = self.costs
+        return self.costs
+
+
+def eos_ids(tokenizer, model) -> list[int]:
+    ids = set()
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if isinstance(gen_eos, int):
+        ids.add(gen_eos)
+    elif isinstance(gen_eos, (list, tuple)):
+        ids.update(int(t) for t in gen_eos)
+    return sorted(ids)
+
+
+def check_draft_choice(draft: str | None) -> None:
+    if draft is not None and not str(draft).strip():
+        raise SpecsweepError("draft is empty: give a model name, 'ngram', or omit it")

@@ -1,0 +1,186 @@
+"""``specsweep`` — the command line.
+
+    specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
+    specsweep sweep     CONFIG.yaml [--address ADDR] [--resume] [--dry-run] [--fresh]
+    specsweep report    (--experiment NAME | --parquet DIR) [--format md|csv]
+    specsweep distill   --target M [--out DIR] ...
+    specsweep policies  (list every policy with its parameters)
+
+Bad input is reported as one line on stderr with exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from policies.errors import SpecsweepError
+
+DEFAULT_TARGET = "smollm2-135m"
+
+
+def default_draft() -> str:
+    """The shipped distilled draft when present, else the model-free ngram drafter."""
+    from actors.models import ALIASES
+    from pathlib import Path
+
+    return "smollm2-135m-draft" if (Path(ALIASES["smollm2-135m-draft"]) / "config.json").exists() else "ngram"
+
+
+def _add_generation_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", default=None, help=f"target model: hub id, local folder or alias (default {DEFAULT_TARGET})")
+    p.add_argument("--draft", default=None, help="draft model, or 'ngram' for prompt lookup (default: the embedded draft)")
+    p.add_argument("--policy", default="fixed", help="speculation policy, e.g. fixed, gammatune:eta=0.5 (see `specsweep policies`)")
+    p.add_argument("--gamma", type=int, default=4, help="initial speculation length γ (default 4)")
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-new-tokens", type=int, default=128)
+    p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    p.add_argument("--quantization", default=None, choices=["int8", "int4"], help="quantize the target (optimum-quanto)")
+    p.add_argument("--trust-remote-code", action="store_true")
+
+
+def cmd_generate(a) -> int:
+    from policies.registry import build
+
+    if a.prompt is None or not a.prompt.strip():
+        raise SpecsweepError("prompt is empty: pass --prompt \"some text\"")
+    if a.gamma < 1:
+        raise SpecsweepError(f"--gamma must be >= 1, got {a.gamma}")
+    if a.temperature < 0:
+        raise SpecsweepError(f"--temperature must be >= 0 (0 = greedy), got {a.temperature}")
+    if not (0 < a.top_p <= 1):
+        raise SpecsweepError(f"--top-p must be in (0, 1], got {a.top_p}")
+    if a.max_new_tokens < 1:
+        raise SpecsweepError(f"--max-new-tokens must be >= 1, got {a.max_new_tokens}")
+    policy = build(a.policy, a.gamma)
+    if policy.needs_reference and a.temperature > 0:
+        raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only: use --temperature 0")
+    from actors.pair import Pair, PairConfig
+    from jobs.templates import default_template, render
+
+    target = a.target or DEFAULT_TARGET
+    draft = None if policy.name == "ar" and a.draft is None else (a.draft or default_draft())
+    pair = Pair(PairConfig(target=target, draft=draft, dtype=a.dtype, device=a.device, quantization=a.quantization,
+                           trust_remote_code=a.trust_remote_code))
+    template = "raw" if a.raw else default_template(target, pair.tokenizer)
+    ids = render(template, pair.tokenizer, [{"role": "user", "content": a.prompt}])
+    if policy.needs_costs:
+        pair.calibrate()
+    g = pair.engine.generate(ids, policy, max_new_tokens=a.max_new_tokens, temperature=a.temperature,
+                             top_p=a.top_p, seed=a.seed)
+    text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)
+    stats = {"new_tokens": g.new_tokens, "wall_time": round(g.wall_time, 4),
+             "throughput": round(g.new_tokens / g.wall_time, 2) if g.wall_time else None,
+             "target_calls": g.target_calls, "decoding_steps": g.decoding_steps,
+             "mean_accepted_length": round(sum(g.accept_lengths) / max(1, len(g.accept_lengths)), 3),
+             "acceptance_rate": round(sum(g.accepted) / sum(g.drafted), 4) if sum(g.drafted) else None}
+    if a.json:
+        print(json.dumps({"target": target, "draft": draft, "policy": repr(policy), "gamma": a.gamma,
+                          "token_ids": g.token_ids, "text": text, **stats, "accept_lengths": g.accept_lengths,
+                          "drafted": g.drafted, "accepted": g.accepted, "gammas": g.gammas,
+                          "costs": pair.costs.to_dict() if pair.costs else None}))
+    else:
+        print(text)
+        print("\n--- " + " · ".join(f"{k}={v}" for k, v in stats.items())
+              + f" · policy={policy!r} γ0={a.gamma} draft={draft}", file=sys.stderr)
+    return 0
+
+
+def cmd_policies(a) -> int:
+    from policies.registry import REGISTRY
+
+    for name, (_, params, rule) in REGISTRY.items():
+        ps = ", ".join(f"{k}={p.default}" for k, p in params.items()) or "-"
+        print(f"{name:14s} {rule}\n{'':14s} parameters: {ps}")
+    return 0
+
+
+def cmd_distill(a) -> int:
+    from jobs.distill import DistillConfig, run_distill
+
+    cfg = DistillConfig(target=a.target, out=a.out, layers=a.layers, vocab=a.vocab, prompts=a.prompts,
+                        extra_text=tuple(a.extra_text or ()), max_new_tokens=a.max_new_tokens, steps=a.steps,
+                        batch_size=a.batch_size, lr=a.lr, save_every=a.save_every, seed=a.seed, device=a.device,
+                        gen_batch=a.gen_batch)
+    out = run_distill(cfg)
+    print(f"draft written to {out}")
+    return 0
+
+
+def cmd_sweep(a) -> int:
+    from jobs.sweep import main as sweep_main
+
+    argv = [a.config] + (["--address", a.address] if a.address else []) + (["--resume"] if a.resume else []) \
+        + (["--dry-run"] if a.dry_run else []) + (["--fresh"] if a.fresh else [])
+    return sweep_main(argv)
+
+
+def cmd_report(a) -> int:
+    from jobs.report import main as report_main
+
+    return report_main(a)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="specsweep", description="Evaluate speculative-decoding policies.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate", help="generate one answer and print its statistics")
+    _add_generation_args(g)
+    g.add_argument("--prompt", required=True)
+    g.add_argument("--raw", action="store_true", help="no chat template")
+    g.add_argument("--json", action="store_true", help="print one JSON object")
+    g.set_defaults(fn=cmd_generate)
+    s = sub.add_parser("sweep", help="run a sweep config on a local or remote Ray cluster")
+    s.add_argument("config")
+    s.add_argument("--address", default=None)
+    s.add_argument("--resume", action="store_true")
+    s.add_argument("--dry-run", action="store_true")
+    s.add_argument("--fresh", action="store_true")
+    s.set_defaults(fn=cmd_sweep)
+    r = sub.add_parser("report", help="print the paper-style tables of a sweep")
+    r.add_argument("--experiment", default=None)
+    r.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
+    r.add_argument("--parquet", default=None, help="a sweep's output folder (instead of MLflow)")
+    r.add_argument("--format", default="md", choices=["md", "csv"])
+    r.add_argument("--compare", default=None, help="a second sweep output folder to compare against")
+    r.set_defaults(fn=cmd_report)
+    d = sub.add_parser("distill", help="train a small draft for a target by knowledge distillation")
+    d.add_argument("--target", default=DEFAULT_TARGET)
+    d.add_argument("--out", default="runs/distill")
+    d.add_argument("--layers", type=int, default=4)
+    d.add_argument("--vocab", type=int, default=8192, help="head size (most frequent tokens); 0 = full vocabulary")
+    d.add_argument("--prompts", type=int, default=1000)
+    d.add_argument("--extra-text", action="append", help="local text file; paragraphs become extra prompts")
+    d.add_argument("--max-new-tokens", type=int, default=128)
+    d.add_argument("--gen-batch", type=int, default=32)
+    d.add_argument("--steps", type=int, default=2000)
+    d.add_argument("--batch-size", type=int, default=8)
+    d.add_argument("--lr", type=float, default=5e-4)
+    d.add_argument("--save-every", type=int, default=100)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--device", default="auto")
+    d.set_defaults(fn=cmd_distill)
+    pl = sub.add_parser("policies", help="list policies and their parameters")
+    pl.set_defaults(fn=cmd_policies)
+    return p
+
+
+def main(argv=None) -> int:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    a = parser().parse_args(argv)
+    try:
+        return a.fn(a)
+    except SpecsweepError as e:
+        print(f"specsweep: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("specsweep: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""``gammatune`` / ``gammatune+`` — GammaTune (Gautam et al. 2025, Alg. 1, Eq. 7–8).
+
+After each step with k drafted and n accepted:
+    A = n;  if n = k:  A ← A + δ                      (Eq. 7, as §4.1's text reads it)
+    γ̄ ← min(γmax, max(γmin, (1 − η)·γ̄ + η·A))         (Eq. 8)
+    γ ← ⌈γ̄⌉                                          (Alg. 1, line 5)
+γ̄ starts at the initial γ each generation. ``expand=jump`` is the other reading of
+Alg. 1 line 2: on full acceptance the next γ is A + δ (clipped to [γmin, γmax])
+while γ̄ is updated with the plain A.
+``gammatune+`` (§4.2) adds the confidence stop of ``threshold`` (τ = 0.4).
+Defaults η = 0.3, δ = 2, γmin = 1, γmax = 10 come from a public re-implementation
+(the paper gives none) and are logged with every run.
+"""
+from __future__ import annotations
+
+import math
+
+from policies.base import MORE, GenerationContext, Policy, StepOutcome
+from policies.threshold import ConfidenceStop
+
+
+class GammaTune(Policy):
+    name = "gammatune"
+
+    def __init__(self, gamma: int, eta: float = 0.3, delta: float = 2, gamma_min: int = 1, gamma_max: int = 10,
+                 expand: str = "ema"):
+        self.initial = gamma
+        self.eta, self.delta = eta, delta
+        self.gamma_min, self.gamma_max = gamma_min, gamma_max
+        self.expand = expand
+        self._start()
+
+    def _start(self) -> None:
+        self.gamma_bar = float(self.initial)
+        self.gamma = int(self.initial)
+
+    def reset(self, ctx: GenerationContext) -> None:
+        super().reset(ctx)
+        self._start()
+
+    def max_draft(self) -> int:
+        return self.gamma
+
+    def update(self, o: StepOutcome) -> None:
+        if o.drafted == 0:
+            return
+        full = o.accepted == o.drafted
+        a = o.accepted + (self.delta if full and self.expand == "ema" else 0)
+        self.gamma_bar = min(self.gamma_max, max(self.gamma_min, (1 - self.eta) * self.gamma_bar + self.eta * a))
+        if full and self.expand == "jump":
+            self.gamma = int(min(self.gamma_max, max(self.gamma_min, o.accepted + self.delta)))
+        else:
+            self.gamma = int(math.ceil(self.gamma_bar - 1e-12))
+
+    def params(self) -> dict:
+        return {"eta": self.eta, "delta": self.delta, "gamma_min": self.gamma_min, "gamma_max": self.gamma_max,
+                "expand": self.expand}
+
+
+class GammaTunePlus(GammaTune):
+    name = "gammatune+"
+
+    def __init__(self, gamma: int, tau: float = 0.4, adaptive: bool = False, **kw):
+        super().__init__(gamma, **kw)
+        self.stop = ConfidenceStop(tau, adaptive)
+
+    def reset(self, ctx: GenerationContext) -> None:
+        super().reset(ctx)
+        self.stop.reset()
+
+    def after_draft(self, i, token, q_token, q_max) -> str:
+        return self.stop.verdict(q_token) if hasattr(self, "stop") else MORE
+
+    def update(self, o: StepOutcome) -> None:
+        super().update(o)
+        self.stop.update(o)
+
+    def params(self) -> dict:
+        return {**super().params(), "tau": self.stop.tau0, "adaptive": self.stop.adaptive}

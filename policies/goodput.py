@@ -1,0 +1,69 @@
+"""``goodput`` — ours: pick the draft length that maximises expected tokens per second.
+
+Estimator. a_i = P(draft i accepted | drafts 1..i−1 accepted). Every verified step
+with k drafts and n accepted is a run of Bernoulli trials: positions 1..min(n+1, k)
+were each tried, positions 1..n succeeded. We keep exponentially forgotten counts
+(factor ``decay`` per step, so the estimate follows regime changes) of trials T_i
+and successes S_i per position and shrink each towards the pooled rate ā = ΣS/ΣT
+with ``prior`` pseudo-trials: a_i = (S_i + prior·ā) / (T_i + prior). Positions never
+tried get ā, which lets the policy explore longer drafts when acceptance is high.
+
+Decision. With the actor's cost curve (T_draft per token, T_verify(m) for m tokens),
+choose each step
+    k* = argmax_{0 ≤ k ≤ cap} (1 + Σ_{i ≤ k} Π_{j ≤ i} a_j) / (k·T_draft + T_verify(k + 1)),
+the expected tokens emitted per step (accepted prefix + bonus) over the step's time.
+``tau`` > 0 also stops drafting after a proposal with q(x_i) < τ.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from policies.base import MORE, STOP, GenerationContext, Policy, StepOutcome
+from policies.errors import SpecsweepError
+
+
+class Goodput(Policy):
+    name = "goodput"
+    may_ask_zero = True
+    needs_costs = True
+
+    def __init__(self, gamma: int = 4, cap: int = 16, decay: float = 0.95, prior: float = 2.0, tau: float = 0.0):
+        self.initial, self.cap, self.decay, self.prior, self.tau = gamma, cap, decay, prior, tau
+        self.trials = np.zeros(cap)
+        self.succ = np.zeros(cap)
+        self.gamma = min(gamma, cap)
+
+    def reset(self, ctx: GenerationContext) -> None:
+        super().reset(ctx)
+        if ctx.costs is None:
+            raise SpecsweepError("policy goodput needs the actor's cost calibration (run through an actor or --calibrate)")
+        costs = ctx.costs
+        self.k_range = np.arange(self.cap + 1)
+        self.step_time = self.k_range * costs.t_draft + np.array([costs.verify(k + 1) for k in self.k_range])
+        self.trials[:] = 0
+        self.succ[:] = 0
+        self.gamma = min(self.initial, self.cap)
+
+    def estimates(self) -> np.ndarray:
+        total_t = self.trials.sum()
+        pooled = self.succ.sum() / total_t if total_t > 0 else 0.5
+        return (self.succ + self.prior * pooled) / (self.trials + self.prior)
+
+    def max_draft(self) -> int:
+        return self.gamma
+
+    def after_draft(self, i, token, q_token, q_max) -> str:
+        return STOP if q_token < self.tau else MORE
+
+    def update(self, o: StepOutcome) -> None:
+        if o.drafted:
+            self.trials *= self.decay
+            self.succ *= self.decay
+            tried = min(o.accepted + 1, o.drafted)
+            self.trials[:tried] += 1
+            self.succ[: o.accepted] += 1
+        expected = 1.0 + np.r_[0.0, np.cumsum(np.cumprod(self.estimates()))]
+        self.gamma = int(np.argmax(expected / self.step_time))
+
+    def params(self) -> dict:
+        return {"cap": self.cap, "decay": self.decay, "prior": self.prior, "tau": self.tau}

@@ -1,0 +1,35 @@
+"""``hf-heuristic`` — transformers' "heuristic" schedule (Mamou et al. 2024).
+
+After each step: if every drafted token was accepted (n = k) then γ += 2, else
+γ = max(1, γ − 1). γ restarts at the initial value each generation
+("heuristic_transient"); ``persist=true`` carries it across the generations an
+actor serves (transformers' "heuristic").
+"""
+from __future__ import annotations
+
+from policies.base import GenerationContext, Policy, StepOutcome
+
+
+class HFHeuristic(Policy):
+    name = "hf-heuristic"
+
+    def __init__(self, gamma: int, persist: bool = False):
+        self.initial = gamma
+        self.persist = persist
+        self.gamma = gamma
+
+    def reset(self, ctx: GenerationContext) -> None:
+        super().reset(ctx)
+        if not self.persist:
+            self.gamma = self.initial
+
+    def max_draft(self) -> int:
+        return self.gamma
+
+    def update(self, o: StepOutcome) -> None:
+        if o.drafted == 0:
+            return
+        self.gamma = self.gamma + 2 if o.accepted == o.drafted else max(1, self.gamma - 1)
+
+    def params(self) -> dict:
+        return {"persist": self.persist}

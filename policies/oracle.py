@@ -1,0 +1,36 @@
+"""``oracle`` (greedy only) — an upper bound for every sequence policy.
+
+It knows the target-only greedy continuation of the same prompt (computed before
+the timed generation, outside ``wall_time``) and drafts exactly the tokens the
+target will accept: after each proposal it keeps drafting while the proposal
+equals the reference token at that position and discards the first proposal that
+differs, so n = k at every step. Time counted: every draft forward actually run —
+including the one that produced the discarded proposal (the draft has to be run
+to see its proposal) — plus every verification forward; the reference decode is
+not counted. ``cap`` bounds one draft.
+"""
+from __future__ import annotations
+
+from policies.base import DISCARD, MORE, Policy
+
+
+class Oracle(Policy):
+    name = "oracle"
+    may_ask_zero = True
+    needs_reference = True
+
+    def __init__(self, gamma: int = 0, cap: int = 64):
+        self.cap = cap
+        self.gamma = cap
+
+    def max_draft(self) -> int:
+        ref = self.ctx.reference or []
+        return min(self.cap, max(0, len(ref) - self.ctx.generated - 1))
+
+    def after_draft(self, i, token, q_token, q_max) -> str:
+        ref = self.ctx.reference or []
+        pos = self.ctx.generated + i - 1
+        return MORE if pos < len(ref) and ref[pos] == token else DISCARD
+
+    def params(self) -> dict:
+        return {"cap": self.cap}

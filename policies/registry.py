@@ -1,0 +1,132 @@
+"""Policy names, their parameters, and parsing ``name:key=value,...`` specs.
+
+``build(spec, gamma)`` is the one way the CLI, the sweep and the tests make a
+policy. Each parameter is declared once here with its type, default and valid
+range, so bad input is refused with one line naming the value and what is valid.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from policies.base import Policy
+from policies.errors import SpecsweepError
+from policies.fixed import Fixed, TargetOnly
+from policies.gammatune import GammaTune, GammaTunePlus
+from policies.goodput import Goodput
+from policies.gt import GT
+from policies.heuristic import HFHeuristic
+from policies.oracle import Oracle
+from policies.threshold import Threshold
+
+
+@dataclass(frozen=True)
+class Param:
+    kind: type
+    default: Any
+    valid: Callable[[Any], bool] = lambda v: True
+    rule: str = ""
+
+
+def _prob(v):
+    return 0.0 <= v <= 1.0
+
+
+TAU = Param(float, 0.4, _prob, "in [0, 1]")
+ADAPTIVE = Param(bool, False)
+GT_TUNE = {"eta": Param(float, 0.3, lambda v: 0 < v <= 1, "in (0, 1]"),
+           "delta": Param(float, 2.0, lambda v: v >= 0, ">= 0"),
+           "gamma_min": Param(int, 1, lambda v: v >= 1, ">= 1"),
+           "gamma_max": Param(int, 10, lambda v: v >= 1, ">= 1"),
+           "expand": Param(str, "ema", lambda v: v in ("ema", "jump"), "ema or jump")}
+
+REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
+    "ar": (TargetOnly, {}, "target alone, one token per forward (baseline)"),
+    "fixed": (Fixed, {}, "draft the initial γ every step (SpecDecode)"),
+    "hf-heuristic": (HFHeuristic, {"persist": Param(bool, False)}, "γ += 2 if all accepted else γ − 1 (transformers)"),
+    "threshold": (Threshold, {"tau": TAU, "adaptive": ADAPTIVE}, "stop after a draft with q < τ (AssistantThreshold)"),
+    "gammatune": (GammaTune, GT_TUNE, "EMA of accepted counts with expansion δ (GammaTune Alg. 1)"),
+    "gammatune+": (GammaTunePlus, {**GT_TUNE, "tau": TAU, "adaptive": ADAPTIVE}, "GammaTune + confidence stop τ"),
+    "gt": (GT, {"c": Param(str, "auto", lambda v: v == "auto" or 0 < float(v) < 1, "auto or in (0, 1)"),
+                "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
+                "cap": Param(int, 32, lambda v: v >= 1, ">= 1")},
+           "draft while Π q > c − ε (GT Eq. 5)"),
+    "oracle": (Oracle, {"cap": Param(int, 64, lambda v: v >= 1, ">= 1")}, "drafts exactly what will be accepted (greedy)"),
+    "goodput": (Goodput, {"cap": Param(int, 16, lambda v: v >= 1, ">= 1"),
+                          "decay": Param(float, 0.95, lambda v: 0 < v <= 1, "in (0, 1]"),
+                          "prior": Param(float, 2.0, lambda v: v >= 0, ">= 0"),
+                          "tau": Param(float, 0.0, _prob, "in [0, 1]")},
+                "k maximising expected tokens per second from online acceptance estimates"),
+}
+
+
+def names() -> list[str]:
+    return list(REGISTRY)
+
+
+def _convert(policy: str, key: str, p: Param, raw: Any) -> Any:
+    try:
+        if p.kind is bool:
+            if isinstance(raw, bool):
+                value = raw
+            elif str(raw).lower() in ("true", "1", "yes", "on"):
+                value = True
+            elif str(raw).lower() in ("false", "0", "no", "off"):
+                value = False
+            else:
+                raise ValueError
+        elif p.kind is int:
+            value = int(raw) if float(raw) == int(float(raw)) else None
+            if value is None:
+                raise ValueError
+        elif p.kind is float:
+            value = float(raw)
+        else:
+            value = str(raw)
+        ok = p.valid(value)
+    except (TypeError, ValueError):
+        ok = False
+        value = raw
+    if not ok:
+        kind = "true/false" if p.kind is bool else p.kind.__name__
+        raise SpecsweepError(f"{policy}: {key}={raw!r} is out of range: must be {p.rule or kind}")
+    return value
+
+
+def parse(spec: str) -> tuple[str, dict[str, str]]:
+    """``"gammatune:eta=0.5,delta=2"`` → ("gammatune", {"eta": "0.5", "delta": "2"})."""
+    name, _, rest = str(spec).strip().partition(":")
+    params: dict[str, str] = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise SpecsweepError(f"policy parameter {item!r} in {spec!r} is not key=value")
+        params[key.strip().replace("-", "_")] = value.strip()
+    return name, params
+
+
+def resolve(name: str, params: dict | None = None) -> tuple[str, dict]:
+    """Validated full parameter set (defaults filled in) for ``name``."""
+    if name not in REGISTRY:
+        raise SpecsweepError(f"unknown policy {name!r}: valid policies are {', '.join(REGISTRY)}")
+    _, spec, _ = REGISTRY[name]
+    params = dict(params or {})
+    unknown = sorted(set(params) - set(spec))
+    if unknown:
+        valid = ", ".join(spec) or "none"
+        raise SpecsweepError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters: {valid}")
+    out = {k: _convert(name, k, p, params[k]) if k in params else p.default for k, p in spec.items()}
+    if name.startswith("gammatune") and out["gamma_min"] > out["gamma_max"]:
+        raise SpecsweepError(f"{name}: gamma_min={out['gamma_min']} exceeds gamma_max={out['gamma_max']}")
+    return name, out
+
+
+def build(spec: str | tuple[str, dict], gamma: int = 4) -> Policy:
+    """A policy instance for ``spec`` (a CLI string or a (name, params) pair) and initial γ."""
+    name, params = parse(spec) if isinstance(spec, str) else spec
+    name, params = resolve(name, params)
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
+        if name not in ("ar",):
+            raise SpecsweepError(f"initial gamma must be an integer >= 1, got {gamma!r}")
+    cls, _, _ = REGISTRY[name]
+    return cls(gamma, **params)
