@@ -44,10 +44,19 @@ class Drafter:
         pass
 
 
-def _decide(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, k_max: int, stop_ids) -> bool:
-    """Record proposal i and ask the policy; True = keep drafting."""
+def _decide(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, k_max: int, stop_ids,
+            sampled: bool = False) -> bool:
+    """Record proposal i and ask the policy; True = keep drafting.
+
+    A DISCARD is honoured only for deterministic proposals (greedy or n-gram). A
+    *sampled* draft token cannot be dropped because of its own probability: the
+    emitted distribution at that position would then depend on q(x_i) and stop being
+    p (rejection sampling sums over every x_i). Under sampling it is verified (STOP).
+    """
     prop.proposed += 1
     verdict = ask(prop.proposed, token, q_tok, q_max)
+    if verdict == DISCARD and sampled:
+        verdict = STOP
     if verdict == DISCARD:
         return False
     prop.tokens.append(token)
@@ -93,7 +102,7 @@ class ModelDrafter(Drafter):
                 q_row = probs
             q_tok = float(probs[token])
             q_max = float(probs.max())
-            if not _decide(ask, prop, token, q_tok, q_max, q_row, k_max, stop_ids):
+            if not _decide(ask, prop, token, q_tok, q_max, q_row, k_max, stop_ids, sampled=sampling is not None):
                 return prop
             feed = [token]
 

@@ -10,8 +10,9 @@ tried get ā, which lets the policy explore longer drafts when acceptance is hig
 
 Decision. With the actor's cost curve (T_draft per token, T_verify(m) for m tokens),
 choose each step
-    k* = argmax_{0 ≤ k ≤ cap} (1 + Σ_{i ≤ k} Π_{j ≤ i} a_j) / (k·T_draft + T_verify(k + 1)),
+    k* = argmax_{1 ≤ k ≤ cap} (1 + Σ_{i ≤ k} Π_{j ≤ i} a_j) / (k·T_draft + T_verify(k + 1)),
 the expected tokens emitted per step (accepted prefix + bonus) over the step's time.
+k = 0 is never chosen: with no drafts the estimates could not recover.
 ``tau`` > 0 also stops drafting after a proposal with q(x_i) < τ.
 """
 from __future__ import annotations
@@ -24,7 +25,6 @@ from policies.errors import SpecsweepError
 
 class Goodput(Policy):
     name = "goodput"
-    may_ask_zero = True
     needs_costs = True
 
     def __init__(self, gamma: int = 4, cap: int = 16, decay: float = 0.95, prior: float = 2.0, tau: float = 0.0):
@@ -63,7 +63,8 @@ class Goodput(Policy):
             self.trials[:tried] += 1
             self.succ[: o.accepted] += 1
         expected = 1.0 + np.r_[0.0, np.cumsum(np.cumprod(self.estimates()))]
-        self.gamma = int(np.argmax(expected / self.step_time))
+        rate = expected / self.step_time
+        self.gamma = 1 + int(np.argmax(rate[1:]))   # k >= 1: a zero draft would stop the estimates learning
 
     def params(self) -> dict:
         return {"cap": self.cap, "decay": self.decay, "prior": self.prior, "tau": self.tau}

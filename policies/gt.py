@@ -5,6 +5,10 @@ Keep drafting while the estimated acceptance of the whole prefix,
 per forward is the pair's cost ratio (measured by the actor: ``c=auto``). The first
 token with α̂_i ≤ c − ε is not verified (it costs more to check than it is
 expected to return). The initial γ is ignored; ``cap`` bounds a draft.
+
+Under sampling the engine verifies that last token instead of dropping it: dropping
+a sampled token because of its own probability would bias the output (see
+``actors/drafters.py::_decide``); greedy decoding drops it as Eq. 5 says.
 """
 from __future__ import annotations
 

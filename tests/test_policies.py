@@ -1,0 +1,204 @@
+"""Policy decisions on scripted step outcomes, expected values worked out by hand."""
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from policies import DISCARD, MORE, STOP, GenerationContext, StepOutcome, build
+from policies.costs import CostCurve
+from policies.errors import SpecsweepError
+from policies.threshold import roc_best_threshold
+import numpy as np
+
+COSTS = CostCurve(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
+
+
+def ctx(**kw):
+    return GenerationContext(costs=COSTS, **kw)
+
+
+def out(k, n, q=None):
+    return StepOutcome(drafted=k, accepted=n, q_tokens=q or [0.9] * k, draft_time=0.01 * k, verify_time=0.1)
+
+
+def run(policy, outcomes, context=None):
+    """k_max before each scripted outcome, then after the last."""
+    policy.reset(context or ctx())
+    seen = []
+    for o in outcomes:
+        seen.append(policy.max_draft())
+        policy.update(o)
+    seen.append(policy.max_draft())
+    return seen
+
+
+def test_fixed_and_ar():
+    assert run(build("fixed", 5), [out(5, 0), out(5, 5)]) == [5, 5, 5]
+    assert run(build("ar", 1), [out(0, 0)]) == [0, 0]
+
+
+def test_hf_heuristic():
+    assert run(build("hf-heuristic", 4), [out(4, 4), out(6, 2), out(5, 0), out(4, 4), out(6, 6)]) == [4, 6, 5, 4, 6, 8]
+    assert run(build("hf-heuristic", 1), [out(1, 0), out(1, 1)]) == [1, 1, 3]
+
+
+def test_hf_heuristic_reset_and_persist():
+    p = build("hf-heuristic", 4)
+    run(p, [out(4, 4)])
+    p.reset(ctx())
+    assert p.max_draft() == 4
+    q = build("hf-heuristic:persist=true", 4)
+    run(q, [out(4, 4)])
+    q.reset(ctx())
+    assert q.max_draft() == 6
+
+
+def test_threshold_stop():
+    p = build("threshold", 6)
+    p.reset(ctx())
+    assert p.max_draft() == 6
+    assert [p.after_draft(1, 0, 0.9, 0.9), p.after_draft(2, 0, 0.4, 0.5), p.after_draft(3, 0, 0.39, 0.5)] == [MORE, MORE, STOP]
+
+
+def test_threshold_adaptive_roc():
+    p = build("threshold:adaptive=true", 4)
+    p.reset(ctx())
+    # scores .9 .8 accepted, .3 rejected: the cut at .8 has TPR 1, FPR 0
+    p.update(out(3, 2, [0.9, 0.8, 0.3]))
+    assert p.tau == 0.8
+    assert p.after_draft(1, 0, 0.75, 0.75) == STOP
+    # add .85 and .6 accepted: best cut moves to .6 (TPR 1, FPR 0)
+    p.update(out(2, 2, [0.85, 0.6]))
+    assert p.tau == 0.6
+    p.reset(ctx())
+    assert p.tau == 0.4
+
+
+def test_roc_tie_breaks_to_highest_threshold():
+    # cost at .7 (TPR .5, FPR 0) = 1.5; at .5 (TPR 1, FPR .5) = .5; at .2 (TPR 1, FPR 1) = 1
+    assert roc_best_threshold(np.array([0.7, 0.5, 0.5, 0.2]), np.array([1, 1, 0, 0])) == 0.5
+    assert roc_best_threshold(np.array([0.7, 0.5]), np.array([1, 1])) is None
+
+
+def test_gammatune_ema():
+    # γ̄: 4 → .7·4+.3·6 = 4.6 (γ 5) → .7·4.6+.3·1 = 3.52 (4) → .7·3.52 = 2.464 (3) → .7·2.464+.3·5 = 3.2248 (4)
+    p = build("gammatune", 4)
+    assert run(p, [out(4, 4), out(5, 1), out(4, 0), out(3, 3)]) == [4, 5, 4, 3, 4]
+    assert p.gamma_bar == pytest.approx(3.2248)
+
+
+def test_gammatune_clip_and_params():
+    p = build("gammatune", 10)
+    assert run(p, [out(10, 10)]) == [10, 10]          # .7·10 + .3·12 = 10.6 → clipped to 10
+    q = build("gammatune:eta=0.5,delta=0,gamma_min=2", 4)
+    assert run(q, [out(4, 0), out(2, 0)]) == [4, 2, 2]  # .5·4 = 2 → 2; .5·2 = 1 → clipped to 2
+
+
+def test_gammatune_jump_reading():
+    # full acceptance: next γ = A + δ = 6 while γ̄ = .7·4 + .3·4 = 4; then .7·4 + .3·1 = 3.1 → 4
+    assert run(build("gammatune:expand=jump", 4), [out(4, 4), out(6, 1)]) == [4, 6, 4]
+
+
+def test_gammatune_plus_stops_on_confidence():
+    p = build("gammatune+", 4)
+    p.reset(ctx())
+    assert p.after_draft(1, 0, 0.5, 0.5) == MORE and p.after_draft(2, 0, 0.2, 0.3) == STOP
+    assert run(p, [out(4, 4)]) == [4, 5]
+
+
+def test_gt_discards_the_first_token_below_c():
+    p = build("gt:c=0.2", 4)
+    p.reset(ctx())
+    assert p.max_draft() == 32
+    # α̂: .9, .45, .18 ≤ .2 → discard
+    assert [p.after_draft(1, 0, 0.9, 0.9), p.after_draft(2, 0, 0.5, 0.5), p.after_draft(3, 0, 0.4, 0.4)] == [MORE, MORE, DISCARD]
+    p.max_draft()   # a new step restarts the product
+    assert p.after_draft(1, 0, 0.25, 0.25) == MORE
+    e = build("gt:c=0.2,eps=0.05", 4)
+    e.reset(ctx())
+    e.max_draft()
+    assert [e.after_draft(i + 1, 0, q, q) for i, q in enumerate([0.9, 0.5, 0.4, 0.5])] == [MORE, MORE, MORE, DISCARD]
+
+
+def test_gt_auto_reads_measured_c():
+    p = build("gt", 4)
+    p.reset(ctx())
+    assert p.c == pytest.approx(0.1)     # 0.01 / 0.1
+    with pytest.raises(SpecsweepError):
+        p.reset(GenerationContext(costs=None))
+
+
+def test_oracle_follows_the_reference():
+    p = build("oracle", 1)
+    c = ctx(reference=[5, 6, 7, 8])
+    p.reset(c)
+    assert p.max_draft() == 3
+    assert [p.after_draft(1, 5, 1, 1), p.after_draft(2, 6, 1, 1), p.after_draft(3, 9, 1, 1)] == [MORE, MORE, DISCARD]
+    c.generated = 2
+    assert p.max_draft() == 1 and p.after_draft(1, 7, 1, 1) == MORE
+
+
+def test_goodput_decisions():
+    p = build("goodput", 4)
+    # after 4/4 accepted every estimate is 1: (1 + k)/(.01k + T_v(k+1)) grows to the cap
+    assert run(p, [out(4, 4)]) == [4, 16]
+    # after 0/4 the first-position estimate is 0: every k >= 1 yields 1 token, the shortest step wins
+    assert run(build("goodput", 4), [out(4, 0)]) == [4, 1]
+    # fresh estimates 0.5: rates 13.64, 14.58, 14.42 for k = 1, 2, 3 → 2 (worked in docs/policies.md)
+    q = build("goodput", 4)
+    q.reset(ctx())
+    q.trials[:] = 0
+    expected = 1 + np.r_[0, np.cumsum(np.cumprod(q.estimates()))]
+    assert q.estimates()[0] == 0.5 and expected[2] == 1.75
+
+
+@pytest.mark.parametrize("spec,msg", [
+    ("nope", "valid policies are"), ("gammatune:eta=0", "eta"), ("gammatune:eta=1.5", "eta"),
+    ("gammatune:gamma_min=5,gamma_max=3", "gamma_min=5 exceeds"), ("threshold:tau=2", "tau"),
+    ("gammatune:delta=-1", "delta"), ("gt:cap=0", "cap"), ("gt:c=1.5", "c="), ("fixed:foo=1", "unknown parameter"),
+    ("threshold:adaptive=maybe", "adaptive"), ("gammatune:eta", "key=value"),
+])
+def test_bad_policy_specs(spec, msg):
+    with pytest.raises(SpecsweepError, match=msg):
+        build(spec, 4)
+
+
+def test_bad_gamma():
+    with pytest.raises(SpecsweepError, match="gamma"):
+        build("fixed", 0)
+
+
+SPECS = ["fixed", "hf-heuristic", "hf-heuristic:persist=true", "threshold", "threshold:adaptive=true", "gammatune",
+         "gammatune:expand=jump", "gammatune+", "gt:c=0.1", "goodput", "oracle", "ar"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=st.sampled_from(SPECS), gamma=st.integers(1, 24),
+       steps=st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24), st.floats(0, 1)), max_size=30))
+def test_k_max_stays_in_bounds(spec, gamma, steps):
+    p = build(spec, gamma)
+    p.reset(ctx(reference=list(range(50))))
+    for i, (k, n, q) in enumerate(steps):
+        k_max = p.max_draft()
+        assert isinstance(k_max, int) and k_max >= 0
+        if p.name not in ("ar", "oracle", "gt"):
+            assert k_max >= 1
+        if p.name.startswith("gammatune") and i > 0:
+            assert p.gamma_min <= k_max <= p.gamma_max
+        if p.name == "hf-heuristic" and not p.persist:
+            assert k_max <= gamma + 2 * i
+        if p.name in ("goodput", "gt", "oracle"):
+            assert k_max <= p.cap
+        k = min(k, k_max)
+        p.update(out(k, min(n, k), [q] * k))
+
+
+@settings(max_examples=30, deadline=None)
+@given(spec=st.sampled_from([s for s in SPECS if "persist" not in s]), gamma=st.integers(1, 24),
+       steps=st.lists(st.tuples(st.integers(1, 24), st.integers(0, 24)), min_size=1, max_size=10))
+def test_state_resets_between_generations(spec, gamma, steps):
+    p = build(spec, gamma)
+    p.reset(ctx(reference=list(range(50))))
+    first = p.max_draft()
+    for k, n in steps:
+        p.update(out(k, min(n, k), [0.3] * k))
+    p.reset(ctx(reference=list(range(50))))
+    assert p.max_draft() == first
