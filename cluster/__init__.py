@@ -1,0 +1,1 @@
+"""Ray: connect or start a cluster, place one PairActor per pair per GPU."""

@@ -1,0 +1,145 @@
+"""Engine benchmark: `ar` vs `fixed` at several γ, and our engine vs transformers' own
+assisted generation at the same γ, side by side in one run (greedy, batch 1).
+
+    python bench/engine.py [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 4 8]
+    python bench/engine.py --random-shapes llama-7b/vicuna-68m   # GPU: real shapes, random weights
+
+transformers' assistant must be a full-vocabulary HF model, so the HF comparison uses a
+full-vocabulary draft: the given draft when it is one, else the target's first `--hf-layers`
+layers (acceptance is then low, but identical for both engines: the comparison is of engine
+overhead at equal acceptance). Prints tok/s, mean accepted length and ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+
+import torch
+
+
+def _sync(dev):
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def truncated(target, layers: int):
+    from transformers import AutoModelForCausalLM
+
+    cfg = copy.deepcopy(target.config)
+    cfg.num_hidden_layers = layers
+    if getattr(cfg, "layer_types", None):
+        cfg.layer_types = cfg.layer_types[:layers]
+    m = AutoModelForCausalLM.from_config(cfg).to(target.dtype)
+    m.load_state_dict(target.state_dict(), strict=False)
+    return m.to(target.device).eval()
+
+
+def random_pair(name: str, device: str):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    shapes = {"llama-7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
+                               num_key_value_heads=32),
+              "vicuna-68m": dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=2, num_attention_heads=12,
+                                 num_key_value_heads=12)}
+    t, d = name.split("/")
+    dt = torch.float16 if device.startswith("cuda") else torch.float32
+    mk = lambda s: LlamaForCausalLM(LlamaConfig(vocab_size=32000, **shapes[s])).to(dt).to(device).eval()
+    return mk(t), mk(d)
+
+
+def time_ours(engine, prompts, policy_fn, max_new):
+    tok, sec, al = 0, 0.0, []
+    for p in prompts:
+        g = engine.generate(p, policy_fn(), max_new_tokens=max_new)
+        tok += g.new_tokens
+        sec += g.wall_time
+        al += g.accept_lengths
+    return tok / sec, statistics.fmean(al), tok
+
+
+def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None):
+    tok, sec = 0, 0.0
+    for p in prompts:
+        ids = torch.tensor([p], device=target.device)
+        kw = dict(max_new_tokens=max_new, do_sample=False, eos_token_id=eos, pad_token_id=eos)
+        if assistant is not None:
+            kw.update(assistant_model=assistant)
+            assistant.generation_config.num_assistant_tokens = gamma
+            assistant.generation_config.num_assistant_tokens_schedule = "constant"
+            assistant.generation_config.assistant_confidence_threshold = 0.0
+        _sync(target.device)
+        t = time.perf_counter()
+        out = target.generate(ids, **kw)
+        _sync(target.device)
+        sec += time.perf_counter() - t
+        tok += out.shape[1] - len(p)
+    return tok / sec, tok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--target", default="smollm2-135m")
+    ap.add_argument("--draft", default="smollm2-135m-draft")
+    ap.add_argument("--gammas", type=int, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--questions", type=int, default=4)
+    ap.add_argument("--max-new-tokens", type=int, default=96)
+    ap.add_argument("--hf-layers", type=int, default=4)
+    ap.add_argument("--random-shapes", default=None, help="e.g. llama-7b/vicuna-68m (random weights)")
+    ap.add_argument("--device", default="auto")
+    a = ap.parse_args()
+
+    from actors.drafters import ModelDrafter
+    from actors.engine import SpecEngine
+    from actors.pair import Pair, PairConfig
+    from jobs.dataset import load_questions
+    from jobs.templates import default_template, render
+    from policies.registry import build
+
+    torch.manual_seed(0)
+    if a.random_shapes:
+        dev = "cuda" if a.device == "auto" and torch.cuda.is_available() else ("cpu" if a.device == "auto" else a.device)
+        target, draft = random_pair(a.random_shapes, dev)
+        g = torch.Generator().manual_seed(0)
+        prompts = [torch.randint(0, 32000, (128,), generator=g).tolist() for _ in range(a.questions)]
+        eos = None
+        hf_draft = draft
+        label = f"{a.random_shapes} (random weights) on {dev}"
+    else:
+        pair = Pair(PairConfig(target=a.target, draft=a.draft, device=a.device))
+        target, draft = pair.target, pair.draft_model
+        tmpl = default_template(a.target, pair.tokenizer)
+        qs = load_questions("sample", categories=["writing", "coding", "summarization", "math_reasoning", "qa", "rag"])
+        prompts = [render(tmpl, pair.tokenizer, [{"role": "user", "content": q.turns[0]}]) for q in qs[: a.questions]]
+        eos = pair.eos_ids[0] if pair.eos_ids else None
+        full_vocab = draft is not None and not hasattr(draft, "kept_ids")
+        hf_draft = draft if full_vocab else truncated(target, a.hf_layers)
+        label = f"{a.target} + {a.draft} on {target.device}"
+    eos_ids = [eos] if eos is not None else []
+    ours = SpecEngine(target, ModelDrafter(draft) if draft is not None else None, eos_ids)
+    ours_hfdraft = SpecEngine(target, ModelDrafter(hf_draft), eos_ids)
+    # warm-up
+    ours.generate(prompts[0], build("ar"), max_new_tokens=8)
+    time_hf(target, prompts[:1], 8, eos=eos)
+    print(f"# engine benchmark: {label}; {len(prompts)} prompts, max_new_tokens={a.max_new_tokens}, greedy, "
+          f"{torch.get_num_threads()} threads, {time.strftime('%Y-%m-%d %H:%M')}")
+    ar_tps, _, _ = time_ours(ours, prompts, lambda: build("ar"), a.max_new_tokens)
+    hf_ar_tps, _ = time_hf(target, prompts, a.max_new_tokens, eos=eos)
+    print(f"{'config':34s} {'tok/s':>8s} {'MAL':>6s} {'vs ar':>7s}")
+    print(f"{'ar (ours)':34s} {ar_tps:8.2f} {1.0:6.2f} {1.0:7.3f}")
+    print(f"{'target-only generate (HF)':34s} {hf_ar_tps:8.2f} {1.0:6.2f} {hf_ar_tps / ar_tps:7.3f}")
+    if draft is not None:
+        for gm in a.gammas:
+            tps, mal, _ = time_ours(ours, prompts, lambda: build("fixed", gm), a.max_new_tokens)
+            print(f"{f'fixed γ={gm} (ours, draft)':34s} {tps:8.2f} {mal:6.2f} {tps / ar_tps:7.3f}")
+    print(f"\n# same full-vocabulary draft in both engines ({'given draft' if hf_draft is draft else f'target first {a.hf_layers} layers'})")
+    print(f"{'γ':>3s} {'ours tok/s':>11s} {'HF tok/s':>9s} {'ours/HF':>8s} {'MAL':>6s}")
+    for gm in a.gammas:
+        tps, mal, _ = time_ours(ours_hfdraft, prompts, lambda: build("fixed", gm), a.max_new_tokens)
+        hf, _ = time_hf(target, prompts, a.max_new_tokens, assistant=hf_draft, gamma=gm, eos=eos)
+        print(f"{gm:3d} {tps:11.2f} {hf:9.2f} {tps / hf:8.3f} {mal:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

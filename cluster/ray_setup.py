@@ -1,0 +1,55 @@
+"""Connecting to Ray, or starting a local cluster sized to this machine (GUIDE §5).
+
+Local pitfalls handled here: Ray 2.60 turns token auth on by default (a local head
+gets ``RAY_AUTH_MODE=disabled`` unless the caller set it), dashboards bind to
+127.0.0.1, the object store is kept small, and the driver's helper work takes
+``num_cpus=0`` so actors holding CPUs never starve it.
+"""
+from __future__ import annotations
+
+import os
+
+from policies.errors import SpecsweepError
+
+
+def connect(address: str | None = None, *, num_cpus: int | None = None, object_store_mb: int = 256,
+            dashboard: bool = False, quiet: bool = True) -> dict:
+    """``ray.init`` on ``address`` (None / "local" starts a local cluster); returns cluster resources."""
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    if ray.is_initialized():
+        return ray.cluster_resources()
+    kw = dict(log_to_driver=not quiet, configure_logging=True, logging_level="ERROR")
+    if address in (None, "local"):
+        env_addr = os.environ.get("RAY_ADDRESS")
+        if env_addr and address is None:   # inside `ray job submit`: join that cluster
+            address = env_addr
+    try:
+        if address in (None, "local"):
+            ray.init(num_cpus=num_cpus or os.cpu_count(), object_store_memory=object_store_mb * 2**20,
+                     include_dashboard=dashboard, dashboard_host="127.0.0.1", **kw)
+        else:
+            ray.init(address=address, **kw)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({first}); start one with "
+                             "`ray start --head` or omit --address for a local cluster") from None
+    return ray.cluster_resources()
+
+
+def check_resources(needs_gpus: float, needs_cpus: float, resources: dict) -> None:
+    have_g, have_c = resources.get("GPU", 0.0), resources.get("CPU", 0.0)
+    if needs_gpus > have_g:
+        raise SpecsweepError(f"the sweep needs {needs_gpus:g} GPUs (pairs × actors × num_gpus) but the cluster has {have_g:g}")
+    if needs_cpus > have_c:
+        raise SpecsweepError(f"the sweep's CPU actors need {needs_cpus:g} CPUs but the cluster has {have_c:g}; "
+                             "lower actors or num_cpus per pair")
+
+
+def shutdown() -> None:
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()

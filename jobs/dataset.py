@@ -1,0 +1,140 @@
+"""Spec-Bench questions: loading, validating and filtering (GUIDE §4).
+
+Sources (``dataset.source``):
+``sample``      26 questions written for specsweep in Spec-Bench's format, two per
+                category, the MT-bench ones two-turn; shipped with the package.
+``specbench``   Spec-Bench's ``question.jsonl`` (480 questions), downloaded once from
+                the Spec-Bench GitHub repository, cached, sha256-checked.
+a path          any local file in the same format.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from policies.errors import SpecsweepError
+
+MT_BENCH = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
+CATEGORIES = MT_BENCH + ("translation", "summarization", "qa", "math_reasoning", "rag")
+GROUPS = {"mt_bench": MT_BENCH, "translation": ("translation",), "summarization": ("summarization",),
+          "qa": ("qa",), "math_reasoning": ("math_reasoning",), "rag": ("rag",)}
+GROUP_ORDER = ("mt_bench", "translation", "summarization", "qa", "math_reasoning", "rag", "overall")
+SPECBENCH_URL = "https://raw.githubusercontent.com/hemingkx/Spec-Bench/main/data/spec_bench/question.jsonl"
+SPECBENCH_SHA256 = "4b6d33e79484f9841c487ee87d1cf6aa8c6066f61d5d482ff09e5a007fafdf04"
+SAMPLE = Path(__file__).resolve().parent / "data" / "sample_questions.jsonl"
+
+
+def group_of(category: str) -> str:
+    for g, cats in GROUPS.items():
+        if category in cats:
+            return g
+    return "other"
+
+
+@dataclass(frozen=True)
+class Question:
+    question_id: int
+    category: str
+    turns: tuple[str, ...]
+    reference: tuple = field(default=(), compare=False)
+
+
+def parse_jsonl(path: Path) -> list[Question]:
+    """Questions from a Spec-Bench-format file; any malformed line is named by file and line number."""
+    out, seen = [], set()
+    with open(path, encoding="utf-8") as f:
+        for no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{no}"
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SpecsweepError(f"{where}: not valid JSON ({e.msg})") from None
+            if not isinstance(d, dict):
+                raise SpecsweepError(f"{where}: expected a JSON object with question_id, category, turns")
+            missing = [k for k in ("question_id", "category", "turns") if k not in d]
+            if missing:
+                raise SpecsweepError(f"{where}: missing field {missing[0]!r} (need question_id, category, turns)")
+            turns = d["turns"]
+            if not isinstance(turns, list) or not turns:
+                raise SpecsweepError(f"{where}: question {d['question_id']} has no turns (need a non-empty list of strings)")
+            if not all(isinstance(t, str) and t.strip() for t in turns):
+                raise SpecsweepError(f"{where}: question {d['question_id']} has a turn that is not a non-empty string")
+            if not isinstance(d["question_id"], int) or isinstance(d["question_id"], bool):
+                raise SpecsweepError(f"{where}: question_id must be an integer, got {d['question_id']!r}")
+            if d["question_id"] in seen:
+                raise SpecsweepError(f"{where}: duplicate question_id {d['question_id']}")
+            seen.add(d["question_id"])
+            ref = d.get("reference") or ()
+            out.append(Question(d["question_id"], str(d["category"]), tuple(turns), tuple(ref)))
+    if not out:
+        raise SpecsweepError(f"{path}: no questions in file")
+    return out
+
+
+def specbench_path(cache: Path | None = None) -> Path:
+    """The cached Spec-Bench question file, downloaded and verified on first use."""
+    from actors.models import cache_root
+
+    path = (cache or cache_root()) / "spec_bench" / "question.jsonl"
+    if path.exists() and _sha256(path) == SPECBENCH_SHA256:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with urllib.request.urlopen(SPECBENCH_URL, timeout=30) as r:
+            data = r.read()
+    except Exception as e:  # network errors come in many types
+        raise SpecsweepError(f"cannot download Spec-Bench questions ({type(e).__name__}); offline? pass a local copy: "
+                             "dataset.source: /path/to/question.jsonl (or --dataset PATH)") from None
+    if hashlib.sha256(data).hexdigest() != SPECBENCH_SHA256:
+        raise SpecsweepError("downloaded Spec-Bench question.jsonl has an unexpected sha256; pass a local copy instead")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return path
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_questions(source: str = "sample", categories: Iterable[str] | None = None, limit_per_category: int | None = None,
+                   question_ids: Iterable[int] | None = None) -> list[Question]:
+    """Load and filter; raises before any model loads if the filter selects nothing."""
+    if source == "sample":
+        path = SAMPLE
+    elif source == "specbench":
+        path = specbench_path()
+    else:
+        path = Path(source).expanduser()
+        if not path.exists():
+            raise SpecsweepError(f"dataset source {source!r} is not 'sample', 'specbench' or an existing file")
+    qs = parse_jsonl(path)
+    if categories:
+        cats = list(categories)
+        bad = [c for c in cats if c not in CATEGORIES]
+        if bad:
+            raise SpecsweepError(f"unknown category {bad[0]!r}: valid categories are {', '.join(CATEGORIES)}")
+        qs = [q for q in qs if q.category in cats]
+    if question_ids:
+        ids = set(int(i) for i in question_ids)
+        qs = [q for q in qs if q.question_id in ids]
+    if limit_per_category is not None:
+        if limit_per_category < 1:
+            raise SpecsweepError(f"limit_per_category must be >= 1, got {limit_per_category}")
+        kept, count = [], {}
+        for q in qs:
+            count[q.category] = count.get(q.category, 0) + 1
+            if count[q.category] <= limit_per_category:
+                kept.append(q)
+        qs = kept
+    if not qs:
+        raise SpecsweepError(f"the dataset filter selects no questions from {source} "
+                             f"(categories={list(categories or [])}, question_ids={list(question_ids or [])})")
+    return qs

@@ -1,0 +1,249 @@
+"""The sweep driver: ``specsweep sweep CONFIG.yaml`` = ``python -m jobs.sweep CONFIG.yaml``.
+
+Order of work: validate the config and select questions (no Ray, no model) → check
+the output folder and the MLflow URI → connect to / start Ray and check its
+resources → place ``actors`` PairActors per pair → fan out tasks (question × block
+of configs, ``ar`` included) with at most two in flight per actor, streaming
+results with ``ray.wait`` into the Parquet log → summarise into MLflow and
+Spec-Bench answer files. A re-run with the same config and output folder skips
+every task already in the log and reuses the MLflow runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from tqdm import tqdm
+
+from jobs.config import SweepConfig, load_config
+from jobs.dataset import load_questions
+from jobs.parquet_log import ParquetLog
+from policies.errors import SpecsweepError
+
+
+def plan_tasks(cfg: SweepConfig, questions) -> list[dict]:
+    configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
+    block = cfg.block_size or len(configs)
+    tasks = []
+    for p in cfg.pairs:
+        for q in questions:
+            for b in range(0, len(configs), block):
+                chunk = configs[b:b + block]
+                tasks.append({"task_key": f"{p.label}|q{q.question_id}|b{b // block}", "pair": p.label,
+                              "question": {"question_id": q.question_id, "category": q.category, "turns": list(q.turns)},
+                              "configs": chunk, "repeats": cfg.repeats, "seed": cfg.seed, "generation": cfg.generation})
+    return tasks
+
+
+def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
+    turns = sum(len(q.turns) for q in questions)
+    configs = len(cfg.policies) * len(cfg.gammas)
+    gens = len(cfg.pairs) * turns * (configs + math.ceil(configs / (cfg.block_size or configs))) * cfg.repeats
+    tokens = gens * cfg.generation["max_new_tokens"]
+    lines = [f"sweep {cfg.name!r}: {len(cfg.pairs)} pair(s), {len(questions)} questions ({turns} turns), "
+             f"{len(cfg.policies)} policies × {len(cfg.gammas)} initial γ = {configs} configs (+ ar), {cfg.repeats} repeat(s)",
+             f"tasks: {len(tasks)}; generations: {gens}; at most {tokens} new tokens"]
+    for p in cfg.pairs:
+        lines.append(f"  pair {p.label}: target={p.target} draft={p.draft} dtype={p.dtype} quant={p.quantization} "
+                     f"actors={p.actors} num_gpus={p.num_gpus}")
+    for name, params in cfg.policies:
+        lines.append(f"  policy {name} {json.dumps(params)}")
+    lines.append(f"  gammas {cfg.gammas}")
+    # cost estimate: max_new_tokens per generation at a plain-decoding rate of 25 ms/token per actor
+    actors = sum(p.actors for p in cfg.pairs)
+    est = tokens * 0.025 / max(1, actors)
+    lines.append(f"estimated wall time at 25 ms/token: {est / 3600:.2f} h on {actors} actor(s) (an upper bound)")
+    return "\n".join(lines)
+
+
+def _pair_kwargs(p) -> dict:
+    return {"target": p.target, "draft": p.draft, "dtype": p.dtype, "device": p.device, "quantization": p.quantization,
+            "draft_quantization": p.draft_quantization, "trust_remote_code": p.trust_remote_code,
+            "template": p.template, "name": p.label}
+
+
+def make_actors(cfg: SweepConfig, warmup_question: dict, resources: dict):
+    import ray
+
+    from actors.pair_actor import PairActor
+
+    cpus = resources.get("CPU", 1)
+    cpu_actors = sum(p.actors for p in cfg.pairs if not p.num_gpus)
+    actors = {}
+    for p in cfg.pairs:
+        threads = max(1, int(cpus // max(1, cpu_actors))) if not p.num_gpus else None
+        remote = ray.remote(num_gpus=p.num_gpus, num_cpus=p.num_cpus if not p.num_gpus else 0,
+                            max_restarts=2, max_task_retries=2)(PairActor)
+        actors[p.label] = [remote.options(name=f"specsweep-{cfg.fingerprint()}-{p.label}-{i}".replace("/", "_"),
+                                          get_if_exists=False).remote(
+            _pair_kwargs(p), p.label, calibrate=cfg.calibrate, warmup_question=warmup_question, warmup=cfg.warmup,
+            generation=cfg.generation, threads=threads) for i in range(p.actors)]
+    return actors
+
+
+def failure_table(task: dict, reason: str):
+    from jobs.schema import config_key, to_table
+
+    rows = [{"task_key": task["task_key"], "config_key": config_key(task["pair"], "task", 0), "pair": task["pair"],
+             "policy": "task", "policy_spec": "task", "gamma": 0, "repeat": 0, "question_id": task["question"]["question_id"],
+             "category": task["question"]["category"], "turn": 0, "status": "failed", "error": reason[:1000]}]
+    return to_table(rows)
+
+
+def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = False, dry_run: bool = False,
+              log_mlflow: bool = True, on_task_done=None) -> dict:
+    """Run (or resume) a sweep; returns a summary dict. ``on_task_done(n)`` is a test hook."""
+    ds = cfg.dataset
+    questions = load_questions(ds.get("source", "sample"), ds.get("categories"), ds.get("limit_per_category"),
+                               ds.get("question_ids"))
+    tasks = plan_tasks(cfg, questions)
+    if dry_run:
+        print(describe_plan(cfg, questions, tasks))
+        return {"tasks": len(tasks), "dry_run": True}
+    log = ParquetLog(cfg.output)
+    log.prepare(cfg.fingerprint(), asdict(cfg), fresh=fresh)
+    client = None
+    if log_mlflow:
+        from jobs.tracking import client_for
+
+        client = client_for(cfg.tracking_uri)
+    done = log.done_keys()
+    todo = [t for t in tasks if t["task_key"] not in done]
+    from cluster.ray_setup import check_resources, connect
+
+    resources = connect(address)
+    check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
+                    sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
+    failed_tasks = 0
+    if todo:
+        failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, resources, questions, on_task_done)
+    return summarise(cfg, log, client, failed_tasks)
+
+
+def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done) -> int:
+    import ray
+
+    warm_q = {"question_id": questions[0].question_id, "category": questions[0].category, "turns": list(questions[0].turns)}
+    actors = make_actors(cfg, warm_q, resources)
+    queues = {label: [t for t in todo if t["pair"] == label] for label in actors}
+    inflight: dict = {}
+    load = {id(a): 0 for acts in actors.values() for a in acts}
+    bar = tqdm(total=total, initial=already, desc=f"sweep {cfg.name}", unit="task", dynamic_ncols=True)
+
+    def submit():
+        for label, acts in actors.items():
+            for a in sorted(acts, key=lambda a: load[id(a)]):
+                while queues[label] and load[id(a)] < 2:
+                    task = queues[label].pop(0)
+                    inflight[a.run_task.remote(task)] = (task, a)
+                    load[id(a)] += 1
+
+    try:
+        submit()
+        return _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done)
+    finally:
+        bar.close()
+        for acts in actors.values():   # free the actors' CPUs/GPUs for whatever runs next on the cluster
+            for a in acts:
+                ray.kill(a, no_restart=True)
+
+
+def _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done) -> int:
+    import ray
+
+    failed = 0
+    tokens = 0
+    t0 = time.time()
+    while inflight:
+        ready, _ = ray.wait(list(inflight), num_returns=1)
+        ref = ready[0]
+        task, actor = inflight.pop(ref)
+        load[id(actor)] -= 1
+        try:
+            table = ray.get(ref)
+        except Exception as e:  # actor died for good / retries exhausted / unserialisable error
+            reason = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+            table = failure_table(task, reason)
+        log.write(table)
+        statuses = table.column("status").to_pylist()
+        if any(s != "ok" for s in statuses):
+            failed += 1
+        tokens += sum(v or 0 for v in table.column("new_tokens").to_pylist())
+        bar.update(1)
+        bar.set_postfix(tok_s=f"{tokens / max(1e-9, time.time() - t0):.1f}", failed=failed)
+        if on_task_done:
+            on_task_done(bar.n)
+        submit()
+    return failed
+
+
+def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> dict:
+    from jobs import metrics
+    from jobs.answers import write_all
+
+    df = log.read()
+    ok = df[df["status"] == "ok"]
+    failed_rows = int((df["status"] != "ok").sum())
+    out = Path(cfg.output)
+    summary = metrics.config_summary(ok) if len(ok) else None
+    speed = metrics.speedup_vs_ar(ok) if len(ok) else None
+    result = {"rows": len(df), "failed_rows": failed_rows, "failed_tasks": failed_tasks, "output": str(out)}
+    if summary is None:
+        print(f"no successful rows; {failed_rows} failed rows in {out}/log", file=sys.stderr)
+        return result
+    summary.to_csv(out / "summary.csv", index=False)
+    if len(speed):
+        speed.to_csv(out / "speedup_vs_ar.csv", index=False)
+    t2 = metrics.table2(ok)
+    if len(t2):
+        t2.to_csv(out / "table2.csv", index=False)
+    write_all(ok, out / "answers")
+    if client is not None:
+        from jobs.tracking import log_sweep
+
+        env = {"python": platform.python_version(), "platform": platform.platform(), "fingerprint": cfg.fingerprint()}
+        arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv") if p.exists()]
+        result["parent_run"] = log_sweep(client, cfg.experiment_name, cfg.fingerprint(), asdict(cfg), summary,
+                                         speed if speed is not None else None, env, arts, failed_rows)
+    print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
+    result["configs"] = len(summary)
+    return result
+
+
+def _summary_text(summary, speed, failed_rows) -> str:
+    cols = ["pair", "policy_spec", "gamma", "throughput", "mean_accepted_length", "acceptance_rate"]
+    s = summary[cols].copy()
+    if speed is not None and len(speed):
+        s = s.merge(speed[["pair", "policy_spec", "gamma", "overall"]], on=["pair", "policy_spec", "gamma"], how="left")
+        s = s.rename(columns={"overall": "speedup_vs_ar"})
+    s["policy_spec"] = s["policy_spec"].str.slice(0, 40)
+    return s.to_string(index=False, float_format=lambda x: f"{x:.3f}") + f"\nfailed rows: {failed_rows}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m jobs.sweep")
+    ap.add_argument("config")
+    ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
+    ap.add_argument("--resume", action="store_true", help="resume from the output folder's log (also the default)")
+    ap.add_argument("--fresh", action="store_true", help="discard the output folder's log and start over")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    a = ap.parse_args(argv)
+    try:
+        cfg = load_config(a.config)
+        res = run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run)
+    except SpecsweepError as e:
+        print(f"specsweep: error: {e}", file=sys.stderr)
+        return 2
+    if not a.dry_run:
+        print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
