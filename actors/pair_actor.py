@@ -98,10 +98,15 @@ class PairActor:
 
 
 def policy_spec(name: str, params: dict) -> str:
-    """Canonical ``name:k=v,...`` label of a config (sorted parameters)."""
-    if not params:
+    """Canonical ``name:k=v,...`` label of a config: the parameters that differ from the defaults, sorted
+    (the full set is in the ``params`` column)."""
+    from policies.registry import REGISTRY
+
+    defaults = {k: p.default for k, p in REGISTRY[name][1].items()}
+    diff = {k: v for k, v in params.items() if defaults.get(k, object()) != v}
+    if not diff:
         return name
-    return name + ":" + ",".join(f"{k}={params[k]}" for k in sorted(params))
+    return name + ":" + ",".join(f"{k}={diff[k]}" for k in sorted(diff))
 
 
 def _question(d: dict) -> Question:

@@ -91,7 +91,7 @@ def specbench_path(cache: Path | None = None) -> Path:
             data = r.read()
     except Exception as e:  # network errors come in many types
         raise SpecsweepError(f"cannot download Spec-Bench questions ({type(e).__name__}); offline? pass a local copy: "
-                             "dataset.source: /path/to/question.jsonl (or --dataset PATH)") from None
+                             "set dataset.source to /path/to/question.jsonl") from None
     if hashlib.sha256(data).hexdigest() != SPECBENCH_SHA256:
         raise SpecsweepError("downloaded Spec-Bench question.jsonl has an unexpected sha256; pass a local copy instead")
     tmp = path.with_suffix(".tmp")

@@ -101,7 +101,11 @@ def speedup_vs_ar(df: pd.DataFrame) -> pd.DataFrame:
 
 def table2(df: pd.DataFrame, baseline: str = "fixed") -> pd.DataFrame:
     """GammaTune Table 2: per pair and policy, mean ± std over γ of throughput / mean_γ throughput(fixed)."""
-    s = config_summary(df)
+    return table2_from_summary(config_summary(df), baseline)
+
+
+def table2_from_summary(s: pd.DataFrame, baseline: str = "fixed") -> pd.DataFrame:
+    """``table2`` on per-config throughputs (columns pair, policy, policy_spec, gamma, throughput)."""
     out = []
     for pair, sp in s.groupby("pair"):
         fixed = sp[sp["policy"] == baseline]

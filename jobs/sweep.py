@@ -204,11 +204,14 @@ def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> d
     if len(t2):
         t2.to_csv(out / "table2.csv", index=False)
     write_all(ok, out / "answers")
+    from jobs.figures import all_figures
+
+    figures = all_figures(summary, ok, out / "figures")
     if client is not None:
         from jobs.tracking import log_sweep
 
         env = {"python": platform.python_version(), "platform": platform.platform(), "fingerprint": cfg.fingerprint()}
-        arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv") if p.exists()]
+        arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv") if p.exists()] + figures
         result["parent_run"] = log_sweep(client, cfg.experiment_name, cfg.fingerprint(), asdict(cfg), summary,
                                          speed if speed is not None else None, env, arts, failed_rows)
     print(_summary_text(summary, speed, failed_rows), file=sys.stderr)

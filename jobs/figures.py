@@ -1,0 +1,85 @@
+"""Figures of a sweep (matplotlib, PNG): the GammaTune paper's views and more.
+
+- ``throughput_vs_gamma.png``: throughput against initial γ, one line per policy, one panel per pair;
+- ``mal_vs_gamma.png``: the same for mean accepted length;
+- ``throughput_bars.png``: Figure-1 style, mean throughput per pair and policy, error bars = std across γ;
+- ``trace_<qid>.png``: Fig. 2a style, accepted tokens and γ at each step of one generation.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+
+def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Path:
+    pairs = sorted(summary["pair"].unique())
+    fig, axes = plt.subplots(1, len(pairs), figsize=(5.5 * len(pairs), 4), squeeze=False)
+    for ax, pair in zip(axes[0], pairs):
+        part = summary[summary["pair"] == pair]
+        for spec, line in part[part["policy"] != "ar"].groupby("policy_spec"):
+            line = line.sort_values("gamma")
+            ax.plot(line["gamma"], line[column], marker="o", label=spec[:30])
+        ar = part[part["policy"] == "ar"]
+        if column == "throughput" and len(ar):
+            ax.axhline(float(ar[column].mean()), color="grey", ls="--", label="ar")
+        ax.set_title(pair)
+        ax.set_xlabel("initial γ")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def throughput_bars(summary: pd.DataFrame, path: Path) -> Path:
+    s = summary[summary["policy"] != "ar"]
+    agg = s.groupby(["pair", "policy_spec"])["throughput"].agg(["mean", "std"]).reset_index()
+    pairs = sorted(agg["pair"].unique())
+    specs = sorted(agg["policy_spec"].unique())
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(specs) * len(pairs)), 4))
+    width = 0.8 / len(specs)
+    for i, spec in enumerate(specs):
+        part = agg[agg["policy_spec"] == spec].set_index("pair").reindex(pairs)
+        ax.bar([p + i * width for p in range(len(pairs))], part["mean"], width, yerr=part["std"].fillna(0),
+               capsize=3, label=spec[:30])
+    ax.set_xticks([p + 0.4 - width / 2 for p in range(len(pairs))], pairs)
+    ax.set_ylabel("throughput (tok/s), error bar = std across initial γ")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def trace(row: pd.Series, path: Path) -> Path:
+    """Accepted tokens and γ per step of one generation (a result row)."""
+    fig, ax = plt.subplots(figsize=(8, 3))
+    steps = range(len(row["accepted"]))
+    ax.bar(steps, row["accepted"], color="tab:green", alpha=0.7, label="accepted")
+    ax.step(steps, row["gammas"], where="mid", color="tab:blue", label="γ (k_max)")
+    ax.set_xlabel("step")
+    ax.set_title(f"{row['pair']} · {row['policy_spec'][:40]} · γ0={row['gamma']} · q{row['question_id']} turn {row['turn']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def all_figures(summary: pd.DataFrame, rows: pd.DataFrame, folder: Path, traces: int = 2) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = [_per_pair(summary, "throughput", "throughput (tok/s)", folder / "throughput_vs_gamma.png"),
+           _per_pair(summary, "mean_accepted_length", "mean accepted length", folder / "mal_vs_gamma.png"),
+           throughput_bars(summary, folder / "throughput_bars.png")]
+    adaptive = rows[rows["policy"].isin(["gammatune", "gammatune+", "hf-heuristic", "goodput"])]
+    for qid in list(dict.fromkeys(adaptive["question_id"]))[:traces]:
+        row = adaptive[adaptive["question_id"] == qid].iloc[0]
+        out.append(trace(row, folder / f"trace_q{qid}.png"))
+    return out

@@ -1,0 +1,74 @@
+"""Spec-Bench loader, filters, bad input, templates and answer-file round trip."""
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jobs.answers import answer_records, read_answers, write_all
+from jobs.dataset import CATEGORIES, GROUPS, SAMPLE, load_questions, parse_jsonl
+from jobs.templates import VICUNA_SYSTEM, render
+from policies.errors import SpecsweepError
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "spec_bench" / "question.jsonl"
+
+
+def test_sample_covers_every_category_with_two_turn_mt_bench():
+    qs = load_questions("sample")
+    assert {q.category for q in qs} == set(CATEGORIES)
+    assert all(len(q.turns) == 2 for q in qs if q.category in GROUPS["mt_bench"])
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="shared Spec-Bench copy not present")
+def test_real_specbench_file_loads():
+    qs = load_questions(str(SHARED))
+    assert len(qs) == 480 and qs[0].question_id == 81 and qs[-1].question_id == 560
+    assert sum(len(q.turns) for q in qs) == 560
+    assert len(load_questions(str(SHARED), categories=["rag"], limit_per_category=3)) == 3
+
+
+def test_filters_and_bad_filters():
+    assert [q.question_id for q in load_questions("sample", question_ids=[9001, 9021])] == [9001, 9021]
+    with pytest.raises(SpecsweepError, match="valid categories are"):
+        load_questions("sample", categories=["poetry"])
+    with pytest.raises(SpecsweepError, match="selects no questions"):
+        load_questions("sample", categories=["qa"], question_ids=[9001])
+
+
+@pytest.mark.parametrize("line,msg", [
+    ("{not json", ":2: not valid JSON"), ('{"question_id": 5, "category": "qa", "turns": []}', "has no turns"),
+    ('{"question_id": 5, "category": "qa", "turns": [3]}', "not a non-empty string"),
+    ('{"question_id": 5, "category": "qa"}', "missing field 'turns'"),
+])
+def test_malformed_lines_are_named(tmp_path, line, msg):
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"question_id": 1, "category": "qa", "turns": ["hi"]}\n' + line + "\n")
+    with pytest.raises(SpecsweepError, match=msg) as e:
+        parse_jsonl(f)
+    assert str(f) in str(e.value)
+
+
+def test_vicuna_template_multi_turn():
+    from tests.tiny_pair import char_tokenizer
+
+    tok = char_tokenizer()
+    ids = render("vicuna", tok, [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"},
+                                 {"role": "user", "content": "ok?"}])
+    assert tok.decode(ids) == VICUNA_SYSTEM + " USER: hi ASSISTANT: yo</s> USER: ok? ASSISTANT:"
+
+
+def test_answer_file_round_trip(tmp_path):
+    rows = pd.DataFrame([
+        {"pair": "p", "policy_spec": "fixed", "policy": "fixed", "gamma": 4, "repeat": 0, "question_id": 81, "category": "writing",
+         "turn": t, "text": f"answer {t}", "decoding_steps": 3 + t, "new_tokens": 7 + t, "wall_time": 0.5 + t,
+         "accept_lengths": [2, 3, 2 + t], "status": "ok"} for t in (1, 0)])
+    [path] = write_all(rows, tmp_path)
+    back = read_answers(path)
+    assert back == [json.loads(line) for line in path.read_text().splitlines()]
+    c = back[0]["choices"][0]
+    assert back[0]["question_id"] == 81 and back[0]["model_id"] == "p-fixed-g4"
+    assert c["turns"] == ["answer 0", "answer 1"] and c["new_tokens"] == [7, 8] and c["wall_time"] == [0.5, 1.5]
+    assert c["decoding_steps"] == [3, 4] and c["accept_lengths"] == [2, 3, 2, 2, 3, 3]
+    # Spec-Bench speed.py's arithmetic on our file
+    assert sum(c["new_tokens"]) / sum(c["wall_time"]) == pytest.approx(15 / 2.0)
+    assert answer_records(rows, "m")[0]["answer_id"] == answer_records(rows, "m")[0]["answer_id"]
