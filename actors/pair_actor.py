@@ -85,6 +85,7 @@ class PairActor:
                                  "verify_time": sum(s.verify_time for s in g.steps), "decoding_steps": g.decoding_steps,
                                  "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,
                                  "drafted": g.drafted, "accepted": g.accepted, "gammas": g.gammas, "text": turn.text,
+                                 "token_ids": g.token_ids, "prompt_ids": turn.prompt_ids,
                                  "status": "ok", "error": ""})
         return to_table(rows)
 

@@ -46,8 +46,15 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
 def cmd_generate(a) -> int:
     from policies.registry import build
 
-    if a.prompt is None or not a.prompt.strip():
-        raise SpecsweepError("prompt is empty: pass --prompt \"some text\"")
+    questions = None
+    if a.dataset:
+        from jobs.dataset import load_questions
+
+        ids = [int(x) for x in a.question_ids.split(",")] if a.question_ids else None
+        cats = a.categories.split(",") if a.categories else None
+        questions = load_questions(a.dataset, cats, a.limit_per_category, ids)   # fails before any model loads
+    elif a.prompt is None or not a.prompt.strip():
+        raise SpecsweepError("prompt is empty: pass --prompt \"some text\" or --dataset sample|specbench|PATH")
     if a.gamma < 1:
         raise SpecsweepError(f"--gamma must be >= 1, got {a.gamma}")
     if a.temperature < 0:
@@ -67,9 +74,11 @@ def cmd_generate(a) -> int:
     pair = Pair(PairConfig(target=target, draft=draft, dtype=a.dtype, device=a.device, quantization=a.quantization,
                            trust_remote_code=a.trust_remote_code))
     template = "raw" if a.raw else default_template(target, pair.tokenizer)
-    ids = render(template, pair.tokenizer, [{"role": "user", "content": a.prompt}])
     if policy.needs_costs:
         pair.calibrate()
+    if questions is not None:
+        return _generate_questions(a, pair, policy, template, questions, target, draft)
+    ids = render(template, pair.tokenizer, [{"role": "user", "content": a.prompt}])
     g = pair.engine.generate(ids, policy, max_new_tokens=a.max_new_tokens, temperature=a.temperature,
                              top_p=a.top_p, seed=a.seed)
     text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)
@@ -87,6 +96,39 @@ def cmd_generate(a) -> int:
         print(text)
         print("\n--- " + " · ".join(f"{k}={v}" for k, v in stats.items())
               + f" · policy={policy!r} γ0={a.gamma} draft={draft}", file=sys.stderr)
+    return 0
+
+
+def _generate_questions(a, pair, policy, template, questions, target, draft) -> int:
+    """Answer dataset questions turn by turn (Spec-Bench style); optionally write an answer file."""
+    import pandas as pd
+    from tqdm import tqdm
+
+    from jobs.answers import answer_records, write_answers
+    from jobs.conversation import run_question
+    from pathlib import Path
+
+    if a.warmup:
+        for _ in range(a.warmup):
+            run_question(pair, questions[0], policy, template=template, max_new_tokens=16)
+    rows = []
+    for q in tqdm(questions, desc="questions", unit="q"):
+        turns = run_question(pair, q, policy, template=template, max_new_tokens=a.max_new_tokens,
+                             temperature=a.temperature, top_p=a.top_p, seed=a.seed)
+        for t, turn in enumerate(turns):
+            g = turn.generation
+            rows.append({"question_id": q.question_id, "category": q.category, "turn": t, "text": turn.text,
+                         "decoding_steps": g.decoding_steps, "new_tokens": g.new_tokens, "wall_time": g.wall_time,
+                         "accept_lengths": g.accept_lengths})
+    df = pd.DataFrame(rows)
+    per_q = df.groupby("question_id").agg(new=("new_tokens", "sum"), wall=("wall_time", "sum"))
+    mal = sum(map(sum, df["accept_lengths"])) / max(1, sum(map(len, df["accept_lengths"])))
+    print(f"{len(per_q)} questions, {len(df)} turns: throughput {(per_q['new'] / per_q['wall']).mean():.2f} tok/s, "
+          f"mean accepted length {mal:.3f} (policy={policy!r}, γ0={a.gamma}, draft={draft})")
+    if a.answers:
+        model_id = f"{target}-{policy.name}-g{a.gamma}"
+        write_answers(Path(a.answers), answer_records(df, model_id))
+        print(f"answers written to {a.answers}")
     return 0
 
 
@@ -130,7 +172,13 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate", help="generate one answer and print its statistics")
     _add_generation_args(g)
-    g.add_argument("--prompt", required=True)
+    g.add_argument("--prompt", default=None)
+    g.add_argument("--dataset", default=None, help="answer questions instead: sample, specbench or a question.jsonl path")
+    g.add_argument("--categories", default=None, help="comma-separated Spec-Bench categories")
+    g.add_argument("--limit-per-category", type=int, default=None)
+    g.add_argument("--question-ids", default=None, help="comma-separated question ids")
+    g.add_argument("--answers", default=None, help="write a Spec-Bench answer file (jsonl) here")
+    g.add_argument("--warmup", type=int, default=0, help="discarded warm-up generations before timing")
     g.add_argument("--raw", action="store_true", help="no chat template")
     g.add_argument("--json", action="store_true", help="print one JSON object")
     g.set_defaults(fn=cmd_generate)

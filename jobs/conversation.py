@@ -17,6 +17,7 @@ from jobs.templates import render
 class Turn:
     generation: Generation
     text: str
+    prompt_ids: list
 
 
 def run_question(pair, question: Question, policy, *, template: str, max_new_tokens: int = 256,
@@ -30,5 +31,5 @@ def run_question(pair, question: Question, policy, *, template: str, max_new_tok
                                  seed=seed * 1000 + t)
         text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
         messages.append({"role": "assistant", "content": text})
-        turns.append(Turn(g, text))
+        turns.append(Turn(g, text, ids))
     return turns

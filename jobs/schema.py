@@ -37,6 +37,8 @@ SCHEMA = pa.schema([
     ("accepted", INT_LIST),
     ("gammas", INT_LIST),
     ("text", pa.string()),
+    ("token_ids", INT_LIST),          # generated ids (token views)
+    ("prompt_ids", INT_LIST),         # the rendered prompt of this turn
     ("status", pa.string()),
     ("error", pa.string()),
     ("device", pa.string()),

@@ -206,7 +206,7 @@ def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> d
     write_all(ok, out / "answers")
     from jobs.figures import all_figures
 
-    figures = all_figures(summary, ok, out / "figures")
+    figures = all_figures(summary, ok, out / "figures") + token_views(cfg, ok, out / "token_views")
     if client is not None:
         from jobs.tracking import log_sweep
 
@@ -217,6 +217,31 @@ def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> d
     print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
     result["configs"] = len(summary)
     return result
+
+
+def token_views(cfg: SweepConfig, ok, folder: Path, per_pair: int = 2) -> list[Path]:
+    """HTML token views of the first generations of adaptive policies (skipped if the tokenizer cannot load)."""
+    from actors.models import ModelSpec, load_tokenizer
+    from jobs.token_view import write_token_view
+
+    paths = []
+    for p in cfg.pairs:
+        rows = ok[(ok["pair"] == p.label) & (ok["policy"] != "ar")]
+        rows = rows[rows["token_ids"].map(lambda x: x is not None and len(x) > 0)]
+        if rows.empty:
+            continue
+        try:
+            tok = load_tokenizer(ModelSpec(p.target, trust_remote_code=p.trust_remote_code))
+        except Exception as e:
+            print(f"token views for {p.label} skipped: {e}", file=sys.stderr)
+            continue
+        pick = rows.sort_values(["policy", "gamma"]).drop_duplicates("policy").head(per_pair)
+        for _, r in pick.iterrows():
+            name = f"{p.label}_{r['policy']}_g{r['gamma']}_q{r['question_id']}_t{r['turn']}".replace("/", "_")
+            paths.append(write_token_view(folder / f"{name}.html", tok, list(r["prompt_ids"]), list(r["token_ids"]),
+                                          r["accepted"], r["accept_lengths"], r["drafted"], r["gammas"],
+                                          f"{p.label} · {r['policy_spec']} · γ0={r['gamma']} · question {r['question_id']} turn {r['turn']}"))
+    return paths
 
 
 def _summary_text(summary, speed, failed_rows) -> str:

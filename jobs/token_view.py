@@ -1,0 +1,43 @@
+"""Token view (GammaTune Fig. 2b style): one HTML page per generation showing prompt tokens,
+draft tokens the target accepted, and tokens the target produced itself (the correction or
+bonus token of each step), in three colours, with per-step details on hover."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+COLOURS = {"prompt": "#d9d9d9", "draft": "#2ca02c", "target": "#ff7f0e"}
+
+
+def token_classes(accepted: list[int], emitted: list[int]) -> list[tuple[str, int]]:
+    """(class, step) per generated token: each step emits its n accepted drafts, then one target token."""
+    out = []
+    for step, (n, e) in enumerate(zip(accepted, emitted)):
+        for j in range(e):
+            out.append(("draft" if j < n else "target", step))
+    return out
+
+
+def render_html(prompt_pieces: list[str], pieces: list[str], accepted: list[int], emitted: list[int],
+                drafted: list[int], gammas: list[int], title: str) -> str:
+    classes = token_classes(accepted, emitted)
+    spans = [f'<span class="tok prompt">{html.escape(p)}</span>' for p in prompt_pieces]
+    for piece, (cls, step) in zip(pieces, classes):
+        tip = f"step {step + 1}: γ={gammas[step]}, drafted {drafted[step]}, accepted {accepted[step]}"
+        spans.append(f'<span class="tok {cls}" title="{html.escape(tip)}">{html.escape(piece)}</span>')
+    legend = "".join(f'<span class="tok {k}">{label}</span> ' for k, label in
+                     (("prompt", "prompt"), ("draft", "draft, accepted"), ("target", "target-produced")))
+    css = "".join(f".{k}{{background:{c};}}" for k, c in COLOURS.items())
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body{{font-family:monospace;font-size:15px;margin:24px;}} .tok{{white-space:pre-wrap;border-radius:3px;
+padding:1px 0;line-height:1.9;}} {css} .legend{{margin:12px 0 18px 0;}}</style></head><body>
+<h3>{html.escape(title)}</h3><div class="legend">{legend}</div><div class="text">{''.join(spans)}</div></body></html>"""
+
+
+def write_token_view(path: Path, tokenizer, prompt_ids: list[int], token_ids: list[int], accepted, emitted, drafted,
+                     gammas, title: str) -> Path:
+    dec = lambda ids: [tokenizer.decode([t]) for t in ids]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(dec(prompt_ids), dec(token_ids), list(accepted), list(emitted), list(drafted),
+                                list(gammas), title))
+    return path

@@ -1,0 +1,48 @@
+"""`ray job submit` of a sweep to a local head node (started and stopped here)."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.tiny_pair import save_tiny_pair
+
+ROOT = Path(__file__).resolve().parents[1]
+RAY = shutil.which("ray")
+
+
+@pytest.mark.skipif(RAY is None, reason="ray CLI not installed")
+def test_ray_job_submit_runs_a_sweep(tmp_path):
+    target, draft = save_tiny_pair(tmp_path / "pair")
+    cfg = {"name": "submitted", "output": str(tmp_path / "out"), "tracking_uri": f"sqlite:///{tmp_path}/mlflow.db",
+           "pairs": [{"name": "tiny", "target": target, "draft": draft}],
+           "dataset": {"source": "sample", "question_ids": [9021]}, "generation": {"max_new_tokens": 8},
+           "policies": ["fixed"], "gammas": [2], "warmup": 0, "calibrate": {"context": 8, "max_tokens": 2, "repeats": 1}}
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    port = "8299"
+    import tempfile
+
+    ray_tmp = tempfile.mkdtemp(prefix="rj", dir="/tmp")   # short: Ray's socket paths must fit in 107 bytes
+    subprocess.run([RAY, "start", "--head", "--num-cpus=2", f"--dashboard-port={port}", "--dashboard-host=127.0.0.1",
+                    "--include-dashboard=true", "--object-store-memory=200000000", f"--temp-dir={ray_tmp}"],
+                   check=True, env=env, capture_output=True, timeout=180)
+    try:
+        r = subprocess.run([RAY, "job", "submit", f"--address=http://127.0.0.1:{port}", "--working-dir", str(ROOT),
+                            "--runtime-env-json", '{"excludes": ["runs", "mlflow.db", ".git", "tests"]}', "--",
+                            sys.executable, "-m", "jobs.sweep", str(path)],
+                           env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        assert "succeeded" in (r.stdout + r.stderr).lower()
+        import pyarrow.parquet as pq
+
+        files = list((tmp_path / "out" / "log").glob("task-*.parquet"))
+        assert len(files) == 1 and pq.read_table(files[0]).num_rows == 2     # ar + fixed γ=2
+    finally:
+        subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        time.sleep(1)
