@@ -7,6 +7,11 @@ Goals (issue 7): mean accepted length >= 2.0 at γ = 4, c <= 0.25, best speedup 
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/policies.py shadows the package)
+
 import argparse
 import statistics
 import time

@@ -11,6 +11,11 @@ overhead at equal acceptance). Prints tok/s, mean accepted length and ratios.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/policies.py shadows the package)
+
 import argparse
 import copy
 import statistics

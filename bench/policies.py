@@ -5,6 +5,11 @@ the ratio to a measured draft forward of a 4-layer SmolLM2-shaped random model.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/policies.py shadows the package)
+
 import random
 import time
 

@@ -6,6 +6,11 @@ Each actor gets cores / actors torch threads, so the ratio shows what task paral
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/policies.py shadows the package)
+
 import argparse
 import tempfile
 import time

@@ -15,7 +15,10 @@ import numpy as np
 from policies.base import MORE, STOP, GenerationContext, Policy, StepOutcome
 
 
-def roc_best_threshold(scores: np.ndarray, labels: np.ndarray, fn_weight: float = 3.0) -> float | None:
+FN_WEIGHT = 3.0
+
+
+def roc_best_threshold(scores: np.ndarray, labels: np.ndarray, fn_weight: float = FN_WEIGHT) -> float | None:
     """argmin over ROC thresholds t (predict positive iff score >= t) of FPR + w·(1 − TPR).
 
     Candidates are the distinct scores in decreasing order (plus +inf, predicting
@@ -37,20 +40,29 @@ def roc_best_threshold(scores: np.ndarray, labels: np.ndarray, fn_weight: float 
     return float(thresholds[int(np.argmin(cost))])
 
 
+BINS = 1000
+
+
 class ConfidenceStop:
-    """The τ stop shared by ``threshold`` and ``gammatune+``."""
+    """The τ stop shared by ``threshold`` and ``gammatune+``.
+
+    The adaptive refit keeps the history as counts of positives and negatives per
+    score bin of width 1/BINS (a score counts at its bin's lower edge), so each refit
+    is one vectorised pass over BINS + 1 bins instead of a sort of the whole history;
+    thresholds are multiples of 0.001. Same rule as :func:`roc_best_threshold`.
+    """
 
     def __init__(self, tau: float, adaptive: bool):
         self.tau0 = tau
         self.tau = tau
         self.adaptive = adaptive
-        self.scores: list[float] = []
-        self.labels: list[int] = []
+        self.pos = np.zeros(BINS + 1)
+        self.neg = np.zeros(BINS + 1)
 
     def reset(self) -> None:
         self.tau = self.tau0
-        self.scores.clear()
-        self.labels.clear()
+        self.pos[:] = 0
+        self.neg[:] = 0
 
     def verdict(self, q_token: float) -> str:
         return STOP if q_token < self.tau else MORE
@@ -59,11 +71,18 @@ class ConfidenceStop:
         if not self.adaptive or o.drafted == 0:
             return
         seen = min(o.accepted + 1, o.drafted)
-        self.scores.extend(o.q_tokens[:seen])
-        self.labels.extend([1] * o.accepted + [0] * (seen - o.accepted))
-        best = roc_best_threshold(np.asarray(self.scores), np.asarray(self.labels))
-        if best is not None:
-            self.tau = min(best, 1.0)
+        for i, q in enumerate(o.q_tokens[:seen]):
+            b = min(BINS, int(q * BINS + 1e-9))
+            (self.pos if i < o.accepted else self.neg)[b] += 1
+        P, N = self.pos.sum(), self.neg.sum()
+        if P == 0 or N == 0:
+            return
+        tp = np.cumsum(self.pos[::-1])            # predicted positive at threshold bin b: scores >= b
+        fp = np.cumsum(self.neg[::-1])
+        used = (self.pos + self.neg)[::-1] > 0     # only thresholds at observed scores, highest first
+        cost = np.r_[FN_WEIGHT, (fp / N + FN_WEIGHT * (1 - tp / P))[used]]
+        thresholds = np.r_[np.inf, (np.arange(BINS, -1, -1) / BINS)[used]]
+        self.tau = float(min(thresholds[int(np.argmin(cost))], 1.0))
 
 
 class Threshold(Policy):

@@ -202,3 +202,23 @@ def test_state_resets_between_generations(spec, gamma, steps):
         p.update(out(k, min(n, k), [0.3] * k))
     p.reset(ctx(reference=list(range(50))))
     assert p.max_draft() == first
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=15))
+def test_binned_refit_equals_exact_roc(steps):
+    """The adaptive τ (binned counts) equals the exact ROC rule for scores on the 0.001 grid."""
+    p = build("threshold:adaptive=true", 8)
+    p.reset(ctx())
+    scores, labels = [], []
+    for q, k, n in steps:
+        k = max(k, 1)
+        n = min(n, k)
+        qs = [((q + 37 * i) % 1001) / 1000 for i in range(k)]
+        p.update(out(k, n, qs))
+        seen = min(n + 1, k)
+        scores += qs[:seen]
+        labels += [1] * n + [0] * (seen - n)
+        exact = roc_best_threshold(np.array(scores), np.array(labels))
+        if exact is not None:
+            assert p.tau == pytest.approx(min(exact, 1.0))
