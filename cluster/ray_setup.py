@@ -26,6 +26,8 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
         env_addr = os.environ.get("RAY_ADDRESS")
         if env_addr and address is None:   # inside `ray job submit`: join that cluster
             address = env_addr
+    if address not in (None, "local", "auto"):
+        _check_reachable(address)
     try:
         if address in (None, "local"):
             ray.init(num_cpus=num_cpus or os.cpu_count(), object_store_memory=object_store_mb * 2**20,
@@ -37,6 +39,22 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
         raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({first}); start one with "
                              "`ray start --head` or omit --address for a local cluster") from None
     return ray.cluster_resources()
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on an address nothing listens at (``ray.init`` would retry for minutes)."""
+    import socket
+    from urllib.parse import urlparse
+
+    hostport = urlparse(address).netloc if "://" in address else address
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise SpecsweepError(f"Ray address {address!r} is not HOST:PORT (or ray://HOST:PORT)")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({e.strerror or e}); start one with "
+                             "`ray start --head` or omit --address for a local cluster") from None
 
 
 def check_resources(needs_gpus: float, needs_cpus: float, resources: dict) -> None:

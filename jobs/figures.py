@@ -58,6 +58,33 @@ def throughput_bars(summary: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+def category_heatmap(rows: pd.DataFrame, path: Path) -> Path | None:
+    """Speedup vs ar per (pair · policy, initial γ averaged) × category."""
+    from jobs.metrics import per_question
+
+    q = per_question(rows)
+    ar = q[q["policy"] == "ar"].groupby(["pair", "category"])["tok_s"].mean()
+    spec = q[q["policy"] != "ar"].groupby(["pair", "policy_spec", "category"])["tok_s"].mean()
+    if ar.empty or spec.empty:
+        return None
+    ratio = (spec / ar.reindex(spec.index.droplevel("policy_spec")).values).unstack("category")
+    ratio.index = [f"{p} · {s[:24]}" for p, s in ratio.index]
+    fig, ax = plt.subplots(figsize=(1.0 * ratio.shape[1] + 4, 0.45 * ratio.shape[0] + 1.5))
+    im = ax.imshow(ratio.values, cmap="RdYlGn", vmin=0.5, vmax=1.5, aspect="auto")
+    ax.set_xticks(range(ratio.shape[1]), ratio.columns, rotation=45, ha="right")
+    ax.set_yticks(range(ratio.shape[0]), ratio.index)
+    for i in range(ratio.shape[0]):
+        for j in range(ratio.shape[1]):
+            v = ratio.values[i, j]
+            if v == v:
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
+    fig.colorbar(im, ax=ax, label="speedup vs ar")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def trace(row: pd.Series, path: Path) -> Path:
     """Accepted tokens and γ per step of one generation (a result row)."""
     fig, ax = plt.subplots(figsize=(8, 3))
@@ -78,6 +105,8 @@ def all_figures(summary: pd.DataFrame, rows: pd.DataFrame, folder: Path, traces:
     out = [_per_pair(summary, "throughput", "throughput (tok/s)", folder / "throughput_vs_gamma.png"),
            _per_pair(summary, "mean_accepted_length", "mean accepted length", folder / "mal_vs_gamma.png"),
            throughput_bars(summary, folder / "throughput_bars.png")]
+    heat = category_heatmap(rows, folder / "speedup_by_category.png")
+    out += [heat] if heat else []
     adaptive = rows[rows["policy"].isin(["gammatune", "gammatune+", "hf-heuristic", "goodput"])]
     for qid in list(dict.fromkeys(adaptive["question_id"]))[:traces]:
         row = adaptive[adaptive["question_id"] == qid].iloc[0]

@@ -27,16 +27,21 @@ class ParquetLog:
         self.root = Path(folder)
         self.dir = self.root / "log"
 
-    def prepare(self, fingerprint: str, config: dict, fresh: bool = False) -> None:
+    def check(self, fingerprint: str, fresh: bool = False) -> None:
+        """Refuse a folder holding another config's log (unless starting fresh); writes nothing."""
         state = self.root / "state.json"
-        if fresh and self.root.exists():
-            shutil.rmtree(self.dir, ignore_errors=True)
-            state.unlink(missing_ok=True)
-        if state.exists():
+        if not fresh and state.exists():
             old = json.loads(state.read_text()).get("fingerprint")
             if old != fingerprint:
                 raise SpecsweepError(f"output folder {self.root} holds the log of a different config ({old}); "
                                      "use another output folder or pass --fresh to start over")
+
+    def prepare(self, fingerprint: str, config: dict, fresh: bool = False) -> None:
+        self.check(fingerprint, fresh)
+        state = self.root / "state.json"
+        if fresh and self.root.exists():
+            shutil.rmtree(self.dir, ignore_errors=True)
+            state.unlink(missing_ok=True)
         self.dir.mkdir(parents=True, exist_ok=True)
         state.write_text(json.dumps({"fingerprint": fingerprint, "config": config}, indent=1, default=str))
 

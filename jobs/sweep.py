@@ -107,19 +107,20 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         print(describe_plan(cfg, questions, tasks))
         return {"tasks": len(tasks), "dry_run": True}
     log = ParquetLog(cfg.output)
-    log.prepare(cfg.fingerprint(), asdict(cfg), fresh=fresh)
+    log.check(cfg.fingerprint(), fresh=fresh)
     client = None
     if log_mlflow:
         from jobs.tracking import client_for
 
         client = client_for(cfg.tracking_uri)
-    done = log.done_keys()
-    todo = [t for t in tasks if t["task_key"] not in done]
     from cluster.ray_setup import check_resources, connect
 
     resources = connect(address)
     check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
                     sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
+    log.prepare(cfg.fingerprint(), asdict(cfg), fresh=fresh)   # only now, with every check passed, write
+    done = log.done_keys()
+    todo = [t for t in tasks if t["task_key"] not in done]
     failed_tasks = 0
     if todo:
         failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, resources, questions, on_task_done)
@@ -131,6 +132,8 @@ def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done)
 
     warm_q = {"question_id": questions[0].question_id, "category": questions[0].category, "turns": list(questions[0].turns)}
     actors = make_actors(cfg, warm_q, resources)
+    infos = {label: ray.get([a.info.remote() for a in acts]) for label, acts in actors.items()}
+    (Path(cfg.output) / "actors.json").write_text(json.dumps(infos, indent=1))   # device, template, cost curve per actor
     queues = {label: [t for t in todo if t["pair"] == label] for label in actors}
     inflight: dict = {}
     load = {id(a): 0 for acts in actors.values() for a in acts}
@@ -211,9 +214,13 @@ def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> d
         from jobs.tracking import log_sweep
 
         env = {"python": platform.python_version(), "platform": platform.platform(), "fingerprint": cfg.fingerprint()}
-        arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv") if p.exists()] + figures
+        arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json")
+                if p.exists()] + figures
+        from jobs.report import specbench_layout, table2_layout
+
+        tables = {"table2": table2_layout(summary), "specbench": specbench_layout(summary, speed), "summary": summary}
         result["parent_run"] = log_sweep(client, cfg.experiment_name, cfg.fingerprint(), asdict(cfg), summary,
-                                         speed if speed is not None else None, env, arts, failed_rows)
+                                         speed if speed is not None else None, env, arts, failed_rows, tables)
     print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
     result["configs"] = len(summary)
     return result

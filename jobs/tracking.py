@@ -21,8 +21,11 @@ SWEEP_TAG, KEY_TAG = "specsweep.sweep", "specsweep.config_key"
 def client_for(uri: str):
     """An MlflowClient on ``uri``, checked reachable before any model loads."""
     import logging
+    import os
 
     logging.getLogger("mlflow").setLevel(logging.ERROR)
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")   # an unreachable server fails in seconds
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
     import mlflow
     from mlflow.tracking import MlflowClient
 
@@ -64,7 +67,7 @@ def _metric_batch(values: dict, step: int = 0):
 
 
 def log_sweep(client, experiment: str, fingerprint: str, cfg_dict: dict, summary: pd.DataFrame,
-              speedups: pd.DataFrame, env: dict, artifacts: list = (), failed: int = 0) -> str:
+              speedups: pd.DataFrame, env: dict, artifacts: list = (), failed: int = 0, tables: dict | None = None) -> str:
     """Create or reuse the parent and child runs and log params, metrics and artifacts; returns the parent id."""
     from mlflow.entities import Param, RunTag
 
@@ -97,5 +100,8 @@ def log_sweep(client, experiment: str, fingerprint: str, cfg_dict: dict, summary
     client.log_batch(parent, metrics=_metric_batch({"configs": len(summary), "failed_rows": failed}))
     for path in artifacts:
         client.log_artifact(parent, str(path))
+    for name, table in (tables or {}).items():     # MLflow tables, viewable in the UI's artifact pane
+        if table is not None and len(table):
+            client.log_table(parent, data=table.reset_index(), artifact_file=f"tables/{name}.json")
     client.set_terminated(parent)
     return parent

@@ -100,3 +100,25 @@ def test_cli_generate_json_on_tiny_pair(tmp_path):
     ar = json.loads(cli("generate", "--prompt", "hello", "--target", target, "--policy", "ar", "--max-new-tokens", "20",
                         "--json").stdout)
     assert ar["token_ids"] == out["token_ids"]
+
+
+def test_unreachable_ray_and_mlflow_fail_before_any_model(tmp_path):
+    import yaml
+
+    raw = {**BASE, "pairs": [{"target": "/not/loaded"}], "output": str(tmp_path / "out"),
+           "tracking_uri": f"sqlite:///{tmp_path}/m.db"}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    r = cli("sweep", str(path), "--address", "127.0.0.1:9")
+    assert r.returncode == 2 and "cannot reach the Ray cluster at '127.0.0.1:9'" in r.stderr
+    assert not (tmp_path / "out").exists()                      # nothing left behind
+    path.write_text(yaml.safe_dump({**raw, "tracking_uri": "http://127.0.0.1:9"}))
+    r = cli("sweep", str(path))
+    assert r.returncode == 2 and "cannot reach the MLflow tracking URI 'http://127.0.0.1:9'" in r.stderr
+
+
+def test_more_gpus_than_the_cluster_has():
+    from cluster.ray_setup import check_resources
+
+    with pytest.raises(SpecsweepError, match="needs 2 GPUs"):
+        check_resources(2, 1, {"CPU": 2.0})

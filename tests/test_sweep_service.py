@@ -78,6 +78,19 @@ def test_sweep_end_to_end_and_resume_reuses_runs(cluster, tmp_path):
     assert child.data.metrics["throughput"] > 0 and "mean_accepted_length" in child.data.metrics
     # answers in Spec-Bench format, one file per config
     assert len(list((Path(cfg.output) / "answers").glob("*.jsonl"))) == CONFIGS + 1
+    # tables, figures and token views are attached to the parent run
+    parent = [r for r in runs if r.data.tags.get("specsweep.role") == "parent"][0]
+    from mlflow.tracking import MlflowClient
+
+    arts = {a.path for a in MlflowClient(tracking_uri=cfg.tracking_uri).list_artifacts(parent.info.run_id)}
+    assert {"summary.csv", "table2.csv", "throughput_vs_gamma.png", "speedup_by_category.png", "tables"} <= arts
+    assert any(a.endswith(".html") for a in arts)
+    # the report reads the same experiment from MLflow and from Parquet
+    from jobs.report import build_report, summary_from_mlflow, summary_from_parquet
+
+    for source in (summary_from_mlflow(cfg.name, cfg.tracking_uri), summary_from_parquet(cfg.output)):
+        text = build_report(*source)
+        assert "1.00 ±" in text and "gammatune:eta=0.5" in text
     # a second run finds everything in the log and reuses the MLflow runs
     run_sweep(parse_config(raw))
     check_exactly_once(Path(cfg.output))
