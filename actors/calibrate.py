@@ -64,3 +64,34 @@ def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, r
             crop_to(d_cache, context)
         t_draft = _median_time(dstep, repeats * 2, sync)
     return CostCurve(t_draft=t_draft, t_verify=t_verify, context=context, device=str(device))
+
+
+
+@torch.no_grad()
+def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, max_new_tokens: int = 48,
+                    floor: float = 1e-3) -> list[float]:
+    """Per-rank acceptance p[r-1] = P(target's greedy token is the draft's rank-r candidate | not ranks < r).
+
+    Measured with teacher forcing on the target's own greedy continuations of ``prompts``
+    (Sequoia's positional acceptance vector, greedy version); read by the static tree shapes.
+    """
+    from actors.engine import SpecEngine
+    from policies.fixed import TargetOnly
+
+    hits = [0] * ranks
+    positions = 0
+    engine = SpecEngine(target)
+    for prompt in prompts:
+        cont = engine.generate(prompt, TargetOnly(), max_new_tokens=max_new_tokens).token_ids
+        seq = list(prompt) + cont
+        logits = draft(input_ids=torch.tensor([seq[:-1]], device=draft.device)).logits[0, len(prompt) - 1:]
+        order = logits.float().argsort(-1, descending=True)[:, :ranks].tolist()
+        for row, tok in zip(order, cont):
+            positions += 1
+            if tok in row:
+                hits[row.index(tok)] += 1
+    out, left = [], positions
+    for h in hits:
+        out.append(max(floor, h / left) if left > 0 else floor)
+        left -= h
+    return out

@@ -20,8 +20,9 @@ from typing import Sequence
 import torch
 
 from actors.acceptance import accept_greedy, accept_sampling, warp
-from actors.drafters import Drafter, Proposal
-from actors.kv import crop_to, new_cache
+from actors.drafters import Drafter, ModelDrafter, Proposal
+from actors.kv import cached_length, crop_to, new_cache
+from actors.tree_step import draft_tree, keep_positions, verify_tree
 from policies.base import GenerationContext, Policy, StepOutcome
 from policies.errors import SpecsweepError
 
@@ -90,6 +91,7 @@ class SpecEngine:
         self.drafter = drafter
         self.eos = frozenset(int(t) for t in eos_token_ids if t is not None)
         self.costs = costs
+        self.rank_acceptance = None   # per-rank acceptance for static trees (actors/calibrate.py)
         self.device = target.device
         self._cuda = self.device.type == "cuda"
 
@@ -123,7 +125,8 @@ class SpecEngine:
             if reference is None:
                 reference = self.reference(prompt_ids, max_new_tokens)
         gen = torch.Generator(device=self.device).manual_seed(int(seed)) if not greedy else None
-        ctx = GenerationContext(costs=self.costs, reference=reference, greedy=greedy)
+        ctx = GenerationContext(costs=self.costs, reference=reference, greedy=greedy,
+                                extras={"rank_acceptance": self.rank_acceptance})
         policy.reset(ctx)
 
         tokens = list(int(t) for t in prompt_ids)
@@ -137,9 +140,19 @@ class SpecEngine:
         if self.drafter is not None and policy.needs_draft:
             self.drafter.reset()
 
+
+        is_tree = getattr(policy, "is_tree", False)
+        if is_tree and not greedy and policy.dynamic:
+            raise SpecsweepError(f"dynamic tree policy {policy.name} is greedy-only: its node selection depends on "
+                                 "the sampled drafts; use sequoia or gt-static for sampling")
+        if is_tree and not isinstance(self.drafter, ModelDrafter):
+            raise SpecsweepError(f"tree policy {policy.name} needs a draft model (not ngram)")
         while len(out.token_ids) < max_new_tokens and not out.finished_by_eos:
             ctx.generated = len(out.token_ids)
             remaining = max_new_tokens - len(out.token_ids)
+            if is_tree:
+                out.steps.append(self._tree_step(tokens, out, cache, policy, remaining, sampling, gen))
+                continue
             k_max = int(policy.max_draft())
             if k_max < 0:
                 raise RuntimeError(f"policy {policy!r} asked for {k_max} drafts; must be >= 0")
@@ -176,6 +189,31 @@ class SpecEngine:
                                       verify_time=rec.verify_time, emitted=len(new), max_draft=k_max))
         out.wall_time = self._clock() - t_start
         return out
+
+    def _tree_step(self, tokens, out, cache, policy, remaining, sampling, gen) -> StepRecord:
+        """Draft a tree, verify it in one target forward, keep the accepted path (``actors/tree_step.py``)."""
+        t0 = self._clock()
+        tree = draft_tree(self.drafter, policy, tokens, remaining - 1, sampling, gen, self.eos)
+        t1 = self._clock()
+        path, nxt, _ = verify_tree(self.target, cache, tokens, tree, sampling, gen)
+        new = [tree.tokens[i] for i in path] + [nxt]
+        for j, t in enumerate(new):
+            if t in self.eos:
+                new = new[: j + 1]
+                out.finished_by_eos = True
+                break
+        new = new[:remaining]
+        base = len(tokens)
+        tokens += new
+        out.token_ids += new
+        keep_positions(cache, list(range(base)) + [base + i for i in path])          # root + accepted path
+        d_len = cached_length(self.drafter.cache)      # the draft may lag behind if it did not run this step
+        d_slots = [tree.draft_slot[i] for i in path if i in tree.draft_slot] if d_len >= base else []
+        keep_positions(self.drafter.cache, list(range(min(base, d_len))) + d_slots)
+        t2 = self._clock()
+        depth = max(tree.depths, default=0)
+        return StepRecord(max_draft=depth, drafted=len(tree), accepted=len(path), emitted=len(new),
+                          q_tokens=[tree.cum[i] for i in path], draft_time=t1 - t0, verify_time=t2 - t1)
 
     @torch.no_grad()
     def reference(self, prompt_ids: Sequence[int], max_new_tokens: int) -> list[int]:

@@ -61,6 +61,7 @@ class Pair:
         self.eos_ids = eos_ids(self.tokenizer, self.target)
         self.engine = SpecEngine(self.target, self.drafter, self.eos_ids)
         self.costs = None
+        self.rank_acceptance = None
 
     @property
     def device(self) -> str:
@@ -75,7 +76,21 @@ class Pair:
             if self.cfg.draft == NGRAM:
                 self.costs.t_draft = 1e-6  # model-free: drafting is (almost) free
             self.engine.costs = self.costs
+            if self.draft_model is not None:
+                self.engine.rank_acceptance = self.measure_rank_acceptance()
         return self.costs
+
+    def measure_rank_acceptance(self, prompts: int = 4, max_new_tokens: int = 48) -> list[float]:
+        """Per-rank acceptance of this pair on built-in chat prompts (static trees read it)."""
+        from actors.calibrate import rank_acceptance
+        from jobs.distill_prompts import distill_prompts
+        from jobs.templates import default_template, render
+
+        tmpl = self.cfg.template or default_template(self.cfg.target, self.tokenizer)
+        ids = [render(tmpl, self.tokenizer, [{"role": "user", "content": t}])
+               for t in distill_prompts(prompts, seed=12345)]
+        self.rank_acceptance = rank_acceptance(self.target, self.draft_model, ids, max_new_tokens=max_new_tokens)
+        return self.rank_acceptance
 
 
 def eos_ids(tokenizer, model) -> list[int]:

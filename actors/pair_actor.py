@@ -55,7 +55,7 @@ class PairActor:
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
-                "costs": self.costs.to_dict() if self.costs else None, "versions": self.versions, "pid": os.getpid()}
+                "costs": self.costs.to_dict() if self.costs else None, "rank_acceptance": self.pair.rank_acceptance, "versions": self.versions, "pid": os.getpid()}
 
     def _policy(self, name: str, params: dict, gamma: int):
         key = config_key(self.label, f"{name}:{json.dumps(params, sort_keys=True)}", gamma)

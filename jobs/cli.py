@@ -74,7 +74,7 @@ def cmd_generate(a) -> int:
     pair = Pair(PairConfig(target=target, draft=draft, dtype=a.dtype, device=a.device, quantization=a.quantization,
                            trust_remote_code=a.trust_remote_code))
     template = "raw" if a.raw else default_template(target, pair.tokenizer)
-    if policy.needs_costs:
+    if policy.needs_costs or getattr(policy, "needs_rank_acceptance", False):
         pair.calibrate()
     if questions is not None:
         return _generate_questions(a, pair, policy, template, questions, target, draft)

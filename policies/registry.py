@@ -18,6 +18,7 @@ from policies.gt import GT
 from policies.heuristic import HFHeuristic
 from policies.oracle import Oracle
 from policies.threshold import Threshold
+from policies.trees import Eagle2, GTDynamic, GTStatic, Sequoia, parse_accept
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,25 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                           "prior": Param(float, 2.0, lambda v: v >= 0, ">= 0"),
                           "tau": Param(float, 0.0, _prob, "in [0, 1]")},
                 "k maximising expected tokens per second from online acceptance estimates"),
+    "sequoia": (Sequoia, {"budget": Param(int, 64, lambda v: v >= 1, ">= 1"), "depth": Param(int, 8, lambda v: v >= 1, ">= 1"),
+                          "accept": Param(str, "auto", lambda v: parse_accept(v) is not None or v == "auto",
+                                          "auto or probabilities like 0.8/0.3")},
+                "static tree by Sequoia's DP under a node budget (tree)"),
+    "gt-static": (GTStatic, {"c": Param(str, "auto", lambda v: v == "auto" or 0 < float(v) < 1, "auto or in (0, 1)"),
+                             "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
+                             "accept": Param(str, "auto", lambda v: parse_accept(v) is not None or v == "auto",
+                                             "auto or probabilities like 0.8/0.3"),
+                             "max_depth": Param(int, 16, lambda v: v >= 1, ">= 1")},
+                  "static tree of every node with α̂ > c (GT Eq. 9–11) (tree)"),
+    "eagle2": (Eagle2, {"depth": Param(int, 5, lambda v: v >= 1, ">= 1"), "topk": Param(int, 10, lambda v: v >= 1, ">= 1"),
+                        "n": Param(int, 60, lambda v: v >= 1, ">= 1")},
+               "dynamic tree: top-k expansion per depth, keep the top N (EAGLE-2) (tree)"),
+    "gt-dynamic": (GTDynamic, {"c": Param(str, "auto", lambda v: v == "auto" or 0 < float(v) < 1, "auto or in (0, 1)"),
+                               "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
+                               "topk": Param(int, 10, lambda v: v >= 1, ">= 1"),
+                               "n_max": Param(int, 60, lambda v: v >= 1, ">= 1"),
+                               "max_depth": Param(int, 16, lambda v: v >= 1, ">= 1")},
+                   "dynamic tree, depth while best α̂ > c, N = min(D·B, N_max) (GT Eq. 12–13) (tree)"),
 }
 
 

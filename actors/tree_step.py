@@ -1,0 +1,270 @@
+"""One speculative step with a token *tree* (GUIDE §3.4).
+
+Drafting (``draft_tree``): the independent draft model grows the tree one depth at a time;
+all nodes of a depth that get children are fed in **one** draft forward with a 4-D tree
+attention mask (each node sees the committed prefix and its own ancestors) and
+depth-based position ids. Static shapes take, at each parent, the rank-1…k candidates
+(greedy: the k most likely; sampling: k drawn without replacement by the Gumbel-top-k
+trick). Dynamic shapes (EAGLE-2 / GT) expand the ``topk`` best frontier nodes by
+cumulative draft probability and finally keep the best N candidates.
+
+Verification (``verify_tree``): the target scores ``[last token] + nodes`` in one forward
+with the same kind of mask. Greedy accepts the longest path whose every token is the
+target's argmax at its parent, then emits the argmax after it. Sampling uses
+multi-candidate rejection for candidates drawn without replacement (Sequoia, Chen et
+al. 2024, Alg. "sampling without replacement"; SpecInfer): at a node with target
+distribution p and draft distribution q, try the children in drawing order — accept
+child x with probability min(1, p(x)/q(x)); on rejection p ← norm(max(0, p − q)) and
+q ← q with x removed, renormalised; if no child is accepted, sample from p. Either way the
+emitted tokens follow the target's distribution exactly.
+
+Only the accepted path's KV entries are kept, in both models (``keep_positions``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from actors.acceptance import warp
+from actors.kv import cached_length
+
+
+@dataclass
+class Tree:
+    tokens: list[int] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)   # -1 = child of the last committed token
+    depths: list[int] = field(default_factory=list)    # 1 for the root's children
+    cum: list[float] = field(default_factory=list)      # cumulative draft probability along the path
+    q_rows: dict = field(default_factory=dict)          # parent index (-1 = root) -> draft distribution there
+    children: dict = field(default_factory=dict)        # parent index -> child indices in drawing order
+    draft_slot: dict = field(default_factory=dict)      # node index -> position in the draft's KV cache
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def add(self, token: int, parent: int, cum: float) -> int:
+        self.tokens.append(int(token))
+        self.parents.append(parent)
+        self.depths.append(1 if parent < 0 else self.depths[parent] + 1)
+        self.cum.append(cum)
+        self.children.setdefault(parent, []).append(len(self.tokens) - 1)
+        return len(self.tokens) - 1
+
+
+NEG = None
+
+
+def tree_mask(prefix: int, parents: list[int], extra_prefix_nodes: dict | None, dtype, device, fed_before: int = 0):
+    """Additive 4-D mask [1, 1, n, prefix + fed_before + n] for n new tree nodes.
+
+    ``parents`` index into the list of nodes being fed now (-1 = root); ``extra_prefix_nodes``
+    maps a new node to the cache positions (beyond ``prefix``) of its ancestors fed earlier.
+    """
+    n = len(parents)
+    total = prefix + fed_before + n
+    allowed = torch.zeros(n, total, dtype=torch.bool)
+    allowed[:, :prefix] = True
+    for i in range(n):
+        for pos in (extra_prefix_nodes or {}).get(i, ()):
+            allowed[i, pos] = True
+        j = i
+        while j >= 0:
+            allowed[i, prefix + fed_before + j] = True
+            j = parents[j]
+    mask = torch.zeros(1, 1, n, total, dtype=dtype)
+    mask[0, 0][~allowed] = torch.finfo(dtype).min
+    return mask.to(device)
+
+
+def keep_positions(cache, keep: list[int]) -> None:
+    """Keep only cache positions ``keep`` (in that order) in every layer."""
+    for layer in cache.layers:
+        if getattr(layer, "keys", None) is None or layer.keys is None or layer.keys.numel() == 0:
+            continue
+        idx = torch.as_tensor(keep, device=layer.keys.device)
+        layer.keys = layer.keys.index_select(-2, idx)
+        layer.values = layer.values.index_select(-2, idx)
+
+
+def _ancestors_in_cache(tree: Tree, node: int) -> list[int]:
+    out = []
+    j = tree.parents[node]
+    while j >= 0:
+        out.append(tree.draft_slot[j])
+        j = tree.parents[j]
+    return out
+
+
+@torch.no_grad()
+def _draft_dists(drafter, tree: Tree, nodes: list[int], tokens: list[int], sampling) -> list[torch.Tensor]:
+    """Draft distributions at ``nodes`` (-1 = root). Root: feed the uncached committed tail causally."""
+    model, cache = drafter.model, drafter.cache
+    if nodes == [-1]:
+        feed = list(tokens[cached_length(cache):])
+        logits = model(input_ids=torch.tensor([feed], device=drafter.device), past_key_values=cache, use_cache=True,
+                       logits_to_keep=1).logits[0, -1:]
+    else:
+        prefix = len(tokens)  # committed tokens are all in the draft cache now
+        fed_before = cached_length(cache) - prefix
+        extra = {i: _ancestors_in_cache(tree, n) for i, n in enumerate(nodes)}
+        dtype = next(p for p in model.parameters()).dtype
+        dtype = dtype if dtype.is_floating_point else torch.float32
+        mask = tree_mask(prefix, [-1] * len(nodes), extra, dtype, drafter.device, fed_before)
+        pos = torch.tensor([[prefix - 1 + tree.depths[n] for n in nodes]], device=drafter.device)
+        start = cached_length(cache)
+        logits = model(input_ids=torch.tensor([[tree.tokens[n] for n in nodes]], device=drafter.device),
+                       past_key_values=cache, use_cache=True, attention_mask=mask, position_ids=pos,
+                       cache_position=torch.arange(start, start + len(nodes), device=drafter.device)).logits[0]
+        for i, n in enumerate(nodes):
+            tree.draft_slot[n] = start + i
+    if sampling is None:
+        return [torch.softmax(row.float(), -1) for row in logits]
+    return [warp(row, sampling["temperature"], sampling["top_p"]) for row in logits]
+
+
+def _candidates(q: torch.Tensor, k: int, sampling, generator) -> list[int]:
+    """Greedy: the k most likely tokens. Sampling: k tokens drawn without replacement (Gumbel-top-k)."""
+    k = min(k, int((q > 0).sum()))
+    if k <= 0:
+        return []
+    if sampling is None:
+        return q.topk(k).indices.tolist()
+    u = torch.rand(q.shape, generator=generator, device=q.device).clamp_(1e-20, 1.0)
+    keys = torch.log(q.clamp_min(1e-38)) - torch.log(-torch.log(u))
+    keys[q <= 0] = float("-inf")
+    return keys.topk(k).indices.tolist()
+
+
+@torch.no_grad()
+def draft_tree(drafter, policy, tokens: list[int], max_depth: int, sampling, generator, stop_ids) -> Tree:
+    tree = Tree()
+    if max_depth < 1:
+        return tree
+    if not policy.dynamic:
+        shape = [n for n in policy.shape() if n.depth <= max_depth]
+        by_parent: dict[int, int] = {}
+        for n in shape:
+            by_parent[n.parent] = by_parent.get(n.parent, 0) + 1
+        index = {}                                   # shape index -> tree index
+        level = [-1]
+        shape_ids = {-1: -1}
+        while level:
+            wanted = [s for s in level if by_parent.get(s, 0) and (s == -1 or tree.tokens[index[s]] not in stop_ids)]
+            if not wanted:
+                break
+            dists = _draft_dists(drafter, tree, [-1] if wanted == [-1] else [index[s] for s in wanted], tokens, sampling)
+            nxt = []
+            for s, q in zip(wanted, dists):
+                t_parent = -1 if s == -1 else index[s]
+                tree.q_rows[t_parent] = q
+                kids = [i for i, n in enumerate(shape) if n.parent == s]
+                cands = _candidates(q, len(kids), sampling, generator)
+                base = 1.0 if t_parent < 0 else tree.cum[t_parent]
+                for kid, tok in zip(kids, cands):
+                    index[kid] = tree.add(tok, t_parent, base * float(q[tok]))
+                    nxt.append(kid)
+            level = nxt
+        return tree
+    # dynamic (EAGLE-2 style): expand the best `topk` frontier nodes of each level
+    frontier = [-1]
+    level = 0
+    while frontier and level < max_depth:
+        dists = _draft_dists(drafter, tree, frontier, tokens, sampling)
+        new = []
+        for parent, q in zip(frontier, dists):
+            tree.q_rows[parent] = q
+            base = 1.0 if parent < 0 else tree.cum[parent]
+            for tok in _candidates(q, policy.topk, sampling, generator):
+                new.append(tree.add(tok, parent, base * float(q[tok])))
+        level += 1
+        best = max((tree.cum[i] for i in new), default=0.0)
+        if not policy.keep_expanding(level, best):
+            for i in new:                             # this level does not join the tree
+                tree.cum[i] = -1.0
+            break
+        ranked = sorted(new, key=lambda i: -tree.cum[i])
+        frontier = [i for i in ranked[: policy.topk] if tree.tokens[i] not in stop_ids]
+    levels = max([tree.depths[i] for i in range(len(tree)) if tree.cum[i] >= 0], default=0)
+    return _keep_best(tree, policy.node_budget(levels))
+
+
+def _keep_best(tree: Tree, n: int) -> Tree:
+    """The n candidates with the highest cumulative probability (ancestor-closed), re-indexed."""
+    order = sorted((i for i in range(len(tree)) if tree.cum[i] >= 0), key=lambda i: (-tree.cum[i], tree.depths[i], i))
+    keep = set()
+    for i in order:
+        if len(keep) >= n:
+            break
+        if tree.parents[i] < 0 or tree.parents[i] in keep:
+            keep.add(i)
+    kept = sorted(keep, key=lambda i: (tree.depths[i], i))
+    out = Tree()
+    new_of = {-1: -1}
+    for i in kept:
+        new_of[i] = out.add(tree.tokens[i], new_of[tree.parents[i]], tree.cum[i])
+        if i in tree.draft_slot:
+            out.draft_slot[new_of[i]] = tree.draft_slot[i]
+    for p, q in tree.q_rows.items():
+        if p in new_of:
+            out.q_rows[new_of[p]] = q
+    # children order must follow drawing order for sampling; greedy order is by probability either way
+    for p in list(out.children):
+        out.children[p].sort(key=lambda c: kept[c])
+    return out
+
+
+@torch.no_grad()
+def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generator) -> tuple[list[int], int, torch.Tensor]:
+    """(accepted node indices along the path, next token, target logits) for one tree."""
+    L = len(tokens) - 1
+    parents = [-1] + [p + 1 for p in tree.parents]           # index 0 = root (last committed token)
+    parents[0] = -1
+    dtype = next(target.parameters()).dtype
+    dtype = dtype if dtype.is_floating_point else torch.float32
+    mask = tree_mask(L, parents, None, dtype, target.device)
+    pos = torch.tensor([[L] + [L + d for d in tree.depths]], device=target.device)
+    ids = torch.tensor([[tokens[-1], *tree.tokens]], device=target.device)
+    logits = target(input_ids=ids, past_key_values=cache, use_cache=True, attention_mask=mask, position_ids=pos,
+                    cache_position=torch.arange(L, L + 1 + len(tree), device=target.device)).logits[0]
+    path, cur = [], -1
+    if sampling is None:
+        argmax = logits.argmax(-1).tolist()
+        while True:
+            want = argmax[cur + 1]
+            nxt = next((c for c in tree.children.get(cur, []) if tree.tokens[c] == want), None)
+            if nxt is None:
+                return path, want, logits
+            path.append(nxt)
+            cur = nxt
+    probs = warp(logits, sampling["temperature"], sampling["top_p"])
+    while True:
+        p = probs[cur + 1]
+        kids = tree.children.get(cur, [])
+        if not kids:
+            return path, int(torch.multinomial(p, 1, generator=generator)), logits
+        q = tree.q_rows[cur].clone()
+        accepted = None
+        for c in kids:
+            x = tree.tokens[c]
+            u = float(torch.rand(1, generator=generator, device=p.device))
+            if q[x] > 0 and u * float(q[x]) < float(p[x]):
+                accepted = c
+                break
+            p = residual_without(p, q)
+            q[x] = 0.0
+            s = q.sum()
+            if s <= 0:
+                break
+            q = q / s
+        if accepted is None:
+            return path, int(torch.multinomial(p, 1, generator=generator)), logits
+        path.append(accepted)
+        cur = accepted
+
+
+def residual_without(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    r = (p - q).clamp_min(0.0)
+    s = r.sum()
+    return p if s <= 0 else r / s

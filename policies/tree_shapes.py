@@ -1,0 +1,137 @@
+"""Static draft-tree shapes from per-rank acceptance probabilities (numbers only).
+
+``p[r-1]`` is the measured probability that the rank-r draft candidate at a node is
+accepted. A node reached from the root through ranks r_1 … r_d has estimated
+acceptance α̂ = Π_j p[r_j - 1], and a tree's expected tokens per step is
+1 + Σ_nodes α̂ (the bonus token plus every node on the accepted path; Sequoia, Chen et
+al. 2024, §3.1).
+
+``sequoia_tree``  maximises that sum under a node budget and a depth limit by
+                  Sequoia's dynamic program: best(n, d) = 1 + max over splits of n − 1
+                  nodes among children ranked 1, 2, … of Σ_i p_i · best(n_i, d − 1).
+``gt_static_tree`` keeps exactly the nodes with α̂ > c − ε (GT paper Eq. 9–11): no
+                  budget; depth and branching follow from c.
+A tree is a list of nodes in breadth-first order; node = (parent index or −1 for the
+root, rank among its siblings, depth).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from policies.errors import SpecsweepError
+
+
+@dataclass(frozen=True)
+class Node:
+    parent: int   # index in the tree list, -1 = child of the last committed token
+    rank: int     # 1 = the draft's most likely candidate at the parent
+    depth: int    # 1 for the root's children
+
+
+def node_acceptance(tree: list[Node], p: list[float]) -> list[float]:
+    out: list[float] = []
+    for n in tree:
+        base = 1.0 if n.parent < 0 else out[n.parent]
+        out.append(base * p[n.rank - 1])
+    return out
+
+
+def expected_tokens(tree: list[Node], p: list[float]) -> float:
+    """1 + Σ α̂(v): expected tokens emitted per verification of ``tree``."""
+    return 1.0 + sum(node_acceptance(tree, p))
+
+
+def _check(p, **positive):
+    if not p or any(not (0.0 <= x <= 1.0) for x in p):
+        raise SpecsweepError(f"acceptance probabilities must be a non-empty list in [0, 1], got {p}")
+    for name, v in positive.items():
+        if v < 1:
+            raise SpecsweepError(f"tree {name} must be >= 1, got {v}")
+
+
+def sequoia_tree(p: list[float], budget: int = 64, max_depth: int = 8) -> list[Node]:
+    """The tree of at most ``budget`` draft nodes and depth ``max_depth`` maximising expected tokens."""
+    _check(p, budget=budget, depth=max_depth)
+    p = list(p)
+    ranks = len(p)
+
+    @lru_cache(maxsize=None)
+    def best(n: int, d: int) -> float:
+        """Max Σ α̂ inside a subtree of n nodes (its root included, scored 1) and depth <= d levels."""
+        if n == 1:
+            return 1.0
+        if d <= 1:
+            return float("-inf")
+        return 1.0 + split(n - 1, d - 1, 1)
+
+    @lru_cache(maxsize=None)
+    def split(m: int, d: int, r: int) -> float:
+        """Best Σ p_r · best(size, d) over children ranked r, r+1, … using exactly m nodes."""
+        if m == 0:
+            return 0.0
+        if r > ranks:
+            return float("-inf")
+        return max(p[r - 1] * best(s, d) + split(m - s, d, r + 1) for s in range(1, m + 1))
+
+    # the largest useful tree within the budget (adding a node never lowers the optimum: α̂ >= 0)
+    n = budget + 1
+    while n > 1 and best(n, max_depth + 1) == float("-inf"):
+        n -= 1
+    tree: list[Node] = []
+
+    def build(n: int, d: int, parent: int, depth: int):
+        """Append the children of ``parent`` (a subtree of n nodes, depth limit d) breadth by rank."""
+        m, r, sizes = n - 1, 1, []
+        while m > 0:
+            s = max(range(1, m + 1), key=lambda s: (p[r - 1] * best(s, d - 1) + split(m - s, d - 1, r + 1), -s))
+            sizes.append(s)
+            m -= s
+            r += 1
+        ids = []
+        for rank, _ in enumerate(sizes, 1):
+            tree.append(Node(parent, rank, depth))
+            ids.append(len(tree) - 1)
+        for idx, s in zip(ids, sizes):
+            build(s, d - 1, idx, depth + 1)
+
+    build(n, max_depth + 1, -1, 1)
+    return _bfs(tree)
+
+
+def gt_static_tree(p: list[float], c: float, eps: float = 0.0, max_depth: int = 64, max_nodes: int = 4096) -> list[Node]:
+    """Every node with α̂ > c − ε (GT Eq. 9); ranks and depth follow (Eq. 10–11)."""
+    _check(p, depth=max_depth)
+    if not (0.0 < c < 1.0):
+        raise SpecsweepError(f"cost ratio c must be in (0, 1), got {c}")
+    tree: list[Node] = []
+    alpha: list[float] = []
+    frontier = [(-1, 1.0, 1)]
+    while frontier and len(tree) < max_nodes:
+        nxt = []
+        for parent, a, depth in frontier:
+            if depth > max_depth:
+                continue
+            for r, pr in enumerate(p, 1):
+                if a * pr <= c - eps or len(tree) >= max_nodes:
+                    continue
+                tree.append(Node(parent, r, depth))
+                alpha.append(a * pr)
+                nxt.append((len(tree) - 1, a * pr, depth + 1))
+        frontier = nxt
+    return tree
+
+
+def _bfs(tree: list[Node]) -> list[Node]:
+    """Reorder to breadth-first (depth, then parent order, then rank), remapping parents."""
+    order = sorted(range(len(tree)), key=lambda i: (tree[i].depth, _path(tree, i)))
+    new = {old: k for k, old in enumerate(order)}
+    return [Node(-1 if tree[i].parent < 0 else new[tree[i].parent], tree[i].rank, tree[i].depth) for i in order]
+
+
+def _path(tree, i):
+    out = []
+    while i >= 0:
+        out.append(tree[i].rank)
+        i = tree[i].parent
+    return tuple(reversed(out))

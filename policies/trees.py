@@ -1,0 +1,146 @@
+"""Tree policies: a policy that returns a draft *tree* instead of a length (GUIDE §3.4).
+
+Static builders fix the shape from per-rank acceptance probabilities measured per pair
+(``p[r-1]`` = P(rank-r draft candidate accepted | ranks < r rejected); ``accept=auto`` uses
+the actor's measurement, or give ``accept=0.8/0.3/0.1``):
+
+``sequoia``     Sequoia's DP under a node budget and depth limit (``policies/tree_shapes.py``).
+``gt-static``   every node with α̂ > c − ε (GT Eq. 9–11), no budget.
+
+Dynamic builders grow the tree from the draft's probabilities at run time:
+
+``eagle2``      per depth, expand the ``topk`` frontier nodes with the highest cumulative draft
+                probability into their ``topk`` most likely children; after ``depth`` levels
+                keep the ``n`` candidates with the highest cumulative probability (EAGLE-2).
+``gt-dynamic``  the same expansion, but the depth stops once the best node of a level has
+                cumulative probability <= c − ε (GT Eq. 12), and N = min(D × B, N_max) (Eq. 13)
+                with B = ``topk``.
+"""
+from __future__ import annotations
+
+from policies.base import GenerationContext, Policy
+from policies.errors import SpecsweepError
+from policies.tree_shapes import Node, gt_static_tree, sequoia_tree
+
+
+def parse_accept(value) -> list[float] | None:
+    if value in (None, "auto"):
+        return None
+    try:
+        p = [float(x) for x in str(value).split("/")]
+    except ValueError:
+        raise SpecsweepError(f"accept={value!r}: give per-rank probabilities like 0.8/0.3/0.1, or auto") from None
+    if not p or any(not (0 <= x <= 1) for x in p):
+        raise SpecsweepError(f"accept={value!r}: every probability must be in [0, 1]")
+    return p
+
+
+class TreePolicy(Policy):
+    is_tree = True
+    dynamic = False
+    may_ask_zero = True
+
+    def max_draft(self) -> int:  # sequence interface unused for trees
+        return 0
+
+    def _c(self, ctx: GenerationContext, c) -> float:
+        if c == "auto":
+            if ctx.costs is None:
+                raise SpecsweepError(f"policy {self.name} with c=auto needs the actor's cost calibration; pass c=<number>")
+            return min(max(float(ctx.costs.c), 1e-6), 1 - 1e-6)
+        return float(c)
+
+    def _accept(self, ctx: GenerationContext) -> list[float]:
+        if self.accept is not None:
+            return self.accept
+        p = ctx.extras.get("rank_acceptance")
+        if p is None:
+            raise SpecsweepError(f"policy {self.name} with accept=auto needs the pair's measured per-rank acceptance")
+        return list(p)
+
+
+class Sequoia(TreePolicy):
+    name = "sequoia"
+
+    def __init__(self, gamma: int = 0, budget: int = 64, depth: int = 8, accept: str = "auto"):
+        self.budget, self.depth, self.accept_param = budget, depth, accept
+        self.accept = parse_accept(accept)
+        self.needs_rank_acceptance = self.accept is None
+        self._shape = None
+        self._key = None
+
+    def reset(self, ctx: GenerationContext) -> None:
+        super().reset(ctx)
+        p = self._accept(ctx)
+        if self._key != tuple(p):                 # the DP runs once per acceptance vector
+            self._shape, self._key = sequoia_tree(p, self.budget, self.depth), tuple(p)
+
+    def shape(self) -> list[Node]:
+        return self._shape
+
+    def params(self) -> dict:
+        return {"budget": self.budget, "depth": self.depth, "accept": self.accept_param}
+
+
+class GTStatic(TreePolicy):
+    name = "gt-static"
+
+    def __init__(self, gamma: int = 0, c="auto", eps: float = 0.0, accept: str = "auto", max_depth: int = 16):
+        self.c_param, self.eps, self.accept_param, self.max_depth = c, eps, accept, max_depth
+        self.accept = parse_accept(accept)
+        self.needs_rank_acceptance = self.accept is None
+        self.needs_costs = c == "auto"
+        self._shape, self._key = None, None
+
+    def reset(self, ctx: GenerationContext) -> None:
+        super().reset(ctx)
+        p, c = self._accept(ctx), self._c(ctx, self.c_param)
+        if self._key != (tuple(p), c):
+            self._shape, self._key = gt_static_tree(p, c, self.eps, self.max_depth), (tuple(p), c)
+
+    def shape(self) -> list[Node]:
+        return self._shape
+
+    def params(self) -> dict:
+        return {"c": self.c_param, "eps": self.eps, "accept": self.accept_param, "max_depth": self.max_depth}
+
+
+class Eagle2(TreePolicy):
+    name = "eagle2"
+    dynamic = True
+
+    def __init__(self, gamma: int = 0, depth: int = 5, topk: int = 10, n: int = 60):
+        self.depth, self.topk, self.n = depth, topk, n
+
+    def keep_expanding(self, level: int, best_cum_prob: float) -> bool:
+        """Whether the candidates of ``level`` (1-based) join the tree; expansion stops at ``depth``."""
+        return level <= self.depth
+
+    def node_budget(self, levels: int) -> int:
+        return self.n
+
+    def params(self) -> dict:
+        return {"depth": self.depth, "topk": self.topk, "n": self.n}
+
+
+class GTDynamic(Eagle2):
+    name = "gt-dynamic"
+
+    def __init__(self, gamma: int = 0, c="auto", eps: float = 0.0, topk: int = 10, n_max: int = 60, max_depth: int = 16):
+        self.c_param, self.eps, self.topk, self.n_max, self.depth = c, eps, topk, n_max, max_depth
+        self.needs_costs = c == "auto"
+
+    def reset(self, ctx: GenerationContext) -> None:
+        super().reset(ctx)
+        self.c = self._c(ctx, self.c_param)
+
+    def keep_expanding(self, level: int, best_cum_prob: float) -> bool:
+        """GT Eq. 12: a level joins while its best node's α̂ exceeds c − ε."""
+        return level <= self.depth and best_cum_prob > self.c - self.eps
+
+    def node_budget(self, levels: int) -> int:
+        """GT Eq. 13: N = min(D × B, N_max)."""
+        return min(levels * self.topk, self.n_max)
+
+    def params(self) -> dict:
+        return {"c": self.c_param, "eps": self.eps, "topk": self.topk, "n_max": self.n_max, "max_depth": self.depth}

@@ -1,0 +1,88 @@
+"""Token trees: greedy equals ar for every builder; static trees keep the target distribution under
+sampling, and the same chi-square test fails when the sibling residual rule is broken."""
+import pytest
+
+import actors.tree_step as tree_step
+from actors.drafters import ModelDrafter
+from actors.engine import SpecEngine
+from policies import build
+from policies.costs import CostCurve
+from policies.errors import SpecsweepError
+from tests.models import gpt2, llama, perturbed, sharpen
+from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
+from tests.test_lossless_sampling import PROMPT, tiny_pair
+
+COSTS = CostCurve(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
+BUILDERS = ["sequoia:accept=0.7/0.2/0.1,budget=16,depth=5", "sequoia:accept=0.5/0.3,budget=6,depth=2",
+            "gt-static:c=0.05,accept=0.7/0.2/0.1", "gt-static:accept=0.9/0.05", "eagle2:depth=4,topk=4,n=20",
+            "eagle2", "gt-dynamic:c=0.02,topk=4,n_max=30", "gt-dynamic"]
+
+
+@pytest.mark.parametrize("spec", BUILDERS)
+@pytest.mark.parametrize("arch", [llama, gpt2], ids=["llama", "gpt2"])
+def test_greedy_tree_equals_ar(spec, arch):
+    target = sharpen(arch(vocab=90, seed=3))
+    draft = perturbed(target, 0.3, seed=4)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
+    for prompt, limit in (([5, 9, 11, 23, 40], 40), ([7], 9), ([1, 2, 3, 1, 2, 3, 1, 2], 23)):
+        ar = SpecEngine(target).generate(prompt, build("ar"), max_new_tokens=limit)
+        g = engine.generate(prompt, build(spec, 1), max_new_tokens=limit)
+        assert g.token_ids == ar.token_ids, (spec, prompt)
+        assert all(a <= d for a, d in zip(g.accepted, g.drafted))
+
+
+@pytest.mark.parametrize("spec", ["sequoia:accept=0.7/0.2/0.1,budget=12,depth=4", "eagle2:depth=3,topk=3,n=10"])
+def test_eos_inside_a_tree(spec):
+    target = sharpen(llama(vocab=64, seed=8))
+    draft = perturbed(target, 0.2, seed=9)
+    prompt = [3, 1, 4, 1, 5]
+    free = SpecEngine(target).generate(prompt, build("ar"), max_new_tokens=30).token_ids
+    for cut in (2, 11):
+        eos = free[cut]
+        expect = free[: free.index(eos) + 1]
+        g = SpecEngine(target, ModelDrafter(draft), eos_token_ids=[eos], costs=COSTS).generate(
+            prompt, build(spec, 1), max_new_tokens=30)
+        assert g.token_ids == expect
+
+
+def test_trees_accept_several_tokens_per_step():
+    target = sharpen(gpt2(vocab=90, seed=3))
+    draft = perturbed(target, 0.3, seed=4)
+    g = SpecEngine(target, ModelDrafter(draft)).generate([5, 9, 11], build("sequoia:accept=0.7/0.2/0.1", 1),
+                                                         max_new_tokens=40)
+    assert max(g.accept_lengths) >= 4 and g.decoding_steps < 20
+
+
+SAMPLED = ["sequoia:accept=0.5/0.4/0.3,budget=8,depth=2", "gt-static:c=0.1,accept=0.5/0.4/0.3"]
+
+
+@pytest.mark.parametrize("spec", SAMPLED)
+def test_sampled_static_tree_matches_target_distribution(spec):
+    target, draft = tiny_pair()
+    probs = exact_joint(target, PROMPT, 3, 1.0)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
+    assert chi_square_pvalue(sample_runs(engine, build(spec, 1), PROMPT, 3, 2500, seed0=5), probs) > 1e-3
+
+
+def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
+    """Trying the next sibling against p instead of the running residual must be caught."""
+    target, draft = tiny_pair()
+    probs = exact_joint(target, PROMPT, 3, 1.0)
+    monkeypatch.setattr(tree_step, "residual_without", lambda p, q: p)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
+    assert chi_square_pvalue(sample_runs(engine, build(SAMPLED[0], 1), PROMPT, 3, 2500, seed0=5), probs) < 1e-6
+
+
+def test_dynamic_trees_refuse_sampling_and_ngram():
+    target, draft = tiny_pair()
+    with pytest.raises(SpecsweepError, match="greedy-only"):
+        SpecEngine(target, ModelDrafter(draft), costs=COSTS).generate(PROMPT, build("eagle2", 1), max_new_tokens=3,
+                                                                      temperature=1.0)
+
+
+@pytest.mark.parametrize("spec,msg", [("sequoia:budget=0", "budget"), ("eagle2:topk=0", "topk"),
+                                      ("gt-dynamic:n_max=0", "n_max"), ("gt-static:c=1.2", "c="),
+                                      ("sequoia:accept=0.5/2", "accept")])
+def test_bad_tree_parameters(spec, msg):
+    with pytest.raises(SpecsweepError, match=msg):
+        build(spec, 1)
