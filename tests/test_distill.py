@@ -55,9 +55,11 @@ def test_shipped_draft_is_lossless_against_the_real_target():
     from jobs.templates import render
 
     pair = Pair(PairConfig(target="smollm2-135m", draft="smollm2-135m-draft", device="cpu"))
+    accepted = 0
     for q in load_questions("sample", question_ids=[9005, 9017]):
         ids = render("chat", pair.tokenizer, [{"role": "user", "content": q.turns[0]}])
         ar = pair.engine.generate(ids, build("ar"), max_new_tokens=48)
         spec = pair.engine.generate(ids, build("fixed", 4), max_new_tokens=48)
         assert spec.token_ids == ar.token_ids
-        assert max(spec.accept_lengths) >= 3      # the trained draft actually gets drafts accepted
+        accepted += sum(spec.accepted)
+    assert accepted >= 5          # a floor: the trained draft gets drafts accepted, not just the bonus token
