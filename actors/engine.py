@@ -168,16 +168,8 @@ class SpecEngine:
                 n, nxt = accept_greedy(logits.argmax(-1).tolist(), prop.tokens)
             else:
                 n, nxt = accept_sampling(warp(logits, temperature, top_p), prop.q_rows, prop.tokens, gen)
-            new = prop.tokens[:n] + [nxt]
-            for j, t in enumerate(new):
-                if t in self.eos:
-                    new = new[: j + 1]
-                    out.finished_by_eos = True
-                    break
-            new = new[:remaining]
             base = len(tokens)
-            tokens += new
-            out.token_ids += new
+            new = self._emit(prop.tokens[:n] + [nxt], tokens, out, remaining)
             crop_to(cache, len(tokens) - 1)
             if k:
                 self.drafter.rollback(base + n)
@@ -190,22 +182,26 @@ class SpecEngine:
         out.wall_time = self._clock() - t_start
         return out
 
-    def _tree_step(self, tokens, out, cache, policy, remaining, sampling, gen) -> StepRecord:
-        """Draft a tree, verify it in one target forward, keep the accepted path (``actors/tree_step.py``)."""
-        t0 = self._clock()
-        tree = draft_tree(self.drafter, policy, tokens, remaining - 1, sampling, gen, self.eos)
-        t1 = self._clock()
-        path, nxt, _ = verify_tree(self.target, cache, tokens, tree, sampling, gen)
-        new = [tree.tokens[i] for i in path] + [nxt]
+    def _emit(self, new: list[int], tokens: list[int], out: Generation, remaining: int) -> list[int]:
+        """Append a step's tokens, cut after the first EOS and at ``max_new_tokens``."""
         for j, t in enumerate(new):
             if t in self.eos:
                 new = new[: j + 1]
                 out.finished_by_eos = True
                 break
         new = new[:remaining]
-        base = len(tokens)
         tokens += new
         out.token_ids += new
+        return new
+
+    def _tree_step(self, tokens, out, cache, policy, remaining, sampling, gen) -> StepRecord:
+        """Draft a tree, verify it in one target forward, keep the accepted path (``actors/tree_step.py``)."""
+        t0 = self._clock()
+        tree = draft_tree(self.drafter, policy, tokens, remaining - 1, sampling, gen, self.eos)
+        t1 = self._clock()
+        path, nxt, _ = verify_tree(self.target, cache, tokens, tree, sampling, gen)
+        base = len(tokens)
+        new = self._emit([tree.tokens[i] for i in path] + [nxt], tokens, out, remaining)
         keep_positions(cache, list(range(base)) + [base + i for i in path])          # root + accepted path
         d_len = cached_length(self.drafter.cache)      # the draft may lag behind if it did not run this step
         d_slots = [tree.draft_slot[i] for i in path if i in tree.draft_slot] if d_len >= base else []
