@@ -66,7 +66,6 @@ def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, r
     return CostCurve(t_draft=t_draft, t_verify=t_verify, context=context, device=str(device))
 
 
-
 @torch.no_grad()
 def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, max_new_tokens: int = 48,
                     floor: float = 1e-3) -> list[float]:

@@ -53,8 +53,6 @@ class Tree:
         return len(self.tokens) - 1
 
 
-NEG = None
-
 
 def tree_mask(prefix: int, parents: list[int], extra_prefix_nodes: dict | None, dtype, device, fed_before: int = 0):
     """Additive 4-D mask [1, 1, n, prefix + fed_before + n] for n new tree nodes.
@@ -220,7 +218,6 @@ def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generato
     """(accepted node indices along the path, next token, target logits) for one tree."""
     L = len(tokens) - 1
     parents = [-1] + [p + 1 for p in tree.parents]           # index 0 = root (last committed token)
-    parents[0] = -1
     dtype = next(target.parameters()).dtype
     dtype = dtype if dtype.is_floating_point else torch.float32
     mask = tree_mask(L, parents, None, dtype, target.device)
