@@ -31,8 +31,9 @@ class GammaTune(Policy):
         self._start()
 
     def _start(self) -> None:
-        self.gamma_bar = float(self.initial)
-        self.gamma = int(self.initial)
+        start = min(self.gamma_max, max(self.gamma_min, int(self.initial)))   # γ̄ lives in [γmin, γmax] (Eq. 8)
+        self.gamma_bar = float(start)
+        self.gamma = start
 
     def reset(self, ctx: GenerationContext) -> None:
         super().reset(ctx)

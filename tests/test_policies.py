@@ -181,7 +181,7 @@ def test_k_max_stays_in_bounds(spec, gamma, steps):
         assert isinstance(k_max, int) and k_max >= 0
         if p.name not in ("ar", "oracle", "gt"):
             assert k_max >= 1
-        if p.name.startswith("gammatune") and i > 0:
+        if p.name.startswith("gammatune"):
             assert p.gamma_min <= k_max <= p.gamma_max
         if p.name == "hf-heuristic" and not p.persist:
             assert k_max <= gamma + 2 * i
