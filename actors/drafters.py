@@ -26,6 +26,8 @@ class Proposal:
     tokens: list[int] = field(default_factory=list)        # to verify
     q_rows: list = field(default_factory=list)             # draft distribution per token (None = point mass)
     q_tokens: list[float] = field(default_factory=list)    # q(x_i) per token
+    q_max: list[float] = field(default_factory=list)       # max q at each token's position
+    entropy: list[float] = field(default_factory=list)     # H(q) in nats at each token's position
     proposed: int = 0                                      # proposals made, a discarded one included
 
 
@@ -45,7 +47,7 @@ class Drafter:
 
 
 def _decide(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, k_max: int, stop_ids,
-            sampled: bool = False) -> bool:
+            sampled: bool = False, entropy: float = 0.0) -> bool:
     """Record proposal i and ask the policy; True = keep drafting.
 
     A DISCARD is honoured only for deterministic proposals (greedy or n-gram). A
@@ -54,7 +56,7 @@ def _decide(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, 
     p (rejection sampling sums over every x_i). Under sampling it is verified (STOP).
     """
     prop.proposed += 1
-    verdict = ask(prop.proposed, token, q_tok, q_max)
+    verdict = ask(prop.proposed, token, q_tok, q_max, entropy)
     if verdict == DISCARD and sampled:
         verdict = STOP
     if verdict == DISCARD:
@@ -62,11 +64,21 @@ def _decide(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, 
     prop.tokens.append(token)
     prop.q_rows.append(q_row)
     prop.q_tokens.append(q_tok)
+    prop.q_max.append(q_max)
+    prop.entropy.append(entropy)
     if verdict == STOP or len(prop.tokens) >= k_max or token in stop_ids:
         return False
     if verdict != MORE:
         raise ValueError(f"policy answered {verdict!r} after a draft; expected more, stop or discard")
     return True
+
+
+def token_stats(probs: torch.Tensor, token: int) -> tuple[float, float, float]:
+    """(q(x), max q, H(q) in nats) of one draft distribution ``probs`` [vocab], with one host sync."""
+    p = probs.float()
+    h = -(p * torch.log(p.clamp_min(1e-30))).sum()
+    vals = torch.stack([p[token], p.max(), h]).tolist()
+    return vals[0], vals[1], vals[2]
 
 
 class ModelDrafter(Drafter):
@@ -100,9 +112,9 @@ class ModelDrafter(Drafter):
                 probs = warp(logits, sampling["temperature"], sampling["top_p"])
                 token = int(torch.multinomial(probs, 1, generator=generator))
                 q_row = probs
-            q_tok = float(probs[token])
-            q_max = float(probs.max())
-            if not _decide(ask, prop, token, q_tok, q_max, q_row, k_max, stop_ids, sampled=sampling is not None):
+            q_tok, q_max, h = token_stats(probs, token)
+            if not _decide(ask, prop, token, q_tok, q_max, q_row, k_max, stop_ids, sampled=sampling is not None,
+                           entropy=h):
                 return prop
             feed = [token]
 

@@ -178,7 +178,8 @@ class SpecEngine:
                              draft_time=t1 - t0, verify_time=t2 - t1)
             out.steps.append(rec)
             policy.update(StepOutcome(drafted=k, accepted=n, q_tokens=prop.q_tokens, draft_time=rec.draft_time,
-                                      verify_time=rec.verify_time, emitted=len(new), max_draft=k_max))
+                                      verify_time=rec.verify_time, emitted=len(new), max_draft=k_max,
+                                      q_max=prop.q_max, entropy=prop.entropy))
         out.wall_time = self._clock() - t_start
         return out
 

@@ -4,9 +4,10 @@ A policy sees numbers only — never a model, a tensor or Ray. Per speculative s
 
 1. ``max_draft()`` — how many tokens at most to draft now (``k_max >= 0``; 0 means a
    plain target step). The engine may lower it (e.g. near ``max_new_tokens``).
-2. ``after_draft(i, token, q_token, q_max)`` — called after the draft proposed its
-   i-th token (1-based) with draft probability ``q_token`` (``q_max`` = the draft's
-   largest probability at that position). Returns :data:`MORE` to keep drafting,
+2. ``after_draft(i, token, q_token, q_max, entropy)`` — called after the draft proposed
+   its i-th token (1-based) with draft probability ``q_token`` (``q_max`` = the draft's
+   largest probability at that position, ``entropy`` = H(q) in nats of the draft
+   distribution there; 0 for a point-mass drafter such as n-gram). Returns :data:`MORE` to keep drafting,
    :data:`STOP` to stop and verify the i tokens, or :data:`DISCARD` to stop and verify
    only the first i - 1 (the GT rule: the token that fails the test is not verified).
 3. ``update(outcome)`` — the step's :class:`StepOutcome`.
@@ -34,6 +35,8 @@ class StepOutcome:
     verify_time: float              # seconds of the target forward and acceptance
     emitted: int = 0                # tokens appended this step (n + 1 unless EOS/max cut it)
     max_draft: int = 0              # the k_max the policy asked for
+    q_max: Sequence[float] = ()     # the draft's top probability at each verified position
+    entropy: Sequence[float] = ()   # H(q) in nats at each verified position
 
 
 @dataclass
@@ -62,7 +65,7 @@ class Policy:
     def max_draft(self) -> int:
         raise NotImplementedError
 
-    def after_draft(self, i: int, token: int, q_token: float, q_max: float) -> str:
+    def after_draft(self, i: int, token: int, q_token: float, q_max: float, entropy: float = 0.0) -> str:
         return MORE
 
     def update(self, outcome: StepOutcome) -> None:

@@ -69,7 +69,7 @@ class GammaTunePlus(GammaTune):
         super().reset(ctx)
         self.stop.reset()
 
-    def after_draft(self, i, token, q_token, q_max) -> str:
+    def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         return self.stop.verdict(q_token) if hasattr(self, "stop") else MORE
 
     def update(self, o: StepOutcome) -> None:

@@ -52,7 +52,7 @@ class Goodput(Policy):
     def max_draft(self) -> int:
         return self.gamma
 
-    def after_draft(self, i, token, q_token, q_max) -> str:
+    def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         return STOP if q_token < self.tau else MORE
 
     def update(self, o: StepOutcome) -> None:

@@ -38,7 +38,7 @@ class GT(Policy):
         self.alpha = 1.0
         return self.cap
 
-    def after_draft(self, i, token, q_token, q_max) -> str:
+    def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         self.alpha *= q_token
         return MORE if self.alpha > self.c - self.eps else DISCARD
 

@@ -27,7 +27,7 @@ class Oracle(Policy):
         ref = self.ctx.reference or []
         return min(self.cap, max(0, len(ref) - self.ctx.generated - 1))
 
-    def after_draft(self, i, token, q_token, q_max) -> str:
+    def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         ref = self.ctx.reference or []
         pos = self.ctx.generated + i - 1
         return MORE if pos < len(ref) and ref[pos] == token else DISCARD

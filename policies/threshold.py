@@ -99,7 +99,7 @@ class Threshold(Policy):
     def max_draft(self) -> int:
         return self.gamma
 
-    def after_draft(self, i, token, q_token, q_max) -> str:
+    def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         return self.stop.verdict(q_token)
 
     def update(self, o: StepOutcome) -> None:
