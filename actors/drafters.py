@@ -10,14 +10,13 @@ mass on each proposal.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import torch
 
 from actors.acceptance import warp
-from actors.kv import crop_to, cached_length, new_cache
+from actors.runners import EagerRunner
 from policies.base import DISCARD, MORE, STOP
 
 
@@ -73,53 +72,70 @@ def _decide(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, 
     return True
 
 
-def token_stats(probs: torch.Tensor, token: int) -> tuple[float, float, float]:
-    """(q(x), max q, H(q) in nats) of one draft distribution ``probs`` [vocab], with one host sync."""
-    p = probs.float()
-    h = -(p * torch.log(p.clamp_min(1e-30))).sum()
-    vals = torch.stack([p[token], p.max(), h]).tolist()
-    return vals[0], vals[1], vals[2]
+def pick_draft_token(logits: torch.Tensor, sampling: dict | None, generator: torch.Generator | None):
+    """Choose the draft token from ``logits`` [vocab] and read (x, q(x), max q, H(q)) with one host sync.
+
+    Greedy: x = argmax, q = softmax(logits). Sampling: q = the warped distribution
+    (temperature, top-p) and x ~ q. H(q) is the natural-log entropy. Returns
+    ``(x, q(x), max q, H(q), q_row)``, ``q_row`` the distribution when sampled (None when greedy).
+    """
+    if sampling is None:
+        probs = torch.softmax(logits.float(), -1)
+        token = probs.argmax()
+        q_row = None
+    else:
+        probs = warp(logits, sampling["temperature"], sampling["top_p"])
+        token = torch.multinomial(probs, 1, generator=generator)[0]
+        q_row = probs
+    h = -(probs * torch.log(probs.clamp_min(1e-30))).sum()
+    x, q_tok, q_max, ent = torch.stack([token.double(), probs[token].double(), probs.max().double(),
+                                        h.double()]).tolist()
+    return int(x), q_tok, q_max, ent, q_row
 
 
 class ModelDrafter(Drafter):
+    """A draft LM behind a runner (``actors/runners.py``): feeds only what its cache lacks, one token per proposal."""
+
     name = "model"
 
-    def __init__(self, model):
+    def __init__(self, model, runner=None):
         self.model = model
         self.device = model.device
-        self.cache = None
+        self.runner = runner if runner is not None else EagerRunner(model)
+        self._main = self.runner
+
+    def use_eager(self, eager: bool) -> None:
+        """Tree steps edit a DynamicCache directly: switch to an eager runner for them."""
+        if not eager:
+            self.runner = self._main
+        elif not isinstance(self.runner, EagerRunner):
+            self._eager = getattr(self, "_eager", None) or EagerRunner(self.model)
+            self.runner = self._eager
+
+    @property
+    def cache(self):
+        return self.runner.cache
+
+    def prepare(self) -> None:
+        self.runner.prepare(2)     # a step feeds the draft one token, or two after a fully accepted draft
 
     def reset(self) -> None:
-        self.cache = new_cache(self.model)
-
-    @torch.no_grad()
-    def _next_logits(self, ids: Sequence[int]) -> torch.Tensor:
-        inp = torch.tensor([list(ids)], device=self.device)
-        out = self.model(input_ids=inp, past_key_values=self.cache, use_cache=True, logits_to_keep=1)
-        return out.logits[0, -1]
+        self.runner.reset()
 
     @torch.no_grad()
     def propose(self, tokens, k_max, ask, sampling, generator, stop_ids) -> Proposal:
         prop = Proposal()
-        feed = list(tokens[cached_length(self.cache):])
+        feed = list(tokens[self.runner.length:])
         while True:
-            logits = self._next_logits(feed)
-            if sampling is None:                       # greedy: propose argmax, report softmax probability
-                probs = torch.softmax(logits.float(), -1)
-                token = int(probs.argmax())
-                q_row = None
-            else:
-                probs = warp(logits, sampling["temperature"], sampling["top_p"])
-                token = int(torch.multinomial(probs, 1, generator=generator))
-                q_row = probs
-            q_tok, q_max, h = token_stats(probs, token)
+            logits = self.runner.forward(feed, last_only=True)[-1]
+            token, q_tok, q_max, h, q_row = pick_draft_token(logits, sampling, generator)
             if not _decide(ask, prop, token, q_tok, q_max, q_row, k_max, stop_ids, sampled=sampling is not None,
                            entropy=h):
                 return prop
             feed = [token]
 
     def rollback(self, valid: int) -> None:
-        crop_to(self.cache, valid)
+        self.runner.rollback(valid)
 
 
 class NgramDrafter(Drafter):
@@ -154,9 +170,3 @@ class NgramDrafter(Drafter):
                 break
         return prop
 
-
-def timed(fn, sync):
-    t = time.perf_counter()
-    out = fn()
-    sync()
-    return out, time.perf_counter() - t

@@ -21,7 +21,8 @@ import torch
 
 from actors.acceptance import accept_greedy, accept_sampling, warp
 from actors.drafters import Drafter, ModelDrafter, Proposal
-from actors.kv import cached_length, crop_to, new_cache
+from actors.kv import cached_length
+from actors.runners import EagerRunner, make_runner
 from actors.tree_step import draft_tree, keep_positions, verify_tree
 from policies.base import GenerationContext, Policy, StepOutcome
 from policies.errors import SpecsweepError
@@ -86,7 +87,8 @@ class SpecEngine:
     handed to policies through :class:`GenerationContext`.
     """
 
-    def __init__(self, target, drafter: Drafter | None = None, eos_token_ids: Sequence[int] = (), costs=None):
+    def __init__(self, target, drafter: Drafter | None = None, eos_token_ids: Sequence[int] = (), costs=None,
+                 engine: str = "eager", capacity: int = 4096, max_draft: int = 24, inductor: bool | None = None):
         self.target = target
         self.drafter = drafter
         self.eos = frozenset(int(t) for t in eos_token_ids if t is not None)
@@ -94,6 +96,26 @@ class SpecEngine:
         self.rank_acceptance = None   # per-rank acceptance for static trees (actors/calibrate.py)
         self.device = target.device
         self._cuda = self.device.type == "cuda"
+        self.runner = make_runner(target, engine, capacity, inductor)
+        self.engine = self.runner.engine
+        self._eager_runner = self.runner if isinstance(self.runner, EagerRunner) else None
+        if isinstance(drafter, ModelDrafter) and engine != "eager" and isinstance(drafter.runner, EagerRunner):
+            drafter.runner = drafter._main = make_runner(drafter.model, engine, capacity, inductor)
+        self.max_draft = max_draft    # the largest draft the compiled engine captures a graph for
+        self._prepared = 0
+
+    def prepare(self, max_draft: int | None = None) -> None:
+        """Compile/capture the target for verified lengths up to ``max_draft + 1`` and the draft's one-token step.
+
+        Runs once per actor before anything is timed (a no-op for the eager engine).
+        """
+        max_draft = self.max_draft if max_draft is None else max_draft
+        if max_draft + 1 <= self._prepared:
+            return
+        self.runner.prepare(max_draft + 1)
+        if isinstance(self.drafter, ModelDrafter):
+            self.drafter.prepare()
+        self._prepared = max_draft + 1
 
     def _sync(self) -> None:
         if self._cuda:
@@ -129,29 +151,32 @@ class SpecEngine:
                                 extras={"rank_acceptance": self.rank_acceptance})
         policy.reset(ctx)
 
-        tokens = list(int(t) for t in prompt_ids)
-        out = Generation(token_ids=[])
-        cache = new_cache(self.target)
-        t_start = self._clock()
-        if len(tokens) > 1:
-            self.target(input_ids=torch.tensor([tokens[:-1]], device=self.device), past_key_values=cache,
-                        use_cache=True, logits_to_keep=1)
-            out.prefill_time = self._clock() - t_start
-        if self.drafter is not None and policy.needs_draft:
-            self.drafter.reset()
-
-
         is_tree = getattr(policy, "is_tree", False)
         if is_tree and not greedy and policy.dynamic:
             raise SpecsweepError(f"dynamic tree policy {policy.name} is greedy-only: its node selection depends on "
                                  "the sampled drafts; use sequoia or gt-static for sampling")
         if is_tree and not isinstance(self.drafter, ModelDrafter):
             raise SpecsweepError(f"tree policy {policy.name} needs a draft model (not ngram)")
+        self.prepare()
+        runner = self._runner_for(is_tree)
+        if isinstance(self.drafter, ModelDrafter):
+            self.drafter.use_eager(is_tree)
+
+        tokens = list(int(t) for t in prompt_ids)
+        out = Generation(token_ids=[])
+        runner.reset()
+        t_start = self._clock()
+        if len(tokens) > 1:
+            runner.forward(tokens[:-1], last_only=True)
+            out.prefill_time = self._clock() - t_start
+        if self.drafter is not None and policy.needs_draft:
+            self.drafter.reset()
+
         while len(out.token_ids) < max_new_tokens and not out.finished_by_eos:
             ctx.generated = len(out.token_ids)
             remaining = max_new_tokens - len(out.token_ids)
             if is_tree:
-                out.steps.append(self._tree_step(tokens, out, cache, policy, remaining, sampling, gen))
+                out.steps.append(self._tree_step(tokens, out, runner.cache, policy, remaining, sampling, gen))
                 continue
             k_max = int(policy.max_draft())
             if k_max < 0:
@@ -162,15 +187,14 @@ class SpecEngine:
                     if cap > 0 else Proposal())
             t1 = self._clock()
             k = len(prop.tokens)
-            inp = torch.tensor([[tokens[-1], *prop.tokens]], device=self.device)
-            logits = self.target(input_ids=inp, past_key_values=cache, use_cache=True).logits[0]
+            logits = runner.forward([tokens[-1], *prop.tokens])     # [k + 1, vocab]
             if greedy:
                 n, nxt = accept_greedy(logits.argmax(-1).tolist(), prop.tokens)
             else:
                 n, nxt = accept_sampling(warp(logits, temperature, top_p), prop.q_rows, prop.tokens, gen)
             base = len(tokens)
             new = self._emit(prop.tokens[:n] + [nxt], tokens, out, remaining)
-            crop_to(cache, len(tokens) - 1)
+            runner.rollback(len(tokens) - 1)
             if k:
                 self.drafter.rollback(base + n)
             t2 = self._clock()
@@ -182,6 +206,14 @@ class SpecEngine:
                                       q_max=prop.q_max, entropy=prop.entropy))
         out.wall_time = self._clock() - t_start
         return out
+
+    def _runner_for(self, is_tree: bool):
+        """Tree steps edit a DynamicCache in place (``actors/tree_step.py``): they always run eagerly."""
+        if not is_tree:
+            return self.runner
+        if self._eager_runner is None:
+            self._eager_runner = EagerRunner(self.target)
+        return self._eager_runner
 
     def _emit(self, new: list[int], tokens: list[int], out: Generation, remaining: int) -> list[int]:
         """Append a step's tokens, cut after the first EOS and at ``max_new_tokens``."""
@@ -217,4 +249,5 @@ class SpecEngine:
         """The target-only greedy continuation (what ``oracle`` knows in advance)."""
         from policies.fixed import TargetOnly
 
-        return SpecEngine(self.target, None, self.eos).generate(prompt_ids, TargetOnly(), max_new_tokens=max_new_tokens).token_ids
+        return SpecEngine(self.target, None, self.eos).generate(prompt_ids, TargetOnly(),
+                                                               max_new_tokens=max_new_tokens).token_ids

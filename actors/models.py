@@ -24,7 +24,8 @@ import torch
 from policies.errors import SpecsweepError
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-QUANTIZATIONS = ("int8", "int4")
+QUANTIZATIONS = ("int8", "int4", "fp8")
+QUANT_BACKENDS = ("torchao", "optimum-quanto")
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ASSETS = Path(__file__).resolve().parent / "assets"
 ALIASES = {
@@ -43,6 +44,9 @@ class ModelSpec:
     quantization: str | None = None
     trust_remote_code: bool = False
     extra: dict = field(default_factory=dict, compare=False)
+    quant_backend: str = "torchao"
+    num_gpus: int = 1                       # > 1: shard over cuda:0 .. cuda:N-1 (device_map="auto" under caps)
+    reserve_bytes: int = 0                  # per GPU, kept free for KV cache and the draft (actors/placement.py)
 
     def __post_init__(self):
         if not self.name or not str(self.name).strip():
@@ -53,6 +57,12 @@ class ModelSpec:
             raise SpecsweepError(f"quantization {self.quantization!r} is not valid: use one of {', '.join(QUANTIZATIONS)} or none")
         if self.device not in ("auto", "cpu", "cuda") and not str(self.device).startswith("cuda:"):
             raise SpecsweepError(f"device {self.device!r} is not valid: use auto, cpu, cuda or cuda:N")
+        if self.quant_backend not in QUANT_BACKENDS:
+            raise SpecsweepError(f"quant_backend {self.quant_backend!r} is not valid: use one of {', '.join(QUANT_BACKENDS)}")
+        if self.quantization == "fp8" and self.quant_backend != "torchao":
+            raise SpecsweepError("quantization fp8 needs quant_backend torchao")
+        if not isinstance(self.num_gpus, int) or isinstance(self.num_gpus, bool) or self.num_gpus < 1:
+            raise SpecsweepError(f"num_gpus {self.num_gpus!r} is not valid: use an integer >= 1")
 
 
 def cache_root() -> Path:
@@ -134,31 +144,83 @@ def _not_found(name: str, err: Exception) -> str:
             f"from this machine, or one of {', '.join(ALIASES)}")
 
 
+def quantization_config(spec: ModelSpec):
+    """transformers' quantization config for weight-only ``spec.quantization`` with ``spec.quant_backend``.
+
+    Handed to ``from_pretrained`` so each linear layer is quantized as it is loaded: the
+    full-precision model is never materialised (a 70B bf16 target is 140 GB).
+    """
+    if not spec.quantization:
+        return None
+    if spec.quant_backend == "optimum-quanto":
+        if spec.quantization not in ("int8", "int4"):
+            raise SpecsweepError(f"optimum-quanto offers int8 and int4 weights, not {spec.quantization}")
+        from transformers import QuantoConfig
+
+        return QuantoConfig(weights=spec.quantization)
+    try:
+        from torchao.quantization import Float8WeightOnlyConfig, Int4WeightOnlyConfig, Int8WeightOnlyConfig
+        from transformers import TorchAoConfig
+    except ImportError:
+        raise SpecsweepError("quant_backend torchao needs the torchao package: pip install torchao "
+                             "(or use quant_backend optimum-quanto)") from None
+    if spec.quantization == "int8":
+        quant = Int8WeightOnlyConfig()
+    elif spec.quantization == "int4":
+        quant = Int4WeightOnlyConfig(group_size=128)
+    else:
+        quant = Float8WeightOnlyConfig()
+    return TorchAoConfig(quant_type=quant)
+
+
+def device_map_for(spec: ModelSpec, device: torch.device):
+    """``(device_map, max_memory)`` for ``from_pretrained``: one device, or N GPUs under caps."""
+    if spec.num_gpus == 1:
+        return {"": device}, None
+    if device.type != "cuda":
+        raise SpecsweepError(f"num_gpus {spec.num_gpus} needs CUDA GPUs; device is {device}")
+    have = torch.cuda.device_count()
+    if have < spec.num_gpus:
+        raise SpecsweepError(f"num_gpus {spec.num_gpus} asked for but {have} CUDA GPU(s) are visible")
+    from actors.placement import max_memory_arg
+
+    caps = {i: int(torch.cuda.get_device_properties(i).total_memory * 0.95) - spec.reserve_bytes
+            for i in range(spec.num_gpus)}
+    return "auto", max_memory_arg(caps)
+
+
 def load_model(spec: ModelSpec):
-    """Load a causal LM in eval mode on its device, optionally quantized with optimum-quanto."""
+    """Load a causal LM in eval mode, placed (and quantized, sharded) as it is read from disk."""
     from transformers import AutoModelForCausalLM
 
     source, kw = resolve_source(spec.name)
     device = resolve_device(spec.device)
+    if spec.quantization and spec.quant_backend == "torchao" and spec.quantization != "int8" and device.type != "cuda":
+        raise SpecsweepError(f"torchao {spec.quantization} weight-only kernels need a CUDA GPU; on {device} use "
+                             "int8 or quant_backend optimum-quanto")
+    device_map, max_memory = device_map_for(spec, device)
+    qcfg = quantization_config(spec)
+    if qcfg is not None:
+        kw["quantization_config"] = qcfg
+    if max_memory is not None:
+        kw["max_memory"] = max_memory
     try:
         model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=DTYPES[spec.dtype], trust_remote_code=spec.trust_remote_code, **kw)
+            source, dtype=DTYPES[spec.dtype], trust_remote_code=spec.trust_remote_code, device_map=device_map, **kw)
     except OSError as e:
         raise SpecsweepError(_not_found(spec.name, e)) from None
     model = wrap_reduced_vocab(model, source)
-    model.to(device)
-    if spec.quantization:
-        quantize_model(model, spec.quantization)
+    if spec.num_gpus == 1:
+        model.to(device)            # the reduced-vocabulary wrapper's index buffers
     model.eval()
     return model
 
 
-def quantize_model(model, quantization: str) -> None:
-    """Quantize linear weights in place with optimum-quanto (int8 or int4 weights)."""
-    from optimum.quanto import freeze, qint4, qint8, quantize
-
-    quantize(model, weights={"int8": qint8, "int4": qint4}[quantization])
-    freeze(model)
+def peak_gpu_memory() -> dict[str, int]:
+    """Peak bytes allocated on each visible GPU since the last reset (the GT paper's memory R)."""
+    if not torch.cuda.is_available():
+        return {}
+    return {f"cuda:{i}": int(torch.cuda.max_memory_allocated(i)) for i in range(torch.cuda.device_count())}
 
 
 def wrap_reduced_vocab(model, source: str):

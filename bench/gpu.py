@@ -1,0 +1,356 @@
+"""GPU systems benchmark on random-weight models of real shapes (timing only: never read acceptance from it).
+
+    python bench/gpu.py check ar spec curve c      # sections; each prints ratios measured side by side
+    python bench/gpu.py curve70b                   # 70B-shaped int4 target built layer by layer (needs torchao)
+
+Sections
+  check     greedy tokens of eager / static / compiled engines agree on a small CUDA model (lossless on GPU)
+  ar        Llama-2-7B shape, bf16, batch 1: eager vs static vs compiled (CUDA graphs, ± torch.compile) vs
+            transformers' generate (static cache + compile) vs the HBM floor (weight bytes / copy bandwidth)
+  spec      + Vicuna-68M-shaped draft, fixed γ ∈ {1, 2, 4, 8}: ours (compiled) vs transformers assisted generation
+  curve     verify cost t(m)/t(1), m = 1…64, 7B shape: static engine at every m, compiled at its buckets
+  c         c = draft token time / target forward time, eager vs compiled
+  curve70b  the same curve for a Llama-2-70B-shaped target, int4 weight-only (torchao), and its peak memory
+
+Writes one JSON per section under $OUT (or ./out) and prints a line per figure.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from actors.drafters import ModelDrafter  # noqa: E402
+from actors.engine import SpecEngine  # noqa: E402
+from policies.fixed import Fixed, TargetOnly  # noqa: E402
+
+OUT = Path(os.environ.get("OUT", "out"))
+DEV = torch.device("cuda")
+PROMPT_LEN, NEW = 64, 128
+
+
+def llama_cfg(shape: str):
+    from transformers import LlamaConfig
+
+    dims = {"7b": (4096, 11008, 32, 32, 32), "70b": (8192, 28672, 80, 64, 8), "68m": (768, 3072, 2, 12, 12),
+            "tiny": (256, 512, 2, 4, 4)}[shape]
+    h, inter, layers, heads, kv = dims
+    return LlamaConfig(vocab_size=32000, hidden_size=h, intermediate_size=inter, num_hidden_layers=layers,
+                       num_attention_heads=heads, num_key_value_heads=kv, max_position_embeddings=4096,
+                       tie_word_embeddings=False, eos_token_id=None, bos_token_id=None, pad_token_id=0)
+
+
+def random_model(shape: str, dtype=torch.bfloat16):
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(0)
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    with torch.device(DEV):
+        model = LlamaForCausalLM(llama_cfg(shape))
+    torch.set_default_dtype(prev)
+    model.generation_config.eos_token_id = None
+    return model.eval()
+
+
+def sync_time() -> float:
+    torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def prompt(n=PROMPT_LEN, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(5, 32000, (n,), generator=g).tolist()
+
+
+def median_time(fn, reps=3):
+    ts = []
+    for _ in range(reps):
+        t0 = sync_time()
+        fn()
+        ts.append(sync_time() - t0)
+    return statistics.median(ts)
+
+
+def engine_tokens_per_s(engine, policy, reps=3):
+    p = prompt()
+    engine.generate(p, policy, max_new_tokens=NEW)      # warm-up (and compile/capture)
+    gens = []
+
+    def run():
+        gens.append(engine.generate(p, policy, max_new_tokens=NEW))
+    t = median_time(run, reps)
+    g = gens[-1]
+    decode = statistics.median([x.wall_time - x.prefill_time for x in gens])
+    return {"tok_s": NEW / t, "decode_ms_per_token": 1e3 * decode / NEW, "new_tokens": g.new_tokens,
+            "steps": g.decoding_steps, "tokens": g.token_ids}
+
+
+def hbm_floor(model) -> dict:
+    """Weight bytes / device-to-device copy bandwidth measured now (bytes read + written)."""
+    nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    buf = torch.empty(2 * 1024 ** 3, dtype=torch.uint8, device=DEV)
+    dst = torch.empty_like(buf)
+    for _ in range(3):
+        dst.copy_(buf)
+    t = median_time(lambda: [dst.copy_(buf) for _ in range(10)], 3) / 10
+    bw = 2 * buf.numel() / t
+    del buf, dst
+    return {"weight_bytes": nbytes, "copy_bandwidth_GBps": bw / 1e9, "floor_ms_per_token": 1e3 * nbytes / bw}
+
+
+def section_check():
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(0)
+    target = LlamaForCausalLM(llama_cfg("tiny")).to(DEV).eval()
+    with torch.no_grad():
+        target.lm_head.weight.mul_(8)
+    draft = LlamaForCausalLM(llama_cfg("tiny")).to(DEV).eval()
+    with torch.no_grad():
+        for pd, pt in zip(draft.parameters(), target.parameters()):
+            pd.copy_(pt + 0.2 * pt.std() * torch.randn_like(pt))
+    p = prompt(20)
+    ref = SpecEngine(target).generate(p, TargetOnly(), max_new_tokens=64).token_ids
+    res = {}
+    for engine in ("eager", "static", "compiled"):
+        e = SpecEngine(target, ModelDrafter(draft), engine=engine, capacity=512, max_draft=8)
+        ok, acc = True, []
+        for g in (1, 2, 3, 4, 8):
+            out = e.generate(p, Fixed(g), max_new_tokens=64)
+            ok &= out.token_ids == ref
+            acc.append(max(out.accept_lengths))
+        ar = SpecEngine(target, engine=engine, capacity=512, max_draft=0).generate(p, TargetOnly(), max_new_tokens=64)
+        res[engine] = {"greedy_equals_ar": bool(ok and ar.token_ids == ref), "max_accept_len": max(acc),
+                       "runner": type(e.runner).__name__}
+        print(f"check {engine:9s} greedy == target-only: {res[engine]['greedy_equals_ar']}  "
+              f"(longest accepted step {max(acc)}, runner {res[engine]['runner']})", flush=True)
+    return res
+
+
+def section_ar():
+    target = random_model("7b")
+    res = {"floor": hbm_floor(target)}
+    print(f"ar HBM floor {res['floor']['floor_ms_per_token']:.2f} ms/token "
+          f"({res['floor']['weight_bytes'] / 1e9:.2f} GB at {res['floor']['copy_bandwidth_GBps']:.0f} GB/s)", flush=True)
+    for name, kw in (("eager", {"engine": "eager"}), ("static", {"engine": "static"}),
+                     ("compiled", {"engine": "compiled"}),
+                     ("compiled+inductor", {"engine": "compiled", "inductor": True})):
+        t0 = time.perf_counter()
+        e = SpecEngine(target, None, engine=kw["engine"], capacity=1024, max_draft=0, inductor=kw.get("inductor"))
+        e.prepare()
+        prep = time.perf_counter() - t0
+        r = engine_tokens_per_s(e, TargetOnly())
+        r["prepare_s"] = prep
+        res[name] = r
+        print(f"ar {name:18s} {r['decode_ms_per_token']:.2f} ms/token  {r['tok_s']:.1f} tok/s (prepare {prep:.0f} s)",
+              flush=True)
+        del e
+    p = torch.tensor([prompt()], device=DEV)
+    hf = {}
+    for name, kw in (("hf_generate_dynamic", {}), ("hf_generate_static_compile", {"cache_implementation": "static"})):
+        try:
+            gen = lambda: target.generate(p, max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False, **kw)  # noqa: E731
+            t0 = time.perf_counter()
+            out = gen()
+            gen()
+            warm = time.perf_counter() - t0
+            t = median_time(gen)
+            hf[name] = {"tok_s": NEW / t, "ms_per_token": 1e3 * t / NEW, "warmup_s": warm,
+                        "same_tokens_as_ours": out[0, PROMPT_LEN:].tolist() == res["eager"]["tokens"]}
+            print(f"ar {name:26s} {1e3 * t / NEW:.2f} ms/token (prefill included)  "
+                  f"same tokens: {hf[name]['same_tokens_as_ours']}", flush=True)
+        except Exception as ex:  # noqa: BLE001
+            hf[name] = {"error": str(ex).splitlines()[0][:200]}
+            print(f"ar {name} failed: {hf[name]['error']}", flush=True)
+    res.update(hf)
+    e, s, c = (res[k]["decode_ms_per_token"] for k in ("eager", "static", "compiled"))
+    best = min(c, res["compiled+inductor"]["decode_ms_per_token"])
+    res["ratios"] = {"eager/compiled": e / c, "static/compiled": s / c, "compiled/floor": c / res["floor"]["floor_ms_per_token"],
+                     "best_compiled/floor": best / res["floor"]["floor_ms_per_token"],
+                     "eager/best_compiled": e / best}
+    for k, v in res["ratios"].items():
+        print(f"ar ratio {k:22s} {v:.2f}", flush=True)
+    for v in res.values():
+        if isinstance(v, dict):
+            v.pop("tokens", None)
+    return res
+
+
+def section_spec():
+    target, draft = random_model("7b"), random_model("68m")
+    p = prompt()
+    res = {}
+    ours = SpecEngine(target, ModelDrafter(draft), engine="compiled", capacity=1024, max_draft=8)
+    ours.prepare()
+    pt = torch.tensor([p], device=DEV)
+    for g in (1, 2, 4, 8):
+        r = engine_tokens_per_s(ours, Fixed(g))
+        gen = lambda: target.generate(pt, assistant_model=draft, max_new_tokens=NEW, min_new_tokens=NEW,  # noqa: E731
+                                      do_sample=False, num_assistant_tokens=g,
+                                      num_assistant_tokens_schedule="constant", assistant_confidence_threshold=0.0)
+        try:
+            out = gen()
+            t = median_time(gen)
+            same = out[0, PROMPT_LEN:].tolist() == r["tokens"]
+            hf = {"tok_s": NEW / t, "same_tokens": same}
+        except Exception as ex:  # noqa: BLE001
+            hf = {"error": str(ex).splitlines()[0][:200]}
+        r.pop("tokens")
+        res[g] = {"ours_compiled": r, "hf_assisted": hf}
+        if "tok_s" in hf:
+            res[g]["ours/hf"] = r["tok_s"] / hf["tok_s"]
+            print(f"spec γ={g}: ours {r['tok_s']:.1f} tok/s vs transformers assisted {hf['tok_s']:.1f} tok/s "
+                  f"= {res[g]['ours/hf']:.2f}x  (same tokens: {hf['same_tokens']}, {r['steps']} steps)", flush=True)
+        else:
+            print(f"spec γ={g}: ours {r['tok_s']:.1f} tok/s; transformers assisted failed: {hf['error']}", flush=True)
+    return res
+
+
+def forward_curve(model, ms, engine, reps=20, context=512):
+    """Median time of one forward of m tokens at a fixed context, per m (runner API, no policy)."""
+    e = SpecEngine(model, None, engine=engine, capacity=context + 256, max_draft=max(ms) - 1)
+    e.prepare()
+    r = e.runner
+    base = prompt(context)
+    r.reset()
+    r.forward(base, last_only=True)
+    out = {}
+    for m in ms:
+        ids = prompt(m, seed=m)
+        for _ in range(3):
+            r.forward(ids)
+            r.rollback(context)
+        ts = []
+        for _ in range(reps):
+            t0 = sync_time()
+            r.forward(ids).argmax(-1).tolist()
+            ts.append(sync_time() - t0)
+            r.rollback(context)
+        out[m] = statistics.median(ts)
+    return out
+
+
+def section_curve():
+    target = random_model("7b")
+    ms = list(range(1, 65))
+    static = forward_curve(target, ms, "static")
+    comp = forward_curve(target, [1, 2, 4, 8, 16, 32, 64], "compiled")
+    res = {"static_ms": {m: 1e3 * t for m, t in static.items()}, "compiled_ms": {m: 1e3 * t for m, t in comp.items()},
+           "static_ratio": {m: static[m] / static[1] for m in ms},
+           "compiled_ratio": {m: comp[m] / comp[1] for m in comp}}
+    for m in (1, 2, 4, 8, 16, 32, 64):
+        print(f"curve 7b m={m:2d}: static {1e3 * static[m]:6.2f} ms (t/t1 {static[m] / static[1]:.2f})  "
+              f"compiled {1e3 * comp[m]:6.2f} ms (t/t1 {comp[m] / comp[1]:.2f})", flush=True)
+    return res
+
+
+def section_c():
+    target, draft = random_model("7b"), random_model("68m")
+    res = {}
+    for engine in ("eager", "compiled"):
+        t = forward_curve(target, [1], engine)[1]
+        d = forward_curve(draft, [1], engine, reps=50)[1]
+        res[engine] = {"target_ms": 1e3 * t, "draft_token_ms": 1e3 * d, "c": d / t}
+        print(f"c {engine:8s}: draft token {1e3 * d:.3f} ms / target forward {1e3 * t:.2f} ms = c {d / t:.3f}", flush=True)
+    return res
+
+
+def int4_llama_70b():
+    """Llama-2-70B shape built one layer at a time: meta → random bf16 on the GPU → int4 weight-only (torchao)."""
+    from torchao.quantization import Int4WeightOnlyConfig, quantize_
+    from transformers import LlamaForCausalLM
+
+    cfg = llama_cfg("70b")
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg)
+    qcfg = Int4WeightOnlyConfig(group_size=128)
+    torch.manual_seed(0)
+
+    def materialise(mod):
+        mod.to_empty(device=DEV)
+        for p in mod.parameters():
+            if p.dim() >= 2:
+                torch.nn.init.normal_(p, std=0.02)
+            else:
+                torch.nn.init.ones_(p)
+        return mod
+
+    for layer in model.model.layers:
+        materialise(layer.to(torch.bfloat16))
+        quantize_(layer, qcfg)
+        torch.cuda.empty_cache()
+    for mod in (model.model.embed_tokens, model.model.norm, model.lm_head):
+        materialise(mod.to(torch.bfloat16))
+    model.model.rotary_emb.to(DEV)
+    model.model.rotary_emb.inv_freq = model.model.rotary_emb.original_inv_freq.to(DEV) \
+        if hasattr(model.model.rotary_emb, "original_inv_freq") else model.model.rotary_emb.inv_freq
+    return model.eval()
+
+
+def section_curve70b():
+    torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    model = int4_llama_70b()
+    built = time.perf_counter() - t0
+    weights = torch.cuda.max_memory_allocated()
+    ms = [1, 2, 4, 8, 16, 32, 64]
+    res = {"build_s": built, "peak_after_build_GB": weights / 1e9}
+    print(f"curve70b built in {built:.0f} s, peak {weights / 1e9:.1f} GB", flush=True)
+    for engine in ("static", "compiled"):
+        try:
+            curve = forward_curve(model, ms, engine, reps=10)
+            res[engine + "_ms"] = {m: 1e3 * t for m, t in curve.items()}
+            for m in ms:
+                print(f"curve70b-int4 {engine:8s} m={m:2d}: {1e3 * curve[m]:7.2f} ms (t/t1 {curve[m] / curve[1]:.2f})",
+                      flush=True)
+        except Exception as ex:  # noqa: BLE001
+            res[engine + "_error"] = str(ex).splitlines()[0][:300]
+            print(f"curve70b {engine} failed: {res[engine + '_error']}", flush=True)
+    res["peak_GB"] = torch.cuda.max_memory_allocated() / 1e9
+    print(f"curve70b peak GPU memory {res['peak_GB']:.1f} GB", flush=True)
+    return res
+
+
+SECTIONS = {"check": section_check, "ar": section_ar, "spec": section_spec, "curve": section_curve, "c": section_c,
+            "curve70b": section_curve70b}
+
+
+def main(argv):
+    names = argv or ["check", "ar", "spec", "curve", "c"]
+    bad = [n for n in names if n not in SECTIONS]
+    if bad:
+        raise SystemExit(f"unknown section(s) {', '.join(bad)}: valid are {', '.join(SECTIONS)}")
+    if not torch.cuda.is_available():
+        raise SystemExit("bench/gpu.py needs a CUDA GPU")
+    OUT.mkdir(parents=True, exist_ok=True)
+    import transformers
+
+    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "transformers": transformers.__version__,
+            "date": time.strftime("%Y-%m-%d %H:%M")}
+    print(json.dumps(meta), flush=True)
+    for n in names:
+        t0 = time.perf_counter()
+        try:
+            res = SECTIONS[n]()
+        except Exception as ex:  # noqa: BLE001 - keep the other sections' results
+            import traceback
+
+            traceback.print_exc()
+            res = {"error": f"{type(ex).__name__}: {str(ex).splitlines()[0][:300] if str(ex) else ''}"}
+        res["meta"] = meta
+        res["section_s"] = time.perf_counter() - t0
+        (OUT / f"gpu_{n}.json").write_text(json.dumps(res, indent=1, default=str))
+        print(f"[{n} done in {res['section_s']:.0f} s]", flush=True)
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
