@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
 from actors.models import ModelSpec, check_same_tokenizer, load_model, load_tokenizer
+from actors.runners import ENGINES, default_engine
 from policies.errors import SpecsweepError
 
 NGRAM = "ngram"
@@ -26,22 +27,54 @@ class PairConfig:
     ngram_max: int = 3
     name: str = ""
     extra: dict = field(default_factory=dict)
+    engine: str | None = None                # eager | static | compiled; None = compiled on CUDA, eager on CPU
+    inductor: bool | None = None             # torch.compile before CUDA-graph capture (compiled engine)
+    quant_backend: str = "torchao"           # torchao | optimum-quanto (quantization of target and draft)
+    num_gpus: int = 1                        # GPUs the target is sharded over (draft on the first)
+    max_context: int = 2048                  # static KV cache positions: prompt + generation (every forward attends over all of them)
+    max_draft: int = 24                      # the largest draft the compiled engine captures a graph for
 
     @property
     def label(self) -> str:
         return self.name or f"{self.target}/{self.draft or 'none'}"
 
     def target_spec(self) -> ModelSpec:
-        return ModelSpec(self.target, self.dtype, self.device, self.quantization, self.trust_remote_code)
+        return ModelSpec(self.target, self.dtype, self.device, self.quantization, self.trust_remote_code,
+                         quant_backend=self.quant_backend, num_gpus=self.num_gpus,
+                         reserve_bytes=self._reserve_per_gpu())
 
     def draft_spec(self) -> ModelSpec | None:
         if self.draft in (None, NGRAM):
             return None
-        return ModelSpec(self.draft, self.dtype, self.device, self.draft_quantization, self.trust_remote_code)
+        device = "cuda:0" if self.num_gpus > 1 else self.device
+        return ModelSpec(self.draft, self.dtype, device, self.draft_quantization, self.trust_remote_code,
+                         quant_backend=self.quant_backend)
+
+    def _reserve_per_gpu(self) -> int:
+        """Room kept free on each GPU of a sharded target: its KV-cache share plus the draft (on GPU 0)."""
+        if self.num_gpus <= 1:
+            return 0
+        from transformers import AutoConfig
+
+        from actors.models import resolve_source
+        from actors.placement import Shape, kv_bytes, weight_bytes
+
+        target = Shape.of(AutoConfig.from_pretrained(resolve_source(self.target)[0]))
+        draft = 0
+        if self.draft not in (None, NGRAM):
+            dshape = Shape.of(AutoConfig.from_pretrained(resolve_source(self.draft)[0]))
+            draft = weight_bytes(dshape, self.dtype, self.draft_quantization) + kv_bytes(dshape, self.max_context,
+                                                                                         self.dtype)
+        return kv_bytes(target, self.max_context, self.dtype) // self.num_gpus + draft
 
 
 class Pair:
     def __init__(self, cfg: PairConfig):
+        if cfg.engine is not None and cfg.engine not in ENGINES:
+            raise SpecsweepError(f"engine {cfg.engine!r} is not valid: use one of {', '.join(ENGINES)} "
+                                 "(or leave it unset: compiled on CUDA, eager on CPU)")
+        if not isinstance(cfg.max_context, int) or cfg.max_context < 2:
+            raise SpecsweepError(f"max_context {cfg.max_context!r} is not valid: use an integer >= 2")
         self.cfg = cfg
         tspec = cfg.target_spec()
         self.tokenizer = load_tokenizer(tspec)
@@ -59,7 +92,9 @@ class Pair:
         else:
             self.drafter = None
         self.eos_ids = eos_ids(self.tokenizer, self.target)
-        self.engine = SpecEngine(self.target, self.drafter, self.eos_ids)
+        engine = cfg.engine or default_engine(self.target.device)
+        self.engine = SpecEngine(self.target, self.drafter, self.eos_ids, engine=engine, capacity=cfg.max_context,
+                                 max_draft=cfg.max_draft, inductor=cfg.inductor)
         self.costs = None
         self.rank_acceptance = None
 
