@@ -425,5 +425,5 @@ def test_sampling_keeps_the_target_distribution(spec):
     target, draft = tiny_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
     engine = SpecEngine(target, ModelDrafter(draft), costs=ENGINE_COSTS)
-    runs = sample_runs(engine, build(spec, 3), PROMPT, 3, 1200, seed0=301)
+    runs = sample_runs(engine, build(spec, 3), PROMPT, 3, 800, seed0=301)
     assert chi_square_pvalue(runs, probs) > 1e-3
