@@ -18,7 +18,7 @@ from policies.costs import CostCurve
 
 COSTS = CostCurve(t_draft=0.004, t_verify={1: 0.04, 2: 0.041, 4: 0.043, 8: 0.05, 16: 0.06, 32: 0.09, 64: 0.15})
 SPECS = ["fixed", "hf-heuristic", "threshold", "threshold:adaptive=true", "gammatune", "gammatune+", "gt", "oracle",
-         "goodput"]
+         "goodput", "svip", "adaedl", "dv-threshold", "bandit", "ema-steps"]
 
 
 def per_decision_us(spec: str, steps: int = 2000, seed: int = 0) -> float:
@@ -26,6 +26,7 @@ def per_decision_us(spec: str, steps: int = 2000, seed: int = 0) -> float:
     p = build(spec, 4)
     p.reset(GenerationContext(costs=COSTS, reference=list(range(100000))))
     qs = [rng.random() for _ in range(64)]
+    hs = [2 * rng.random() for _ in range(64)]   # draft entropies in nats
     t = time.perf_counter()
     decisions = 0
     for s in range(steps):
@@ -34,13 +35,14 @@ def per_decision_us(spec: str, steps: int = 2000, seed: int = 0) -> float:
         k = 0
         for i in range(1, max(1, k_max) + 1):
             decisions += 1
-            v = p.after_draft(i, s + i - 1, qs[i % 64], qs[i % 64])
+            v = p.after_draft(i, s + i - 1, qs[i % 64], qs[i % 64], hs[(s + i) % 64])
             if v != "more":
                 k = i if v == "stop" else i - 1
                 break
             k = i
         n = rng.randint(0, k)
-        p.update(StepOutcome(drafted=k, accepted=n, q_tokens=qs[:k], draft_time=0.004 * k, verify_time=0.04))
+        p.update(StepOutcome(drafted=k, accepted=n, q_tokens=qs[:k], draft_time=0.004 * k, verify_time=0.04,
+                             emitted=n + 1, max_draft=k_max))
         decisions += 2
     return (time.perf_counter() - t) / decisions * 1e6
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from policies.adaedl import AdaEDL
+from policies.bandit import Bandit, parse_ints
 from policies.base import Policy
+from policies.dv_threshold import DVThreshold
+from policies.ema_steps import EmaSteps
 from policies.errors import SpecsweepError
 from policies.fixed import Fixed, TargetOnly
 from policies.gammatune import GammaTune, GammaTunePlus
@@ -17,6 +21,7 @@ from policies.goodput import Goodput
 from policies.gt import GT
 from policies.heuristic import HFHeuristic
 from policies.oracle import Oracle
+from policies.svip import SVIP
 from policies.threshold import Threshold
 from policies.trees import Eagle2, GTDynamic, GTStatic, Sequoia, parse_accept
 
@@ -40,6 +45,12 @@ GT_TUNE = {"eta": Param(float, 0.3, lambda v: 0 < v <= 1, "in (0, 1]"),
            "gamma_min": Param(int, 1, lambda v: v >= 1, ">= 1"),
            "gamma_max": Param(int, 10, lambda v: v >= 1, ">= 1"),
            "expand": Param(str, "ema", lambda v: v in ("ema", "jump"), "ema or jump")}
+
+CAP = lambda default: Param(int, default, lambda v: v >= 1, ">= 1")  # noqa: E731
+ADAPT = {"target": Param(float, 0.9, _prob, "in [0, 1]"),
+         "beta1": Param(float, 0.5, lambda v: 0 <= v < 1, "in [0, 1)"),
+         "beta2": Param(float, 0.9, lambda v: 0 <= v < 1, "in [0, 1)"),
+         "eps": Param(float, 0.01, lambda v: v >= 0, ">= 0")}
 
 REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
     "ar": (TargetOnly, {}, "target alone, one token per forward (baseline)"),
@@ -77,6 +88,31 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                                "n_max": Param(int, 60, lambda v: v >= 1, ">= 1"),
                                "max_depth": Param(int, 16, lambda v: v >= 1, ">= 1")},
                    "dynamic tree, depth while best α̂ > c, N = min(D·B, N_max) (GT Eq. 12–13) (tree)"),
+    "svip": (SVIP, {"c": Param(float, 0.15, lambda v: v > 0, "> 0"), "h": Param(float, 0.3, lambda v: v >= 0, ">= 0"),
+                    "cap": CAP(40)},
+             "stop after a draft with √(c·H(q)) > h, H in nats (SVIP)"),
+    "adaedl": (AdaEDL, {"gamma_e": Param(float, 0.2, lambda v: v > 0, "> 0"), "lam": Param(float, 0.7),
+                        "cap": CAP(8), "adaptive": Param(bool, True), **ADAPT},
+               "drop the draft whose bound 1 − √(γe·H(q)) < λ; λ tuned online to acceptance (AdaEDL)"),
+    "dv-threshold": (DVThreshold, {"theta": Param(float, 0.8), "target": ADAPT["target"], "cap": CAP(8),
+                                   "adaptive": Param(bool, True), "beta1": ADAPT["beta1"], "beta2": ADAPT["beta2"],
+                                   "eps": ADAPT["eps"]},
+                     "stop after a draft with max q < θ; θ tuned online to acceptance (Draft & Verify)"),
+    "bandit": (Bandit, {"arms": Param(str, "1/2/3/4/6/8", lambda v: parse_ints(v, 1) is not None,
+                                      "draft lengths >= 1 like 1/2/4"),
+                        "c": Param(float, 2.0, lambda v: v >= 0, ">= 0"),
+                        "explore": Param(str, "ucb1", lambda v: v in ("ucb1", "shared"), "ucb1 or shared"),
+                        "reward": Param(str, "model", lambda v: v in ("model", "clock"), "model or clock")},
+               "UCB over draft lengths, reward = tokens/s of the step (BanditSpec UCBSpec)"),
+    "ema-steps": (EmaSteps, {"candidates": Param(str, "1/3/5/7", lambda v: parse_ints(v, 0) is not None,
+                                                 "draft lengths >= 0 like 1/3/5/7"),
+                             "alpha": Param(float, 0.2, lambda v: 0 < v <= 1, "in (0, 1]"),
+                             "interval": Param(int, 5, lambda v: v >= 1, ">= 1"),
+                             "warmup": Param(int, 10, lambda v: v >= 0, ">= 0"),
+                             "up_hysteresis": Param(float, 0.0), "down_hysteresis": Param(float, -0.25),
+                             "ceiling_coeff": Param(float, 0.0, lambda v: v >= 0, ">= 0"),
+                             "persist": Param(bool, False)},
+                  "EMA of accepted drafts, step up/down a candidate list with hysteresis (SGLang adaptive steps)"),
 }
 
 
