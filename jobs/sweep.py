@@ -126,6 +126,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     if log_mlflow:
         from jobs.tracking import client_for
 
+        _quiet_mlflow()
         try:
             client = client_for(cfg.tracking_uri)
         except SpecsweepError:
@@ -147,6 +148,16 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         if todo:
             failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, resources, questions, on_task_done)
         return summarise(cfg, log, client, failed_tasks)
+
+
+def _quiet_mlflow() -> None:
+    """MLflow sets its own logger to INFO when imported: keep its store-creation chatter off the console."""
+    import logging
+
+    import mlflow  # noqa: F401  (configures the "mlflow" logger; lower it only after that)
+
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _first_line(e: BaseException) -> str:
