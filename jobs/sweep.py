@@ -101,8 +101,12 @@ def failure_table(task: dict, reason: str):
 
 
 def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = False, dry_run: bool = False,
-              log_mlflow: bool = True, on_task_done=None) -> dict:
+              log_mlflow: bool = True, on_task_done=None, handle_sigterm: bool = False) -> dict:
     """Run (or resume) a sweep; returns a summary dict. ``on_task_done(n)`` is a test hook.
+
+    ``handle_sigterm``: once Ray is connected (its core worker installs a SIGTERM handler
+    that aborts the process), SIGTERM raises :class:`Terminated` instead, so the sweep
+    stops as on Ctrl-C: actors killed, lock released, finished tasks kept.
 
     Every check runs before Ray starts or anything is written (questions, output folder,
     the folder's previous config, MLflow, the Ray address, models and tokenizers); then the
@@ -138,6 +142,8 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     check_pairs(cfg, local_cluster=target_address(address) is None)
     with OutputLock(cfg.output):
         resources = connect(address)
+        if handle_sigterm and _main_thread():
+            signal.signal(signal.SIGTERM, _on_sigterm)
         check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
                         sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
         log.check(cfg.fingerprint(), fresh=fresh)    # again, now that no other sweep can write here
@@ -357,7 +363,11 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into the same orderly stop as Ctrl-C."""
 
 
+_sigterm_seen: list[float] = []   # Ray re-raises an exception from a signal handler as KeyboardInterrupt
+
+
 def _on_sigterm(signum, frame):
+    _sigterm_seen.append(time.time())
     raise Terminated()
 
 
@@ -382,20 +392,21 @@ def main(argv=None) -> int:
     ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     a = ap.parse_args(argv)
+    _sigterm_seen.clear()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     cfg = None
     try:
         cfg = load_config(a.config)
-        res = run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run)
+        res = run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run, handle_sigterm=True)
     except SpecsweepError as e:
         print(f"specsweep: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Terminated:
+    except KeyboardInterrupt as e:
+        if not (isinstance(e, Terminated) or _sigterm_seen):
+            print("specsweep: interrupted; finished tasks are kept in the log: run again to resume", file=sys.stderr)
+            return EXIT_SIGINT
         print("specsweep: terminated (SIGTERM); finished tasks are kept in the log: run again to resume", file=sys.stderr)
         return EXIT_SIGTERM
-    except KeyboardInterrupt:
-        print("specsweep: interrupted; finished tasks are kept in the log: run again to resume", file=sys.stderr)
-        return EXIT_SIGINT
     except Exception as e:  # a bug, not bad input: one line here, the traceback in a file
         path = _internal_error_log(cfg, e)
         print(f"specsweep: internal error: {root_cause(e)} (full traceback in {path})", file=sys.stderr)
