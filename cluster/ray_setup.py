@@ -8,8 +8,8 @@ Rules for the local cluster this module starts:
   another host. That is why token auth can stay off for it
   (``RAY_AUTH_MODE=disabled`` unless the caller set it): Ray 2.60 turns token
   auth on by default and ``ray job submit`` would otherwise get HTTP 401.
-* A cluster reached at a loopback address (``127.0.0.1:PORT``) is joined the
-  same way, so the driver finds the raylet at 127.0.0.1.
+* A cluster reached at a loopback address (``127.0.0.1:PORT``) is joined as a
+  single-machine cluster too (Ray locates this host's raylet itself).
 * The object store is kept small and the driver's helper work takes
   ``num_cpus=0`` so actors holding CPUs never starve it.
 
@@ -69,8 +69,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
                      include_dashboard=dashboard, dashboard_host=LOOPBACK, _node_ip_address=LOOPBACK, **kw)
         else:
             if address != "auto" and _host_of(address) in _LOOPBACK_HOSTS:
-                _loopback_only()
-                kw["_node_ip_address"] = LOOPBACK
+                _loopback_only()       # Ray finds this host's raylet itself; only the fallback address changes
             ray.init(address=address, **kw)
     except (ConnectionError, RuntimeError, ValueError) as e:
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__

@@ -511,3 +511,28 @@ def test_sigterm_is_clean_and_a_second_sweep_is_refused(cluster, tmp_path):
     assert proc.returncode == 143, err
     assert "Traceback" not in err and "terminated (SIGTERM)" in err
     assert [ln for ln in err.splitlines() if ln.startswith("specsweep")] == [err.strip().splitlines()[-1]]
+
+
+def test_sweep_main_exit_codes(tmp_path, capsys, monkeypatch):
+    import jobs.sweep as sweep
+
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump({**BASE, "output": str(tmp_path / "out")}))
+    monkeypatch.setattr(sweep, "run_sweep", lambda cfg, **kw: {"rows": 20, "failed_rows": 20, "failed_tasks": 0,
+                                                               "output": cfg.output, "first_error": "ValueError: x"})
+    assert sweep.main([str(p)]) == sweep.EXIT_FAILED_ROWS
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "20 of 20 rows failed" in err[0]
+    monkeypatch.setattr(sweep, "run_sweep", lambda cfg, **kw: {"rows": 4, "failed_rows": 0, "failed_tasks": 0})
+    assert sweep.main([str(p)]) == 0 and capsys.readouterr().err == ""
+
+    def boom(cfg, **kw):
+        raise RuntimeError("unexpected\nsecond line")
+
+    monkeypatch.setattr(sweep, "run_sweep", boom)
+    assert sweep.main([str(p)]) == sweep.EXIT_INTERNAL
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "internal error: RuntimeError: unexpected" in err[0]
+    log = Path(err[0].rsplit("full traceback in ", 1)[1].rstrip(")"))
+    assert "Traceback" in log.read_text()
+    log.unlink()
