@@ -284,7 +284,8 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
         first = errors[0]
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise SpecsweepError(f"config {field_path(first['loc']) or 'top level'}: {_explain(first)}{more}") from None
-    pairs = [PairEntry(**p.model_dump()) for p in m.pairs]
+    pairs = [PairEntry(**p) for p in raw["pairs"]]     # validated above; the YAML values keep their types
+
     for i, p in enumerate(pairs):
         if p.draft is not None and p.draft_quantization and p.draft == "ngram":
             _err(f"pairs[{i}].draft_quantization", "the ngram drafter has no weights to quantize; remove it")
@@ -304,7 +305,7 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
     for key, what in (("categories", "category"), ("question_ids", "question id")):
         if ds.get(key):
             _no_duplicates(f"dataset.{key}", ds[key], what)
-    gen = m.generation.model_dump()
+    gen = {**_Generation().model_dump(), **(raw.get("generation") or {})}
     if gen["temperature"] > 0 and any(p[0] == "oracle" for p in policies):
         _err("policies", "oracle is defined for greedy decoding only; set generation.temperature: 0 or drop it")
     _check_tracking_uri(m.tracking_uri)

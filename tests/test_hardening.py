@@ -536,3 +536,9 @@ def test_sweep_main_exit_codes(tmp_path, capsys, monkeypatch):
     log = Path(err[0].rsplit("full traceback in ", 1)[1].rstrip(")"))
     assert "Traceback" in log.read_text()
     log.unlink()
+
+
+def test_fingerprints_of_existing_outputs_are_unchanged():
+    """The strict schema must not change what identifies a config: old output folders stay resumable."""
+    assert load_config("jobs/configs/default.yaml").fingerprint() == "12a83ebc496a6b4d"
+    assert load_config("jobs/configs/gammatune_paper.yaml").fingerprint() == "43d23f15a186436e"
