@@ -133,8 +133,8 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         _quiet_mlflow()
         try:
             client = client_for(cfg.tracking_uri)
-        except SpecsweepError:
-            raise
+        except SpecsweepError as e:   # the message quotes the URI: never print its credentials
+            raise SpecsweepError(str(e).replace(cfg.tracking_uri, redact_uri(cfg.tracking_uri))) from None
         except Exception as e:  # an MLflow store that cannot be opened fails in many ways
             raise SpecsweepError(f"cannot open the MLflow tracking URI {redact_uri(cfg.tracking_uri)!r} "
                                  f"({_first_line(e)}); default is sqlite:///mlflow.db") from None
@@ -146,8 +146,8 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
             signal.signal(signal.SIGTERM, _on_sigterm)
         check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
                         sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
-        log.check(cfg.fingerprint(), fresh=fresh)    # again, now that no other sweep can write here
-        log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)   # only now, with every check passed, write
+        # checks the folder's config again (now that no other sweep can write here), then writes
+        log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)
         done = log.done_keys()
         todo = [t for t in tasks if t["task_key"] not in done]
         failed_tasks = 0

@@ -542,3 +542,15 @@ def test_fingerprints_of_existing_outputs_are_unchanged():
     """The strict schema must not change what identifies a config: old output folders stay resumable."""
     assert load_config("jobs/configs/default.yaml").fingerprint() == "12a83ebc496a6b4d"
     assert load_config("jobs/configs/gammatune_paper.yaml").fingerprint() == "43d23f15a186436e"
+
+
+def test_unreachable_tracking_uri_message_hides_credentials(tmp_path, capsys):
+    import jobs.sweep as sweep
+
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump({**BASE, "output": str(tmp_path / "out"),
+                                 "tracking_uri": "http://alice:Zq9secret@127.0.0.1:9"}))
+    assert sweep.main([str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot reach the MLflow tracking URI" in err and "***@127.0.0.1:9" in err and "Zq9secret" not in err
+    assert not (tmp_path / "out").exists()
