@@ -18,6 +18,7 @@ with token auth on; specsweep only joins it.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 from policies.errors import SpecsweepError
@@ -27,16 +28,28 @@ LOOPBACK = "127.0.0.1"
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def _loopback_only() -> None:
-    """Make Ray (this process and every process it starts) use 127.0.0.1 as the node address.
+@contextlib.contextmanager
+def _loopback_only():
+    """While Ray starts or joins: use 127.0.0.1 as this node's address, in this process and every
+    process Ray spawns meanwhile (they keep it); restored afterwards, so nothing else changes.
 
     Ray picks the machine's network address as the node IP unless it is told this is a
     single-machine cluster; with the loopback node IP its gRPC servers bind to 127.0.0.1.
     """
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"     # inherited by the processes Ray spawns
     from ray._private import ray_constants
 
-    ray_constants.ENABLE_RAY_CLUSTER = False                 # this process, if Ray was imported already
+    var = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+    saved_env, saved_const = os.environ.get(var), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[var] = "0"                          # inherited by the processes Ray spawns
+    ray_constants.ENABLE_RAY_CLUSTER = False       # this process (Ray was imported already)
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved_const
+        if saved_env is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = saved_env
 
 
 def _host_of(address: str) -> str:
@@ -64,12 +77,13 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
         _check_reachable(address)
     try:
         if address in (None, "local"):
-            _loopback_only()
-            ray.init(num_cpus=num_cpus or os.cpu_count(), object_store_memory=object_store_mb * 2**20,
-                     include_dashboard=dashboard, dashboard_host=LOOPBACK, _node_ip_address=LOOPBACK, **kw)
+            with _loopback_only():
+                ray.init(num_cpus=num_cpus or os.cpu_count(), object_store_memory=object_store_mb * 2**20,
+                         include_dashboard=dashboard, dashboard_host=LOOPBACK, _node_ip_address=LOOPBACK, **kw)
+        elif address != "auto" and _host_of(address) in _LOOPBACK_HOSTS:
+            with _loopback_only():     # Ray finds this host's raylet itself; only the fallback address changes
+                ray.init(address=address, **kw)
         else:
-            if address != "auto" and _host_of(address) in _LOOPBACK_HOSTS:
-                _loopback_only()       # Ray finds this host's raylet itself; only the fallback address changes
             ray.init(address=address, **kw)
     except (ConnectionError, RuntimeError, ValueError) as e:
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
