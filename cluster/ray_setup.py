@@ -10,6 +10,8 @@ Rules for the local cluster this module starts:
   auth on by default and ``ray job submit`` would otherwise get HTTP 401.
 * A cluster reached at a loopback address (``127.0.0.1:PORT``) is joined as a
   single-machine cluster too (Ray locates this host's raylet itself).
+* Ray does not print remote tracebacks of tasks it is about to retry: the sweep
+  reports each final failure itself, as one line.
 * The object store is kept small and the driver's helper work takes
   ``num_cpus=0`` so actors holding CPUs never starve it.
 
@@ -64,6 +66,9 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
     """``ray.init`` on ``address`` (None / "local" starts a local cluster); returns cluster resources."""
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # a task that will be retried prints its whole remote traceback on the driver's console; the
+    # sweep reports the final outcome itself (one line, traceback in the output's errors.log)
+    os.environ.setdefault("RAY_enable_output_error_log_if_still_retry", "0")
     import ray
 
     if ray.is_initialized():

@@ -442,7 +442,7 @@ def test_sweep_cluster_listens_on_loopback_only(cluster, tmp_path):
     assert not exposed, f"listening on a non-loopback address: {exposed}"
 
 
-def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path):
+def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path, capfd):
     from jobs.output import LOCK
     from jobs.sweep import run_sweep
 
@@ -457,6 +457,9 @@ def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path)
     assert msg.startswith("pair tiny: the actor failed to start: ") and "\n" not in msg, msg
     log_path = Path(msg.rsplit("full traceback in ", 1)[1].rstrip(")"))
     assert log_path.exists() and "Traceback" in log_path.read_text()
+    time.sleep(1)                                               # Ray prints its error messages from a thread
+    console = capfd.readouterr()
+    assert "Traceback" not in console.err + console.out, console.err[-2000:]
     # the corrected config takes the same folder over: no "different config", no lock left
     res = run_sweep(parse_config(raw_config(tmp_path, target, draft)), log_mlflow=False)
     assert res["failed_rows"] == 0 and res["rows"] > 0
