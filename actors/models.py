@@ -49,6 +49,9 @@ class ModelSpec:
     reserve_bytes: int = 0                  # per GPU, kept free for KV cache and the draft (actors/placement.py)
 
     def __post_init__(self):
+        if not isinstance(self.trust_remote_code, bool):
+            raise SpecsweepError(f"trust_remote_code must be a boolean (true or false), got {self.trust_remote_code!r}: "
+                                 "a string such as 'false' would run the model folder's code")
         if not self.name or not str(self.name).strip():
             raise SpecsweepError("model name is empty: give a hub id, a local folder or one of " + ", ".join(ALIASES))
         if self.dtype not in DTYPES:
@@ -88,10 +91,15 @@ def smollm2_folder() -> Path:
     return folder
 
 
+def _cached_smollm2_ready() -> bool:
+    out = cache_root() / "smollm2-135m"
+    return (out / "config.json").exists() and (out / "model.safetensors").exists()
+
+
 def _cached_smollm2() -> Path:
     """Dequantize the GGUF once and keep a plain HF folder (safetensors) in the cache."""
     out = cache_root() / "smollm2-135m"
-    if (out / "config.json").exists() and (out / "model.safetensors").exists():
+    if _cached_smollm2_ready():
         return out
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

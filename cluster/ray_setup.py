@@ -1,15 +1,64 @@
-"""Connecting to Ray, or starting a local cluster sized to this machine (GUIDE §5).
+"""Connecting to Ray, or starting a local cluster sized to this machine.
 
-Local pitfalls handled here: Ray 2.60 turns token auth on by default (a local head
-gets ``RAY_AUTH_MODE=disabled`` unless the caller set it), dashboards bind to
-127.0.0.1, the object store is kept small, and the driver's helper work takes
-``num_cpus=0`` so actors holding CPUs never starve it.
+Rules for the local cluster this module starts:
+
+* every service it opens (GCS, raylet, object manager, agents, workers, driver,
+  dashboard) listens on 127.0.0.1 only: the node IP is the loopback address and
+  Ray is told this is a single-machine cluster, so nothing is reachable from
+  another host. That is why token auth can stay off for it
+  (``RAY_AUTH_MODE=disabled`` unless the caller set it): Ray 2.60 turns token
+  auth on by default and ``ray job submit`` would otherwise get HTTP 401.
+* A cluster reached at a loopback address (``127.0.0.1:PORT``) is joined as a
+  single-machine cluster too (Ray locates this host's raylet itself).
+* Ray does not print remote tracebacks of tasks it is about to retry: the sweep
+  reports each final failure itself, as one line.
+* The object store is kept small and the driver's helper work takes
+  ``num_cpus=0`` so actors holding CPUs never starve it.
+
+A real multi-machine cluster is started by its operator (``ray_cluster.yaml``),
+with token auth on; specsweep only joins it.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 from policies.errors import SpecsweepError
+
+
+LOOPBACK = "127.0.0.1"
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@contextlib.contextmanager
+def _loopback_only():
+    """While Ray starts or joins: use 127.0.0.1 as this node's address, in this process and every
+    process Ray spawns meanwhile (they keep it); restored afterwards, so nothing else changes.
+
+    Ray picks the machine's network address as the node IP unless it is told this is a
+    single-machine cluster; with the loopback node IP its gRPC servers bind to 127.0.0.1.
+    """
+    from ray._private import ray_constants
+
+    var = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+    saved_env, saved_const = os.environ.get(var), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[var] = "0"                          # inherited by the processes Ray spawns
+    ray_constants.ENABLE_RAY_CLUSTER = False       # this process (Ray was imported already)
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved_const
+        if saved_env is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = saved_env
+
+
+def _host_of(address: str) -> str:
+    from urllib.parse import urlparse
+
+    hostport = urlparse(address).netloc if "://" in address else address
+    return hostport.rpartition(":")[0].strip("[]")
 
 
 def connect(address: str | None = None, *, num_cpus: int | None = None, object_store_mb: int = 256,
@@ -17,6 +66,9 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
     """``ray.init`` on ``address`` (None / "local" starts a local cluster); returns cluster resources."""
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # a task that will be retried prints its whole remote traceback on the driver's console; the
+    # sweep reports the final outcome itself (one line, traceback in the output's errors.log)
+    os.environ.setdefault("RAY_enable_output_error_log_if_still_retry", "0")
     import ray
 
     if ray.is_initialized():
@@ -30,8 +82,12 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
         _check_reachable(address)
     try:
         if address in (None, "local"):
-            ray.init(num_cpus=num_cpus or os.cpu_count(), object_store_memory=object_store_mb * 2**20,
-                     include_dashboard=dashboard, dashboard_host="127.0.0.1", **kw)
+            with _loopback_only():
+                ray.init(num_cpus=num_cpus or os.cpu_count(), object_store_memory=object_store_mb * 2**20,
+                         include_dashboard=dashboard, dashboard_host=LOOPBACK, _node_ip_address=LOOPBACK, **kw)
+        elif address != "auto" and _host_of(address) in _LOOPBACK_HOSTS:
+            with _loopback_only():     # Ray finds this host's raylet itself; only the fallback address changes
+                ray.init(address=address, **kw)
         else:
             ray.init(address=address, **kw)
     except (ConnectionError, RuntimeError, ValueError) as e:
@@ -39,6 +95,21 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
         raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({first}); start one with "
                              "`ray start --head` or omit --address for a local cluster") from None
     return ray.cluster_resources()
+
+
+def target_address(address: str | None) -> str | None:
+    """The cluster address ``connect(address)`` will join (None = a new local cluster)."""
+    if address in (None, "local"):
+        env_addr = os.environ.get("RAY_ADDRESS")
+        return env_addr if env_addr and address is None else None
+    return address
+
+
+def check_address(address: str | None) -> None:
+    """Refuse, before anything starts, a cluster address nothing listens at (no-op for a local cluster)."""
+    addr = target_address(address)
+    if addr not in (None, "auto"):
+        _check_reachable(addr)
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:

@@ -6,7 +6,8 @@
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
 
-Bad input is reported as one line on stderr with exit status 2.
+Bad input is reported as one line on stderr with exit status 2; ``sweep`` exits 3 when it
+finished with failed rows or tasks, 130 on SIGINT and 143 on SIGTERM.
 """
 from __future__ import annotations
 
@@ -43,26 +44,58 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trust-remote-code", action="store_true")
 
 
+def _int_list(flag: str, text: str) -> list[int]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in items if not x.lstrip("-").isdigit()]
+    if bad or not items:
+        raise SpecsweepError(f"{flag} must be comma-separated integers, got {text!r}")
+    ids = [int(x) for x in items]
+    if len(set(ids)) != len(ids):
+        raise SpecsweepError(f"{flag} lists an id twice: {text!r}")
+    return ids
+
+
+def check_generation_flags(a) -> None:
+    """The sweep config's rules, applied to ``generate``'s flags: finite numbers within range, no empty names."""
+    import math
+
+    from jobs.config import MAX_GAMMA, MAX_NEW_TOKENS
+
+    if not 1 <= a.gamma <= MAX_GAMMA:
+        raise SpecsweepError(f"--gamma must be >= 1 and <= {MAX_GAMMA}, got {a.gamma}")
+    if not math.isfinite(a.temperature) or a.temperature < 0:
+        raise SpecsweepError(f"--temperature must be >= 0 and finite (0 = greedy), got {a.temperature}")
+    if not math.isfinite(a.top_p) or not (0 < a.top_p <= 1):
+        raise SpecsweepError(f"--top-p must be in (0, 1], got {a.top_p}")
+    if not 1 <= a.max_new_tokens <= MAX_NEW_TOKENS:
+        raise SpecsweepError(f"--max-new-tokens must be >= 1 and <= {MAX_NEW_TOKENS}, got {a.max_new_tokens}")
+    for flag in ("target", "draft"):
+        v = getattr(a, flag)
+        if v is not None and not v.strip():
+            raise SpecsweepError(f"--{flag} is empty: give a hub id, a local folder or an alias, or omit it")
+    if getattr(a, "answers", None):
+        from pathlib import Path
+
+        out = Path(a.answers)
+        if out.is_dir():
+            raise SpecsweepError(f"--answers {a.answers} is a folder: give a file path such as answers.jsonl")
+        if not out.parent.is_dir():
+            raise SpecsweepError(f"--answers {a.answers}: folder {out.parent} does not exist")
+
+
 def cmd_generate(a) -> int:
     from policies.registry import build
 
+    check_generation_flags(a)
     questions = None
     if a.dataset:
         from jobs.dataset import load_questions
 
-        ids = [int(x) for x in a.question_ids.split(",")] if a.question_ids else None
-        cats = a.categories.split(",") if a.categories else None
+        ids = _int_list("--question-ids", a.question_ids) if a.question_ids else None
+        cats = [c.strip() for c in a.categories.split(",") if c.strip()] if a.categories else None
         questions = load_questions(a.dataset, cats, a.limit_per_category, ids)   # fails before any model loads
     elif a.prompt is None or not a.prompt.strip():
         raise SpecsweepError("prompt is empty: pass --prompt \"some text\" or --dataset sample|specbench|PATH")
-    if a.gamma < 1:
-        raise SpecsweepError(f"--gamma must be >= 1, got {a.gamma}")
-    if a.temperature < 0:
-        raise SpecsweepError(f"--temperature must be >= 0 (0 = greedy), got {a.temperature}")
-    if not (0 < a.top_p <= 1):
-        raise SpecsweepError(f"--top-p must be in (0, 1], got {a.top_p}")
-    if a.max_new_tokens < 1:
-        raise SpecsweepError(f"--max-new-tokens must be >= 1, got {a.max_new_tokens}")
     policy = build(a.policy, a.gamma)
     if policy.needs_reference and a.temperature > 0:
         raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only: use --temperature 0")

@@ -1,23 +1,44 @@
 """Sweep configs: YAML → validated :class:`SweepConfig`, every error naming its field path.
 
-Everything is checked before Ray starts or a model loads: field names and types,
-policy names and parameters (``policies/registry.py``), γ values, dataset filters.
+Everything is checked before Ray starts or a model loads, by one strict schema
+(pydantic models with ``strict=True`` and ``extra="forbid"``):
+
+* field names: an unknown field is refused with the list of valid ones;
+* types: no coercion. Booleans only as YAML booleans (``true``/``false``; a
+  quoted ``"false"`` is a string and is refused), integers only as integers,
+  lists only as lists (``question_ids: "9017"`` is refused, not read as digits);
+* numbers are finite (``.nan``/``.inf`` refused) and within their range;
+* no duplicates: a γ, a policy (same name and resolved parameters), a question id,
+  a category, a pair label or a YAML key listed twice is refused;
+* policy names and parameters come from ``policies/registry.py``.
+
+A problem is reported as one line, ``config PATH: what is wrong; what is valid``.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, Literal, Optional
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actors.models import DTYPES, QUANTIZATIONS
+from jobs.dataset import CATEGORIES
 from jobs.templates import TEMPLATES
 from policies.errors import SpecsweepError
-from policies.registry import resolve
+from policies.registry import REGISTRY, resolve
 
 PAPER_GAMMAS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24]
+MAX_GAMMA = 1024
+MAX_NEW_TOKENS = 65536
+DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
+TRACKING_SCHEMES = ("sqlite", "http", "https", "file", "postgresql", "mysql", "mssql", "databricks")
 
 
 @dataclass
@@ -68,129 +89,263 @@ class SweepConfig:
     def experiment_name(self) -> str:
         return self.experiment or self.name
 
+    def public_dict(self) -> dict:
+        """The config as a dict safe to store or print: credentials in the tracking URI are masked."""
+        d = asdict(self)
+        d["tracking_uri"] = redact_uri(self.tracking_uri)
+        return d
+
+
+def redact_uri(uri: str) -> str:
+    """Mask the user-info part of a URI (``http://user:token@host`` → ``http://***@host``)."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return "***"
+    if "@" not in parts.netloc:
+        return uri
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, "***@" + host, parts.path, parts.query, parts.fragment))
+
+
+# ---------------------------------------------------------------------------------------------- schema
+
+_STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+NonEmpty = Field(min_length=1, pattern=r"\S")
+
+
+class _Pair(BaseModel):
+    model_config = _STRICT
+    target: str = NonEmpty
+    draft: Optional[str] = Field("smollm2-135m-draft", min_length=1, pattern=r"\S")
+    name: str = ""
+    dtype: Literal[tuple(DTYPES)] = "float32"  # type: ignore[valid-type]
+    device: str = Field("auto", pattern=DEVICE_RE.pattern)
+    quantization: Optional[Literal[QUANTIZATIONS]] = None  # type: ignore[valid-type]
+    draft_quantization: Optional[Literal[QUANTIZATIONS]] = None  # type: ignore[valid-type]
+    num_gpus: float = Field(0, ge=0, le=64)
+    num_cpus: float = Field(1, ge=0, le=1024)
+    actors: int = Field(1, ge=1, le=1024)
+    template: Optional[Literal[TEMPLATES]] = None  # type: ignore[valid-type]
+    trust_remote_code: bool = False
+
+
+class _Dataset(BaseModel):
+    model_config = _STRICT
+    source: str = Field("sample", min_length=1, pattern=r"\S")
+    categories: Optional[list[Literal[CATEGORIES]]] = Field(None, min_length=1)  # type: ignore[valid-type]
+    limit_per_category: Optional[int] = Field(None, ge=1)
+    question_ids: Optional[list[int]] = Field(None, min_length=1)
+
+
+class _Generation(BaseModel):
+    model_config = _STRICT
+    max_new_tokens: int = Field(128, ge=1, le=MAX_NEW_TOKENS)
+    temperature: float = Field(0.0, ge=0, le=100)
+    top_p: float = Field(1.0, gt=0, le=1)
+
+
+class _Calibrate(BaseModel):
+    model_config = _STRICT
+    context: int = Field(256, ge=1, le=1_000_000)
+    max_tokens: int = Field(64, ge=1, le=4096)
+    repeats: int = Field(5, ge=1, le=1000)
+
+
+class _Sweep(BaseModel):
+    model_config = _STRICT
+    name: str = NonEmpty
+    pairs: list[_Pair] = Field(min_length=1)
+    policies: list[Any] = Field(min_length=1)
+    gammas: list[int] = Field(default_factory=lambda: list(PAPER_GAMMAS), min_length=1)
+    dataset: _Dataset = Field(default_factory=_Dataset)
+    generation: _Generation = Field(default_factory=_Generation)
+    repeats: int = Field(1, ge=1, le=1000)
+    seed: int = Field(0, ge=0)
+    warmup: int = Field(3, ge=0, le=1000)
+    output: str = Field("runs/sweep", min_length=1, pattern=r"\S")
+    tracking_uri: str = Field("sqlite:///mlflow.db", min_length=1)
+    experiment: str = ""
+    block_size: int = Field(0, ge=0)
+    calibrate: _Calibrate = Field(default_factory=_Calibrate)
+
+
+_MODELS = {(): _Sweep, ("pairs", "*"): _Pair, ("dataset",): _Dataset, ("generation",): _Generation,
+           ("calibrate",): _Calibrate}
+_HINTS = {"name": "give the sweep a name (it is the MLflow experiment)",
+          "pairs": "list at least one target/draft pair",
+          "policies": "list at least one policy (see `specsweep policies`)",
+          "target": "give a hub id, a local folder or an alias such as smollm2-135m"}
+
+
+def field_path(loc) -> str:
+    """``('pairs', 0, 'dtype')`` → ``pairs[0].dtype``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
 
 def _err(path: str, msg: str):
     raise SpecsweepError(f"config {path}: {msg}")
 
 
-def _typed(path, value, kind, *, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-        _err(path, f"expected {kind.__name__}, got {value!r}")
-    return value
+def _explain(e: dict) -> str:
+    kind, loc, value = e["type"], e["loc"], e.get("input")
+    last = loc[-1] if loc else ""
+    if kind == "missing":
+        return "missing" + (f": {_HINTS[last]}" if last in _HINTS else "")
+    if kind == "extra_forbidden":
+        shape = tuple("*" if isinstance(p, int) else p for p in loc[:-1])
+        model = _MODELS.get(shape)
+        valid = ", ".join(model.model_fields) if model else "see docs/sweeps.md"
+        return f"unknown field; valid fields: {valid}"
+    if kind == "bool_type":
+        return f"must be a YAML boolean (true or false, unquoted), got {value!r}"
+    if kind == "finite_number":
+        return f"must be a finite number, got {value!r}"
+    if kind == "too_short" and isinstance(value, list):
+        return "must not be empty" + (f": {_HINTS[last]}" if last in _HINTS else "")
+    msg = e["msg"]
+    if kind == "string_pattern_mismatch":
+        msg = ("must be auto, cpu, cuda or cuda:N" if last == "device" else "must not be empty")
+    return f"{msg[0].lower()}{msg[1:]}, got {value!r}"
 
 
-def _keys(path, d, allowed):
-    if not isinstance(d, dict):
-        _err(path, f"expected a mapping, got {type(d).__name__}")
-    unknown = sorted(set(d) - set(allowed))
-    if unknown:
-        _err(f"{path}.{unknown[0]}" if path else unknown[0], f"unknown field; valid fields: {', '.join(allowed)}")
+def _finite_params(path: str, name: str, params: dict) -> None:
+    """Parameters given as a YAML mapping keep their YAML types: bools are booleans, numbers are finite numbers."""
+    spec = REGISTRY.get(name, (None, {}, ""))[1]
+    for k, v in params.items():
+        p = spec.get(k)
+        if p is None:
+            continue
+        if p.kind is bool and not isinstance(v, bool):
+            _err(f"{path}.{k}", f"must be a YAML boolean (true or false, unquoted), got {v!r}")
+        if p.kind in (int, float) and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            _err(f"{path}.{k}", f"must be a number, got {v!r}")
+        if isinstance(v, float) and not math.isfinite(v):
+            _err(f"{path}.{k}", f"must be a finite number, got {v!r}")
 
 
 def _policy(path, entry) -> tuple[str, dict]:
     if isinstance(entry, str):
         from policies.registry import parse
 
-        name, params = parse(entry)
+        try:
+            name, params = parse(entry)
+        except SpecsweepError as e:
+            _err(path, str(e))
     elif isinstance(entry, dict) and "name" in entry:
-        _keys(path, entry, ["name", "params"])
+        unknown = sorted(set(entry) - {"name", "params"})
+        if unknown:
+            _err(f"{path}.{unknown[0]}", "unknown field; valid fields: name, params")
         name, params = entry["name"], entry.get("params") or {}
+        _finite_params(f"{path}.params", name, params if isinstance(params, dict) else {})
     elif isinstance(entry, dict) and len(entry) == 1:
         name, params = next(iter(entry.items()))
         params = params or {}
+        _finite_params(f"{path}.{name}", name, params if isinstance(params, dict) else {})
     else:
-        _err(path, "expected a policy name, {name: {param: value}} or {name: ..., params: {...}}")
+        _err(path, f"expected a policy name, {{name: {{param: value}}}} or {{name: ..., params: {{...}}}}, got {entry!r}")
+    if not isinstance(name, str):
+        _err(path, f"policy name must be a string, got {name!r}")
     if not isinstance(params, dict):
-        _err(path, f"parameters of {name} must be a mapping")
+        _err(path, f"parameters of {name} must be a mapping, got {params!r}")
     try:
         return resolve(name, params)
     except SpecsweepError as e:
         _err(path, str(e))
 
 
+def _no_duplicates(path: str, values: list, what: str, shown: list | None = None) -> None:
+    seen: dict = {}
+    for i, v in enumerate(values):
+        key = json.dumps(v, sort_keys=True, default=str)
+        if key in seen:
+            _err(f"{path}[{i}]", f"{what} {(shown or values)[i]!r} is already listed at {path}[{seen[key]}]; "
+                                 "list each once")
+        seen[key] = i
+
+
+def _check_tracking_uri(uri: str) -> None:
+    scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
+    if scheme.split("+")[0] not in TRACKING_SCHEMES:
+        _err("tracking_uri", f"{redact_uri(uri)!r} is not a tracking store URI; use sqlite:///PATH.db, "
+                             "http(s)://HOST:PORT, postgresql://..., mysql://... or databricks")
+
+
 def parse_config(raw: dict, source: str = "config") -> SweepConfig:
-    top = ["name", "pairs", "policies", "gammas", "dataset", "generation", "repeats", "seed", "warmup", "output",
-           "tracking_uri", "experiment", "block_size", "calibrate"]
-    _keys("", raw, top)
-    if "name" not in raw or not str(raw["name"]).strip():
-        _err("name", "missing: give the sweep a name (it is the MLflow experiment)")
-    if not raw.get("pairs"):
-        _err("pairs", "missing or empty: list at least one target/draft pair")
-    pairs = []
-    pfields = list(PairEntry.__dataclass_fields__)
-    for i, p in enumerate(raw["pairs"]):
-        path = f"pairs[{i}]"
-        _keys(path, p, pfields)
-        if "target" not in p:
-            _err(f"{path}.target", "missing")
-        e = PairEntry(**p)
-        if e.dtype not in DTYPES:
-            _err(f"{path}.dtype", f"{e.dtype!r} is not valid; use {', '.join(DTYPES)}")
-        for q in ("quantization", "draft_quantization"):
-            if getattr(e, q) not in (None, *QUANTIZATIONS):
-                _err(f"{path}.{q}", f"{getattr(e, q)!r} is not valid; use {', '.join(QUANTIZATIONS)} or null")
-        if e.template not in (None, *TEMPLATES):
-            _err(f"{path}.template", f"{e.template!r} is not valid; use {', '.join(TEMPLATES)} or null")
-        _typed(f"{path}.num_gpus", e.num_gpus, float)
-        if e.num_gpus < 0 or e.num_cpus < 0:
-            _err(f"{path}.num_gpus", "must be >= 0")
-        if not isinstance(e.actors, int) or e.actors < 1:
-            _err(f"{path}.actors", f"must be an integer >= 1, got {e.actors!r}")
-        pairs.append(e)
-    labels = [p.label for p in pairs]
-    if len(set(labels)) != len(labels):
-        _err("pairs", f"two pairs share the label {labels!r}; give them distinct names")
-    if not raw.get("policies"):
-        _err("policies", "missing or empty: list at least one policy (see `specsweep policies`)")
-    policies = [_policy(f"policies[{i}]", p) for i, p in enumerate(raw["policies"])]
+    if not isinstance(raw, dict):
+        raise SpecsweepError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
+    try:
+        m = _Sweep.model_validate(raw)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise SpecsweepError(f"config {field_path(first['loc']) or 'top level'}: {_explain(first)}{more}") from None
+    pairs = [PairEntry(**p) for p in raw["pairs"]]     # validated above; the YAML values keep their types
+
+    for i, p in enumerate(pairs):
+        if p.draft is not None and p.draft_quantization and p.draft == "ngram":
+            _err(f"pairs[{i}].draft_quantization", "the ngram drafter has no weights to quantize; remove it")
+    _no_duplicates("pairs", [p.label for p in pairs], "pair label")
+    policies = [_policy(f"policies[{i}]", p) for i, p in enumerate(m.policies)]
+    _no_duplicates("policies", [list(p) for p in policies], "policy",
+                   [m.policies[i] if isinstance(m.policies[i], str) else p[0] for i, p in enumerate(policies)])
     policies = [p for p in policies if p[0] != "ar"]  # ar runs in every task anyway
-    gammas = raw.get("gammas", list(PAPER_GAMMAS))
-    if not isinstance(gammas, list) or not gammas:
-        _err("gammas", "expected a non-empty list of integers >= 1")
-    for i, g in enumerate(gammas):
-        if isinstance(g, bool) or not isinstance(g, int) or g < 1:
-            _err(f"gammas[{i}]", f"must be an integer >= 1, got {g!r}")
-    ds = raw.get("dataset", {"source": "sample"})
-    _keys("dataset", ds, ["source", "categories", "limit_per_category", "question_ids"])
-    gen = {"max_new_tokens": 128, "temperature": 0.0, "top_p": 1.0, **(raw.get("generation") or {})}
-    _keys("generation", gen, ["max_new_tokens", "temperature", "top_p"])
-    if not isinstance(gen["max_new_tokens"], int) or gen["max_new_tokens"] < 1:
-        _err("generation.max_new_tokens", f"must be an integer >= 1, got {gen['max_new_tokens']!r}")
-    if not isinstance(gen["temperature"], (int, float)) or gen["temperature"] < 0:
-        _err("generation.temperature", f"must be >= 0 (0 = greedy), got {gen['temperature']!r}")
-    if not isinstance(gen["top_p"], (int, float)) or not (0 < gen["top_p"] <= 1):
-        _err("generation.top_p", f"must be in (0, 1], got {gen['top_p']!r}")
+    if not policies:
+        _err("policies", "ar alone: the ar baseline runs in every task; list at least one speculative policy")
+    for i, g in enumerate(m.gammas):
+        if not 1 <= g <= MAX_GAMMA:
+            _err(f"gammas[{i}]", f"must be an integer in [1, {MAX_GAMMA}], got {g!r}")
+    _no_duplicates("gammas", m.gammas, "initial γ")
+    ds = m.dataset.model_dump(exclude_unset=True)
+    ds.setdefault("source", "sample")
+    for key, what in (("categories", "category"), ("question_ids", "question id")):
+        if ds.get(key):
+            _no_duplicates(f"dataset.{key}", ds[key], what)
+    gen = {**_Generation().model_dump(), **(raw.get("generation") or {})}
     if gen["temperature"] > 0 and any(p[0] == "oracle" for p in policies):
         _err("policies", "oracle is defined for greedy decoding only; set generation.temperature: 0 or drop it")
-    cfg = SweepConfig(name=str(raw["name"]), pairs=pairs, policies=policies, gammas=gammas, dataset=ds, generation=gen)
-    for k, kind in (("repeats", int), ("seed", int), ("warmup", int), ("block_size", int)):
-        if k in raw:
-            setattr(cfg, k, _typed(k, raw[k], kind))
-    if cfg.repeats < 1:
-        _err("repeats", f"must be >= 1, got {cfg.repeats}")
-    if cfg.warmup < 0 or cfg.block_size < 0:
-        _err("warmup" if cfg.warmup < 0 else "block_size", "must be >= 0")
-    for k in ("output", "tracking_uri", "experiment"):
-        if k in raw:
-            setattr(cfg, k, str(_typed(k, raw[k], str)))
-    if "calibrate" in raw:
-        _keys("calibrate", raw["calibrate"], ["context", "max_tokens", "repeats"])
-        cfg.calibrate = {**cfg.calibrate, **raw["calibrate"]}
-    return cfg
+    _check_tracking_uri(m.tracking_uri)
+    cal = {"context": 256, "max_tokens": 64, **m.calibrate.model_dump(exclude_unset=True)}
+    return SweepConfig(name=m.name, pairs=pairs, policies=policies, gammas=list(m.gammas), dataset=ds,
+                       generation=gen, repeats=m.repeats, seed=m.seed, warmup=m.warmup, output=m.output,
+                       tracking_uri=m.tracking_uri, experiment=m.experiment, block_size=m.block_size, calibrate=cal)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that names one key twice (PyYAML would keep the last silently)."""
+
+
+def _mapping(loader, node, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise SpecsweepError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice in one mapping")
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
 def load_config(path: str) -> SweepConfig:
     p = Path(path)
     if not p.exists():
         raise SpecsweepError(f"config file {path} does not exist")
+    if not p.is_file():
+        raise SpecsweepError(f"config file {path} is not a file")
     try:
-        raw = yaml.safe_load(p.read_text())
+        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as e:
         raise SpecsweepError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+    except UnicodeDecodeError:
+        raise SpecsweepError(f"{path}: not a UTF-8 text file") from None
+    except SpecsweepError as e:
+        raise SpecsweepError(f"{path}: {e}") from None
     if not isinstance(raw, dict):
         raise SpecsweepError(f"{path}: expected a YAML mapping at the top level")
     return parse_config(raw, path)

@@ -3,15 +3,16 @@
 A task's file is named by the hash of its task key and written atomically
 (temporary file + rename), so a crash never leaves a partial file and a re-run of
 the same task replaces its file: every row exists exactly once. ``state.json``
-holds the sweep's config fingerprint; a folder holding another config's log is
-refused unless the caller asks to start fresh.
+holds the sweep's config fingerprint; a folder holding another config's results
+is refused unless the caller asks to start fresh. A folder whose log holds no task
+file yet (a sweep that failed before finishing any task) belongs to no config: the
+next sweep, corrected or not, may take it over.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -30,20 +31,33 @@ class ParquetLog:
     def check(self, fingerprint: str, fresh: bool = False) -> None:
         """Refuse a folder holding another config's log (unless starting fresh); writes nothing."""
         state = self.root / "state.json"
-        if not fresh and state.exists():
+        if fresh or not state.exists() or not self.has_results():
+            return
+        try:
             old = json.loads(state.read_text()).get("fingerprint")
-            if old != fingerprint:
-                raise SpecsweepError(f"output folder {self.root} holds the log of a different config ({old}); "
-                                     "use another output folder or pass --fresh to start over")
+        except (ValueError, OSError, AttributeError):
+            raise SpecsweepError(f"{state} is unreadable or not a specsweep state file; pass --fresh to start over "
+                                 "in this folder or use another output folder") from None
+        if old != fingerprint:
+            raise SpecsweepError(f"output folder {self.root} holds the log of a different config ({old}); "
+                                 "use another output folder or pass --fresh to start over")
+
+    def has_results(self) -> bool:
+        return self.dir.is_dir() and any(self.dir.glob("task-*.parquet"))
 
     def prepare(self, fingerprint: str, config: dict, fresh: bool = False) -> None:
+        """Check, clear on ``fresh`` (only what a sweep wrote), mark the folder and record the config."""
+        from jobs.output import clear, write_marker
+
         self.check(fingerprint, fresh)
-        state = self.root / "state.json"
-        if fresh and self.root.exists():
-            shutil.rmtree(self.dir, ignore_errors=True)
-            state.unlink(missing_ok=True)
+        if fresh:
+            clear(self.root)
         self.dir.mkdir(parents=True, exist_ok=True)
-        state.write_text(json.dumps({"fingerprint": fingerprint, "config": config}, indent=1, default=str))
+        write_marker(self.root, fingerprint)
+        state = self.root / "state.json"
+        tmp = state.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"fingerprint": fingerprint, "config": config}, indent=1, default=str))
+        os.replace(tmp, state)
 
     @staticmethod
     def file_name(task_key: str) -> str:
@@ -63,7 +77,10 @@ class ParquetLog:
         """Task keys whose file holds only successful rows (failed tasks are retried on resume)."""
         done = set()
         for f in self.dir.glob("task-*.parquet"):
-            t = pq.read_table(f, columns=["task_key", "status"])
+            try:
+                t = pq.read_table(f, columns=["task_key", "status"])
+            except (OSError, pa.ArrowException):   # unreadable file: its task runs again and replaces it
+                continue
             if all(s == "ok" for s in t.column("status").to_pylist()):
                 done.add(t.column("task_key")[0].as_py())
         return done

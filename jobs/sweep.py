@@ -13,15 +13,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform
+import re
+import signal
 import sys
 import time
+import traceback
 from dataclasses import asdict
 from pathlib import Path
 
 from tqdm import tqdm
 
-from jobs.config import SweepConfig, load_config
+from jobs.config import SweepConfig, load_config, redact_uri
 from jobs.dataset import load_questions
 from jobs.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
@@ -97,8 +101,17 @@ def failure_table(task: dict, reason: str):
 
 
 def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = False, dry_run: bool = False,
-              log_mlflow: bool = True, on_task_done=None) -> dict:
-    """Run (or resume) a sweep; returns a summary dict. ``on_task_done(n)`` is a test hook."""
+              log_mlflow: bool = True, on_task_done=None, handle_sigterm: bool = False) -> dict:
+    """Run (or resume) a sweep; returns a summary dict. ``on_task_done(n)`` is a test hook.
+
+    ``handle_sigterm``: once Ray is connected (its core worker installs a SIGTERM handler
+    that aborts the process), SIGTERM raises :class:`Terminated` instead, so the sweep
+    stops as on Ctrl-C: actors killed, lock released, finished tasks kept.
+
+    Every check runs before Ray starts or anything is written (questions, output folder,
+    the folder's previous config, MLflow, the Ray address, models and tokenizers); then the
+    output folder is locked for the rest of the sweep.
+    """
     ds = cfg.dataset
     questions = load_questions(ds.get("source", "sample"), ds.get("categories"), ds.get("limit_per_category"),
                                ds.get("question_ids"))
@@ -106,25 +119,95 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     if dry_run:
         print(describe_plan(cfg, questions, tasks))
         return {"tasks": len(tasks), "dry_run": True}
+    from cluster.ray_setup import check_address, check_resources, connect, target_address
+    from jobs.output import OutputLock, check_usable
+    from jobs.preflight import check_pairs
+
+    check_usable(cfg.output, fresh=fresh)
     log = ParquetLog(cfg.output)
     log.check(cfg.fingerprint(), fresh=fresh)
     client = None
     if log_mlflow:
         from jobs.tracking import client_for
 
-        client = client_for(cfg.tracking_uri)
-    from cluster.ray_setup import check_resources, connect
+        _quiet_mlflow()
+        try:
+            client = client_for(cfg.tracking_uri)
+        except SpecsweepError as e:   # the message quotes the URI: never print its credentials
+            raise SpecsweepError(str(e).replace(cfg.tracking_uri, redact_uri(cfg.tracking_uri))) from None
+        except Exception as e:  # an MLflow store that cannot be opened fails in many ways
+            raise SpecsweepError(f"cannot open the MLflow tracking URI {redact_uri(cfg.tracking_uri)!r} "
+                                 f"({_first_line(e)}); default is sqlite:///mlflow.db") from None
+    check_address(address)
+    check_pairs(cfg, local_cluster=target_address(address) is None)
+    with OutputLock(cfg.output):
+        resources = connect(address)
+        if handle_sigterm and _main_thread():
+            signal.signal(signal.SIGTERM, _on_sigterm)
+        check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
+                        sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
+        # checks the folder's config again (now that no other sweep can write here), then writes
+        log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)
+        done = log.done_keys()
+        todo = [t for t in tasks if t["task_key"] not in done]
+        failed_tasks = 0
+        if todo:
+            failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, resources, questions, on_task_done)
+        return summarise(cfg, log, client, failed_tasks)
 
-    resources = connect(address)
-    check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
-                    sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
-    log.prepare(cfg.fingerprint(), asdict(cfg), fresh=fresh)   # only now, with every check passed, write
-    done = log.done_keys()
-    todo = [t for t in tasks if t["task_key"] not in done]
-    failed_tasks = 0
-    if todo:
-        failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, resources, questions, on_task_done)
-    return summarise(cfg, log, client, failed_tasks)
+
+def _quiet_mlflow() -> None:
+    """MLflow sets its own logger to INFO when imported: keep its store-creation chatter off the console."""
+    import logging
+
+    import mlflow  # noqa: F401  (configures the "mlflow" logger; lower it only after that)
+
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _first_line(e: BaseException) -> str:
+    text = _ANSI.sub("", str(e)).strip()
+    return (text.splitlines() or [type(e).__name__])[0][:300]
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit))(?:\([^)]*\))?: (.+)$")
+
+
+def root_cause(e: BaseException) -> str:
+    """One line naming the original error behind a (possibly Ray-wrapped) exception.
+
+    A ``SpecsweepError`` raised anywhere (an actor included) reads as its own message;
+    any other error as ``Type: message``.
+    """
+    seen = set()
+    while getattr(e, "cause", None) is not None and id(e) not in seen:   # RayTaskError → the user's exception
+        seen.add(id(e))
+        e = e.cause
+    if isinstance(e, SpecsweepError):
+        return _first_line(e)
+    text = _ANSI.sub("", str(e))
+    for line in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
+        m = _EXC_LINE.match(line)
+        if m:          # a remote traceback rendered as text: its last "Type: message" line is the cause
+            return m.group(2)[:300] if m.group(1) == "SpecsweepError" else f"{m.group(1)}: {m.group(2)[:300]}"
+    return f"{type(e).__name__}: {_first_line(e)}"
+
+
+def error_log(cfg: SweepConfig) -> Path:
+    from jobs.output import ERRORS
+
+    return Path(cfg.output) / ERRORS
+
+
+def record_error(cfg: SweepConfig, where: str, e: BaseException) -> Path:
+    """Append the full traceback of ``e`` to the output folder's error log; returns its path."""
+    path = error_log(cfg)
+    text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {where}\n{_ANSI.sub('', text)}\n")
+    return path
 
 
 def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done) -> int:
@@ -132,26 +215,35 @@ def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done)
 
     warm_q = {"question_id": questions[0].question_id, "category": questions[0].category, "turns": list(questions[0].turns)}
     actors = make_actors(cfg, warm_q, resources)
-    infos = {label: ray.get([a.info.remote() for a in acts]) for label, acts in actors.items()}
-    (Path(cfg.output) / "actors.json").write_text(json.dumps(infos, indent=1))   # device, template, cost curve per actor
-    queues = {label: [t for t in todo if t["pair"] == label] for label in actors}
-    inflight: dict = {}
-    load = {id(a): 0 for acts in actors.values() for a in acts}
-    bar = tqdm(total=total, initial=already, desc=f"sweep {cfg.name}", unit="task", dynamic_ncols=True)
-
-    def submit():
-        for label, acts in actors.items():
-            for a in sorted(acts, key=lambda a: load[id(a)]):
-                while queues[label] and load[id(a)] < 2:
-                    task = queues[label].pop(0)
-                    inflight[a.run_task.remote(task)] = (task, a)
-                    load[id(a)] += 1
-
     try:
-        submit()
-        return _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done)
+        infos = {}
+        for label, acts in actors.items():
+            try:
+                infos[label] = ray.get([a.info.remote() for a in acts])
+            except Exception as e:   # the actor could not start: models, tokenizer, device, calibration
+                path = record_error(cfg, f"starting the actors of pair {label}", e)
+                raise SpecsweepError(f"pair {label}: the actor failed to start: {root_cause(e)} "
+                                     f"(full traceback in {path})") from None
+        (Path(cfg.output) / "actors.json").write_text(json.dumps(infos, indent=1))   # device, template, cost curve per actor
+        queues = {label: [t for t in todo if t["pair"] == label] for label in actors}
+        inflight: dict = {}
+        load = {id(a): 0 for acts in actors.values() for a in acts}
+        bar = tqdm(total=total, initial=already, desc=f"sweep {cfg.name}", unit="task", dynamic_ncols=True)
+
+        def submit():
+            for label, acts in actors.items():
+                for a in sorted(acts, key=lambda a: load[id(a)]):
+                    while queues[label] and load[id(a)] < 2:
+                        task = queues[label].pop(0)
+                        inflight[a.run_task.remote(task)] = (task, a)
+                        load[id(a)] += 1
+
+        try:
+            submit()
+            return _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done)
+        finally:
+            bar.close()
     finally:
-        bar.close()
         for acts in actors.values():   # free the actors' CPUs/GPUs for whatever runs next on the cluster
             for a in acts:
                 ray.kill(a, no_restart=True)
@@ -171,8 +263,8 @@ def _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done) -> int
         try:
             table = ray.get(ref)
         except Exception as e:  # actor died for good / retries exhausted / unserialisable error
-            reason = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-            table = failure_table(task, reason)
+            path = record_error(cfg, f"task {task['task_key']}", e)
+            table = failure_table(task, f"{root_cause(e)} (full traceback in {path})")
         log.write(table)
         statuses = table.column("status").to_pylist()
         if any(s != "ok" for s in statuses):
@@ -197,8 +289,10 @@ def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> d
     summary = metrics.config_summary(ok) if len(ok) else None
     speed = metrics.speedup_vs_ar(ok) if len(ok) else None
     result = {"rows": len(df), "failed_rows": failed_rows, "failed_tasks": failed_tasks, "output": str(out)}
+    if failed_rows:
+        errors = df.loc[df["status"] != "ok", "error"].dropna()
+        result["first_error"] = str(errors.iloc[0]).splitlines()[0][:300] if len(errors) else ""
     if summary is None:
-        print(f"no successful rows; {failed_rows} failed rows in {out}/log", file=sys.stderr)
         return result
     summary.to_csv(out / "summary.csv", index=False)
     if len(speed):
@@ -261,23 +355,89 @@ def _summary_text(summary, speed, failed_rows) -> str:
     return s.to_string(index=False, float_format=lambda x: f"{x:.3f}") + f"\nfailed rows: {failed_rows}"
 
 
+EXIT_OK, EXIT_BAD_INPUT, EXIT_FAILED_ROWS, EXIT_INTERNAL = 0, 2, 3, 4
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into the same orderly stop as Ctrl-C."""
+
+
+_sigterm_seen: list[float] = []   # Ray re-raises an exception from a signal handler as KeyboardInterrupt
+
+
+def _on_sigterm(signum, frame):
+    _sigterm_seen.append(time.time())
+    raise Terminated()
+
+
+def outcome(res: dict) -> tuple[int, str | None]:
+    """Exit status and one-line summary of a finished sweep: 0 only if every row and task succeeded."""
+    rows, bad, tasks = res.get("rows", 0), res.get("failed_rows", 0), res.get("failed_tasks", 0)
+    if rows and not bad and not tasks:
+        return EXIT_OK, None
+    what = "no rows at all" if not rows else f"{bad} of {rows} rows failed"
+    first = f"; first error: {res['first_error']}" if res.get("first_error") else ""
+    return EXIT_FAILED_ROWS, (f"sweep finished with failures: {what}, {tasks} task(s) failed{first}; "
+                              f"details in {res.get('output')}/log")
+
+
 def main(argv=None) -> int:
+    """Exit status: 0 every row ok; 2 bad input (one line); 3 finished with failed rows or tasks;
+    4 an unexpected internal error (one line, traceback in a file); 130 SIGINT, 143 SIGTERM."""
     ap = argparse.ArgumentParser(prog="python -m jobs.sweep")
     ap.add_argument("config")
     ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
     ap.add_argument("--resume", action="store_true", help="resume from the output folder's log (also the default)")
-    ap.add_argument("--fresh", action="store_true", help="discard the output folder's log and start over")
+    ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     a = ap.parse_args(argv)
+    _sigterm_seen.clear()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    cfg = None
     try:
         cfg = load_config(a.config)
-        res = run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run)
+        res = run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run, handle_sigterm=True)
     except SpecsweepError as e:
         print(f"specsweep: error: {e}", file=sys.stderr)
-        return 2
-    if not a.dry_run:
-        print(json.dumps(res))
-    return 0
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt as e:
+        if not (isinstance(e, Terminated) or _sigterm_seen):
+            print("specsweep: interrupted; finished tasks are kept in the log: run again to resume", file=sys.stderr)
+            return EXIT_SIGINT
+        print("specsweep: terminated (SIGTERM); finished tasks are kept in the log: run again to resume", file=sys.stderr)
+        return EXIT_SIGTERM
+    except Exception as e:  # a bug, not bad input: one line here, the traceback in a file
+        path = _internal_error_log(cfg, e)
+        print(f"specsweep: internal error: {root_cause(e)} (full traceback in {path})", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    if a.dry_run:
+        return EXIT_OK
+    print(json.dumps(res))
+    code, line = outcome(res)
+    if line:
+        print(f"specsweep: {line}", file=sys.stderr)
+    return code
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _internal_error_log(cfg, e: BaseException) -> Path:
+    if cfg is not None and Path(cfg.output).is_dir():
+        return record_error(cfg, "internal error", e)
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix="specsweep-error-", suffix=".log")
+    with os.fdopen(fd, "w") as f:
+        f.write("".join(traceback.format_exception(type(e), e, e.__traceback__)))
+    return Path(name)
 
 
 if __name__ == "__main__":
