@@ -40,7 +40,12 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    p.add_argument("--quantization", default=None, choices=["int8", "int4"], help="quantize the target (optimum-quanto)")
+    p.add_argument("--quantization", default=None, choices=["int8", "int4", "fp8"],
+                   help="quantize the target as it loads (weight-only; int4/fp8 with torchao need a GPU)")
+    p.add_argument("--quant-backend", default="torchao", choices=["torchao", "optimum-quanto"])
+    p.add_argument("--engine", default=None, choices=["eager", "static", "compiled"],
+                   help="KV-cache engine (default: compiled on CUDA, eager on CPU; see docs/engine.md)")
+    p.add_argument("--max-context", type=int, default=2048, help="static/compiled engines: KV cache positions")
     p.add_argument("--trust-remote-code", action="store_true")
 
 
@@ -105,6 +110,7 @@ def cmd_generate(a) -> int:
     target = a.target or DEFAULT_TARGET
     draft = None if policy.name == "ar" and a.draft is None else (a.draft or default_draft())
     pair = Pair(PairConfig(target=target, draft=draft, dtype=a.dtype, device=a.device, quantization=a.quantization,
+                           quant_backend=a.quant_backend, engine=a.engine, max_context=a.max_context,
                            trust_remote_code=a.trust_remote_code))
     template = "raw" if a.raw else default_template(target, pair.tokenizer)
     if policy.needs_costs or getattr(policy, "needs_rank_acceptance", False):

@@ -28,7 +28,8 @@ from urllib.parse import urlsplit, urlunsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from actors.models import DTYPES, QUANTIZATIONS
+from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
+from actors.runners import ENGINES
 from jobs.dataset import CATEGORIES
 from jobs.templates import TEMPLATES
 from policies.errors import SpecsweepError
@@ -55,10 +56,17 @@ class PairEntry:
     actors: int = 1
     template: str | None = None
     trust_remote_code: bool = False
+    engine: str | None = None          # eager | static | compiled (None: compiled on CUDA, eager on CPU)
+    inductor: bool | None = None       # torch.compile before CUDA-graph capture
+    quant_backend: str = "torchao"     # torchao | optimum-quanto
+    max_context: int = 2048            # static KV cache positions (prompt + generation)
 
     @property
     def label(self) -> str:
         return self.name or f"{self.target.split('/')[-1]}+{(self.draft or 'none').split('/')[-1]}"
+
+
+ENGINE_DEFAULTS = {"engine": None, "inductor": None, "quant_backend": "torchao", "max_context": 2048}
 
 
 @dataclass
@@ -83,6 +91,10 @@ class SweepConfig:
         d = asdict(self)
         for k in ("output", "tracking_uri", "experiment"):
             d.pop(k)
+        for pair in d["pairs"]:        # engine options left at their defaults keep older outputs' fingerprints
+            for k, default in ENGINE_DEFAULTS.items():
+                if pair.get(k) == default:
+                    pair.pop(k)
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     @property
@@ -128,6 +140,10 @@ class _Pair(BaseModel):
     actors: int = Field(1, ge=1, le=1024)
     template: Optional[Literal[TEMPLATES]] = None  # type: ignore[valid-type]
     trust_remote_code: bool = False
+    engine: Optional[Literal[ENGINES]] = None  # type: ignore[valid-type]
+    inductor: Optional[bool] = None
+    quant_backend: Literal[QUANT_BACKENDS] = "torchao"  # type: ignore[valid-type]
+    max_context: int = Field(2048, ge=16, le=1_000_000)
 
 
 class _Dataset(BaseModel):

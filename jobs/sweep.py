@@ -66,10 +66,12 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
     return "\n".join(lines)
 
 
-def _pair_kwargs(p) -> dict:
+def _pair_kwargs(p, gammas=()) -> dict:
     return {"target": p.target, "draft": p.draft, "dtype": p.dtype, "device": p.device, "quantization": p.quantization,
             "draft_quantization": p.draft_quantization, "trust_remote_code": p.trust_remote_code,
-            "template": p.template, "name": p.label}
+            "template": p.template, "name": p.label, "engine": p.engine, "inductor": p.inductor,
+            "quant_backend": p.quant_backend, "max_context": p.max_context, "num_gpus": max(1, int(p.num_gpus)),
+            "max_draft": max([32, *gammas])}   # compiled engine: graphs up to gt's default cap
 
 
 def make_actors(cfg: SweepConfig, warmup_question: dict, resources: dict):
@@ -86,7 +88,7 @@ def make_actors(cfg: SweepConfig, warmup_question: dict, resources: dict):
                             max_restarts=2, max_task_retries=2)(PairActor)
         actors[p.label] = [remote.options(name=f"specsweep-{cfg.fingerprint()}-{p.label}-{i}".replace("/", "_"),
                                           get_if_exists=False).remote(
-            _pair_kwargs(p), p.label, calibrate=cfg.calibrate, warmup_question=warmup_question, warmup=cfg.warmup,
+            _pair_kwargs(p, cfg.gammas), p.label, calibrate=cfg.calibrate, warmup_question=warmup_question, warmup=cfg.warmup,
             generation=cfg.generation, threads=threads) for i in range(p.actors)]
     return actors
 
