@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -43,7 +43,6 @@ class ModelSpec:
     device: str = "auto"
     quantization: str | None = None
     trust_remote_code: bool = False
-    extra: dict = field(default_factory=dict, compare=False)
     quant_backend: str = "torchao"
     num_gpus: int = 1                       # > 1: shard over cuda:0 .. cuda:N-1 (device_map="auto" under caps)
     reserve_bytes: int = 0                  # per GPU, kept free for KV cache and the draft (actors/placement.py)
@@ -117,31 +116,31 @@ def _cached_smollm2() -> Path:
     return out
 
 
-def resolve_source(name: str) -> tuple[str, dict]:
+def resolve_source(name: str) -> str:
     """Map an alias, local folder or hub id to what ``from_pretrained`` takes."""
     if name == "smollm2-135m":
-        return str(_cached_smollm2()), {}
+        return str(_cached_smollm2())
     if name in ALIASES:
         path = Path(ALIASES[name])
         if not (path / "config.json").exists():
             raise SpecsweepError(f"built-in model {name!r} is missing from this install ({path}): reinstall specsweep")
-        return str(path), {}
+        return str(path)
     path = Path(name).expanduser()
     if path.exists():
         if not (path / "config.json").exists():
             raise SpecsweepError(f"{name} is not a Hugging Face model folder (no config.json)")
-        return str(path), {}
+        return str(path)
     if name.startswith((".", "/", "~")):
         raise SpecsweepError(f"model path {name} does not exist")
-    return name, {}
+    return name
 
 
 def load_tokenizer(spec: ModelSpec):
     from transformers import AutoTokenizer
 
-    source, kw = resolve_source(spec.name)
+    source = resolve_source(spec.name)
     try:
-        return AutoTokenizer.from_pretrained(source, trust_remote_code=spec.trust_remote_code, **kw)
+        return AutoTokenizer.from_pretrained(source, trust_remote_code=spec.trust_remote_code)
     except OSError as e:
         raise SpecsweepError(_not_found(spec.name, e)) from None
 
@@ -201,7 +200,7 @@ def load_model(spec: ModelSpec):
     """Load a causal LM in eval mode, placed (and quantized, sharded) as it is read from disk."""
     from transformers import AutoModelForCausalLM
 
-    source, kw = resolve_source(spec.name)
+    source, kw = resolve_source(spec.name), {}
     device = resolve_device(spec.device)
     if spec.quantization and spec.quant_backend == "torchao" and spec.quantization != "int8" and device.type != "cuda":
         raise SpecsweepError(f"torchao {spec.quantization} weight-only kernels need a CUDA GPU; on {device} use "

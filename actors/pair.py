@@ -1,7 +1,7 @@
 """A loaded target/draft pair with its engine and (lazily measured) cost curve."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
@@ -26,17 +26,12 @@ class PairConfig:
     template: str | None = None              # None = chosen from the target (jobs/templates.py)
     ngram_max: int = 3
     name: str = ""
-    extra: dict = field(default_factory=dict)
     engine: str | None = None                # eager | static | compiled; None = compiled on CUDA, eager on CPU
     inductor: bool | None = None             # torch.compile before CUDA-graph capture (compiled engine)
     quant_backend: str = "torchao"           # torchao | optimum-quanto (quantization of target and draft)
     num_gpus: int = 1                        # GPUs the target is sharded over (draft on the first)
     max_context: int = 2048                  # static KV cache positions: prompt + generation (every forward attends over all of them)
     max_draft: int = 24                      # the largest draft the compiled engine captures a graph for
-
-    @property
-    def label(self) -> str:
-        return self.name or f"{self.target}/{self.draft or 'none'}"
 
     def target_spec(self) -> ModelSpec:
         return ModelSpec(self.target, self.dtype, self.device, self.quantization, self.trust_remote_code,
@@ -59,10 +54,10 @@ class PairConfig:
         from actors.models import resolve_source
         from actors.placement import Shape, kv_bytes, weight_bytes
 
-        target = Shape.of(AutoConfig.from_pretrained(resolve_source(self.target)[0]))
+        target = Shape.of(AutoConfig.from_pretrained(resolve_source(self.target)))
         draft = 0
         if self.draft not in (None, NGRAM):
-            dshape = Shape.of(AutoConfig.from_pretrained(resolve_source(self.draft)[0]))
+            dshape = Shape.of(AutoConfig.from_pretrained(resolve_source(self.draft)))
             draft = weight_bytes(dshape, self.dtype, self.draft_quantization) + kv_bytes(dshape, self.max_context,
                                                                                          self.dtype)
         return kv_bytes(target, self.max_context, self.dtype) // self.num_gpus + draft
@@ -138,8 +133,3 @@ def eos_ids(tokenizer, model) -> list[int]:
     elif isinstance(gen_eos, (list, tuple)):
         ids.update(int(t) for t in gen_eos)
     return sorted(ids)
-
-
-def check_draft_choice(draft: str | None) -> None:
-    if draft is not None and not str(draft).strip():
-        raise SpecsweepError("draft is empty: give a model name, 'ngram', or omit it")

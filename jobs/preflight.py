@@ -37,10 +37,10 @@ def _max_positions(name: str) -> int | None:
     try:
         from transformers import AutoConfig
 
-        source, kw = resolve_source(name) if name != "smollm2-135m" else (None, {})
+        source = resolve_source(name) if name != "smollm2-135m" else None
         if source is None:
             return None
-        c = AutoConfig.from_pretrained(source, **kw)
+        c = AutoConfig.from_pretrained(source)
         return getattr(c, "max_position_embeddings", None)
     except Exception:       # a missing field is not an error; the tokenizer check already ran
         return None
