@@ -62,6 +62,8 @@ def answers_filename(pair: str, policy_spec: str, gamma: int, repeat: int = 0) -
 def write_all(df: pd.DataFrame, folder: Path) -> list[Path]:
     """One answer file per (pair, policy, initial γ, repeat) of the successful rows."""
     ok = df[df["status"] == "ok"] if "status" in df else df
+    if "ar_timing" in ok:                        # the closing ar run of each task is a noise control, not an answer
+        ok = ok[ok["ar_timing"].fillna("") != "last"]
     paths = []
     for (pair, spec, gamma, rep), part in ok.groupby(["pair", "policy_spec", "gamma", "repeat"]):
         model_id = f"{pair}-{spec}-g{gamma}"

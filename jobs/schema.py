@@ -19,6 +19,7 @@ SCHEMA = pa.schema([
     ("policy_spec", pa.string()),     # name:params as built (defaults filled in)
     ("params", pa.string()),          # JSON
     ("gamma", pa.int32()),            # initial γ (0 for ar)
+    ("ar_timing", pa.string()),       # ar only: "first" (the baseline) or "last" (the noise control); "" otherwise
     ("repeat", pa.int32()),
     ("seed", pa.int64()),
     ("temperature", pa.float64()),
