@@ -69,10 +69,14 @@ def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, r
 @torch.no_grad()
 def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, max_new_tokens: int = 48,
                     floor: float = 1e-3) -> list[float]:
-    """Per-rank acceptance p[r-1] = P(target's greedy token is the draft's rank-r candidate | not ranks < r).
+    """Per-rank acceptance p[r-1] = P(the target's greedy token is the draft's rank-r candidate),
+    unconditional (Σ_r p_r <= 1): Sequoia's acceptance vector (Chen et al. 2024, §3.1), which its
+    dynamic program and GT(s)'s α̂ = Π p multiply along a path.
 
-    Measured with teacher forcing on the target's own greedy continuations of ``prompts``
-    (Sequoia's positional acceptance vector, greedy version); read by the static tree shapes.
+    Measured with teacher forcing on the target's own greedy continuations of ``prompts``: p_r =
+    (positions where the target's token is the draft's rank-r candidate) / (all positions). Each
+    entry is at least ``floor`` (a rank never seen still gets a tiny chance); if the floors push
+    the sum above 1 the vector is scaled back to sum 1.
     """
     from actors.engine import SpecEngine
     from policies.fixed import TargetOnly
@@ -89,8 +93,12 @@ def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, 
             positions += 1
             if tok in row:
                 hits[row.index(tok)] += 1
-    out, left = [], positions
-    for h in hits:
-        out.append(max(floor, h / left) if left > 0 else floor)
-        left -= h
-    return out
+    return acceptance_vector(hits, positions, floor)
+
+
+def acceptance_vector(hits: list[int], positions: int, floor: float = 1e-3) -> list[float]:
+    """Unconditional per-rank acceptance from hit counts: max(floor, hits_r / positions), rescaled
+    to sum 1 if the floors push it above 1."""
+    p = [max(floor, h / positions) if positions > 0 else floor for h in hits]
+    total = sum(p)
+    return [x / total for x in p] if total > 1.0 else p

@@ -54,7 +54,18 @@ def test_vicuna_template_multi_turn():
     tok = char_tokenizer()
     ids = render("vicuna", tok, [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"},
                                  {"role": "user", "content": "ok?"}])
-    assert tok.decode(ids) == VICUNA_SYSTEM + " USER: hi ASSISTANT: yo</s> USER: ok? ASSISTANT:"
+    assert tok.decode(ids) == VICUNA_SYSTEM + " USER: hi ASSISTANT: yo</s>USER: ok? ASSISTANT:"
+
+
+def test_vicuna_text_is_fastchats():
+    from jobs.templates import vicuna_text
+
+    system = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
+              "detailed, and polite answers to the user's questions.")
+    # FastChat vicuna_v1.1, written out by hand: sep " " after the system and each user turn, sep2 "</s>" after answers
+    assert vicuna_text([{"role": "user", "content": "q1"}]) == system + " USER: q1 ASSISTANT:"
+    assert vicuna_text([{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
+                        {"role": "user", "content": "q2"}]) == system + " USER: q1 ASSISTANT: a1</s>USER: q2 ASSISTANT:"
 
 
 def test_answer_file_round_trip(tmp_path):
