@@ -3,17 +3,20 @@
 At a realistic context (``context`` tokens already in both KV caches) we time one
 draft decode forward (seconds per draft token) and the target forward over m
 tokens for m = 1, 2, 4, … ``max_tokens``, each as the median of ``repeats`` runs
-after a warm-up; the caches are cropped back after every run.
+after a warm-up; the caches are cropped back after every run. The verify curve is
+made non-decreasing (``policies.costs.monotone``) with a warning when the raw medians
+were not, the raw points kept in ``CostCurve.raw_verify``.
 """
 from __future__ import annotations
 
 import statistics
 import time
+import warnings
 
 import torch
 
 from actors.kv import crop_to, new_cache
-from policies.costs import CostCurve
+from policies.costs import CostCurve, monotone
 
 
 def _median_time(fn, repeats: int, sync) -> float:
@@ -63,7 +66,14 @@ def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, r
             draft(input_ids=one, past_key_values=d_cache, use_cache=True, logits_to_keep=1)
             crop_to(d_cache, context)
         t_draft = _median_time(dstep, repeats * 2, sync)
-    return CostCurve(t_draft=t_draft, t_verify=t_verify, context=context, device=str(device))
+    fitted = monotone(t_verify)
+    raw = {}
+    if fitted != t_verify:
+        warnings.warn(f"verify cost curve not monotone in the number of tokens (raw seconds {t_verify}); "
+                      f"using its non-decreasing fit {fitted}: the timings are noisy — raise repeats or unload the machine",
+                      RuntimeWarning, stacklevel=2)
+        raw = t_verify
+    return CostCurve(t_draft=t_draft, t_verify=fitted, context=context, device=str(device), raw_verify=raw)
 
 
 @torch.no_grad()
