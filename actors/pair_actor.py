@@ -18,6 +18,7 @@ import json
 import os
 import random
 import socket
+import time
 import traceback
 
 import pyarrow as pa
@@ -94,13 +95,14 @@ class PairActor:
                     self._warm_up(name, params, gamma)
                     policy = self._policy(name, params, gamma)
                     turns = run_question(self.pair, q, policy, template=self.template, seed=task["seed"] + rep, **gen)
+                    done = time.time()
                 except Exception as e:  # recorded, never silently lost
                     msg = f"{type(e).__name__}: {e}".strip()[:500]
                     rows.append({**base, "turn": 0, "status": "failed", "error": msg + " | " + _where(e)})
                     continue
                 for t, turn in enumerate(turns):
                     g = turn.generation
-                    rows.append({**base, "turn": t, "new_tokens": g.new_tokens, "wall_time": g.wall_time,
+                    rows.append({**base, "turn": t, "new_tokens": g.new_tokens, "wall_time": g.wall_time, "tstamp": done,
                                  "prefill_time": g.prefill_time, "draft_time": sum(s.draft_time for s in g.steps),
                                  "verify_time": sum(s.verify_time for s in g.steps), "decoding_steps": g.decoding_steps,
                                  "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,

@@ -28,6 +28,7 @@ SCHEMA = pa.schema([
     ("turn", pa.int32()),
     ("new_tokens", pa.int32()),
     ("wall_time", pa.float64()),
+    ("tstamp", pa.float64()),         # unix time when this turn finished (Spec-Bench answer tstamp)
     ("prefill_time", pa.float64()),
     ("draft_time", pa.float64()),
     ("verify_time", pa.float64()),
