@@ -47,3 +47,25 @@ def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
     assert order(actor.run_task(task(repeats=2))) == rows
     # fixed and gammatune were each warmed up once, the first time they were met (ar at start-up)
     assert sorted(warmed) == ["fixed", "gammatune"]
+
+
+def test_report_from_a_logged_task(actor, tmp_path, capsys):
+    """Actor tables → Parquet log → ``specsweep report``: intervals and the noise floor are printed."""
+    import argparse
+
+    from jobs.parquet_log import ParquetLog
+    from jobs.report import main
+
+    log = ParquetLog(tmp_path)
+    log.prepare("fp", {})
+    for qid in (9017, 9021, 9023):
+        t = task(key=f"tiny|q{qid}|b0")
+        t["question"] = {**QUESTION, "question_id": qid}
+        log.write(actor.run_task(t))
+    assert main(argparse.Namespace(parquet=str(tmp_path), experiment=None, format="md", compare=None)) == 0
+    text = capsys.readouterr().out
+    assert "## Noise floor" in text and "| tiny" in text and "ar last / ar first" in text
+    assert "overall 95% CI" in text and "MAL 95% CI" in text and "average" in text
+    df = log.read()
+    assert sorted(df[df["policy"] == "ar"]["ar_timing"].unique()) == ["first", "last"]
+    assert df["tstamp"].notna().all()
