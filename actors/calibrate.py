@@ -1,4 +1,4 @@
-"""Measure a pair's cost curve once per actor (policies issue, GT's c).
+"""Measure a pair's cost curve once per actor (GT paper §3: the cost ratio c).
 
 At a realistic context (``context`` tokens already in both KV caches) we time one
 draft decode forward (seconds per draft token) and the target forward over m

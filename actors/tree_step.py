@@ -1,4 +1,4 @@
-"""One speculative step with a token *tree* (GUIDE §3.4).
+"""One speculative step with a token *tree* (SpecInfer, Miao et al. 2024; Sequoia, Chen et al. 2024).
 
 Drafting (``draft_tree``): the independent draft model grows the tree one depth at a time;
 all nodes of a depth that get children are fed in **one** draft forward with a 4-D tree

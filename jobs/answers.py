@@ -1,4 +1,4 @@
-"""Spec-Bench-compatible answer files (``model_answer/*.jsonl``, GUIDE §4).
+"""Spec-Bench-compatible answer files (``model_answer/*.jsonl``; Spec-Bench, Xia et al. 2024).
 
 One line per question: question_id, category, answer_id, model_id,
 choices = [{index, turns, decoding_steps, new_tokens, wall_time, accept_lengths}],

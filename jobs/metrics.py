@@ -1,4 +1,4 @@
-"""Every metric specsweep reports, each defined once (GUIDE §3.2).
+"""Every metric specsweep reports, each defined once (Spec-Bench, Xia et al. 2024; GammaTune, Gautam et al. 2025, Table 2).
 
 Scalar rules (unit-tested against hand-worked values):
 - throughput of a generation = new_tokens / wall_time (prefill included).

@@ -2,7 +2,7 @@
 
 Runs are found again by tags (``specsweep.sweep`` = config fingerprint,
 ``specsweep.config_key``), so a resumed sweep reuses its runs instead of duplicating
-them. Metrics go in one ``log_batch`` call per run (GUIDE §5: one call per metric
+them. Metrics go in one ``log_batch`` call per run (one call per metric
 costs ≈ 14 ms on sqlite).
 """
 from __future__ import annotations

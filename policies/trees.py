@@ -1,4 +1,4 @@
-"""Tree policies: a policy that returns a draft *tree* instead of a length (GUIDE §3.4).
+"""Tree policies: a policy that returns a draft *tree* instead of a length (Sequoia, Chen et al. 2024; EAGLE-2, Li et al. 2024; GT).
 
 Static builders fix the shape from per-rank acceptance probabilities measured per pair
 (``p[r-1]`` = P(the token the target accepts is the draft's rank-r candidate), unconditional,
