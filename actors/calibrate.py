@@ -1,19 +1,22 @@
-"""Measure a pair's cost curve once per actor (policies issue, GT's c).
+"""Measure a pair's cost curve once per actor (GT paper §3: the cost ratio c).
 
 At a realistic context (``context`` tokens already in both KV caches) we time one
 draft decode forward (seconds per draft token) and the target forward over m
 tokens for m = 1, 2, 4, … ``max_tokens``, each as the median of ``repeats`` runs
-after a warm-up; the caches are cropped back after every run.
+after a warm-up; the caches are cropped back after every run. The verify curve is
+made non-decreasing (``policies.costs.monotone``) with a warning when the raw medians
+were not, the raw points kept in ``CostCurve.raw_verify``.
 """
 from __future__ import annotations
 
 import statistics
 import time
+import warnings
 
 import torch
 
 from actors.kv import crop_to, new_cache
-from policies.costs import CostCurve
+from policies.costs import CostCurve, monotone
 
 
 def _median_time(fn, repeats: int, sync) -> float:
@@ -63,16 +66,27 @@ def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, r
             draft(input_ids=one, past_key_values=d_cache, use_cache=True, logits_to_keep=1)
             crop_to(d_cache, context)
         t_draft = _median_time(dstep, repeats * 2, sync)
-    return CostCurve(t_draft=t_draft, t_verify=t_verify, context=context, device=str(device))
+    fitted = monotone(t_verify)
+    raw = {}
+    if fitted != t_verify:
+        warnings.warn(f"verify cost curve not monotone in the number of tokens (raw seconds {t_verify}); "
+                      f"using its non-decreasing fit {fitted}: the timings are noisy — raise repeats or unload the machine",
+                      RuntimeWarning, stacklevel=2)
+        raw = t_verify
+    return CostCurve(t_draft=t_draft, t_verify=fitted, context=context, device=str(device), raw_verify=raw)
 
 
 @torch.no_grad()
 def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, max_new_tokens: int = 48,
                     floor: float = 1e-3) -> list[float]:
-    """Per-rank acceptance p[r-1] = P(target's greedy token is the draft's rank-r candidate | not ranks < r).
+    """Per-rank acceptance p[r-1] = P(the target's greedy token is the draft's rank-r candidate),
+    unconditional (Σ_r p_r <= 1): Sequoia's acceptance vector (Chen et al. 2024, §3.1), which its
+    dynamic program and GT(s)'s α̂ = Π p multiply along a path.
 
-    Measured with teacher forcing on the target's own greedy continuations of ``prompts``
-    (Sequoia's positional acceptance vector, greedy version); read by the static tree shapes.
+    Measured with teacher forcing on the target's own greedy continuations of ``prompts``: p_r =
+    (positions where the target's token is the draft's rank-r candidate) / (all positions). Each
+    entry is at least ``floor`` (a rank never seen still gets a tiny chance); if the floors push
+    the sum above 1 the vector is scaled back to sum 1.
     """
     from actors.engine import SpecEngine
     from policies.fixed import TargetOnly
@@ -89,8 +103,12 @@ def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, 
             positions += 1
             if tok in row:
                 hits[row.index(tok)] += 1
-    out, left = [], positions
-    for h in hits:
-        out.append(max(floor, h / left) if left > 0 else floor)
-        left -= h
-    return out
+    return acceptance_vector(hits, positions, floor)
+
+
+def acceptance_vector(hits: list[int], positions: int, floor: float = 1e-3) -> list[float]:
+    """Unconditional per-rank acceptance from hit counts: max(floor, hits_r / positions), rescaled
+    to sum 1 if the floors push it above 1."""
+    p = [max(floor, h / positions) if positions > 0 else floor for h in hits]
+    total = sum(p)
+    return [x / total for x in p] if total > 1.0 else p

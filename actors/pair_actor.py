@@ -1,17 +1,24 @@
 """``PairActor``: one target/draft pair pinned to one device, serving sweep tasks.
 
 Models load once per actor, the cost curve is measured once (``actors/calibrate.py``)
-and a few warm-up generations are discarded, as Spec-Bench does. A task is one
-question (all its turns) × a block of configs, with the ``ar`` baseline first, so
-every ratio is measured on one device; the answer is a ``pyarrow.Table`` in
-``jobs/schema.py``'s schema. A config that raises becomes ``status="failed"`` rows
+and warm-up generations are discarded, as Spec-Bench does: ``warmup`` runs of ``ar``
+when the actor starts, and ``warmup`` runs of each policy the first time the actor
+meets it, so the method under test is warm before it is timed. A task is one
+question (all its turns) × a block of configs, timed in this order: ``ar`` first, the
+configs shuffled with the sweep seed (a fixed order would favour whichever config
+always runs in the same slot), ``ar`` again last. The two ``ar`` runs are recorded as
+such (``ar_timing`` = first / last): the first is the baseline of every ratio, the pair
+of them is the ar/ar noise control (``jobs/metrics.py``). The answer is a
+``pyarrow.Table`` in ``jobs/schema.py``'s schema. A config that raises becomes ``status="failed"`` rows
 with the reason; the rest of the task goes on. The same code runs on GPU and CPU.
 """
 from __future__ import annotations
 
 import json
 import os
+import random
 import socket
+import time
 import traceback
 
 import pyarrow as pa
@@ -46,12 +53,22 @@ class PairActor:
         self.name = f"{label}@{socket.gethostname()}:{os.getpid()}"
         self.versions = versions()
         self.policies: dict[str, object] = {}      # one instance per config: persist=true carries state across generations
-        if warmup and warmup_question:
-            q = _question(warmup_question)
-            ar = build("ar")
-            for _ in range(warmup):
-                run_question(self.pair, q, ar, template=self.template, max_new_tokens=min(32, (generation or {}).get(
-                    "max_new_tokens", 32)))
+        self.warmup = warmup
+        self.warmup_question = _question(warmup_question) if warmup_question else None
+        self.warm_tokens = min(32, (generation or {}).get("max_new_tokens", 32))
+        self.warmed: set[str] = set()
+        self._warm_up("ar", {}, 0)
+
+    def _warm_up(self, name: str, params: dict, gamma: int) -> None:
+        """``warmup`` discarded runs of the warm-up question with a throwaway instance of this policy,
+        the first time the actor meets the policy (its draft path, tree code and caches get warm)."""
+        key = f"{name}:{json.dumps(params, sort_keys=True)}"
+        if not self.warmup or self.warmup_question is None or key in self.warmed:
+            return
+        self.warmed.add(key)
+        for _ in range(self.warmup):
+            run_question(self.pair, self.warmup_question, build((name, params), max(gamma, 1)),
+                         template=self.template, max_new_tokens=self.warm_tokens)
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
@@ -69,18 +86,23 @@ class PairActor:
         gen = task["generation"]
         rows: list[dict] = []
         for rep in range(task["repeats"]):
-            for name, params, gamma in [("ar", {}, 0)] + [tuple(c) for c in task["configs"]]:
-                base = self._base_row(task, q, name, params, gamma, rep, gen)
+            configs = [tuple(c) for c in task["configs"]]
+            random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(configs)
+            timed = [("ar", {}, 0, "first")] + [(*c, "") for c in configs] + [("ar", {}, 0, "last")]
+            for name, params, gamma, ar_timing in timed:
+                base = {**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": ar_timing}
                 try:
+                    self._warm_up(name, params, gamma)
                     policy = self._policy(name, params, gamma)
                     turns = run_question(self.pair, q, policy, template=self.template, seed=task["seed"] + rep, **gen)
+                    done = time.time()
                 except Exception as e:  # recorded, never silently lost
                     msg = f"{type(e).__name__}: {e}".strip()[:500]
                     rows.append({**base, "turn": 0, "status": "failed", "error": msg + " | " + _where(e)})
                     continue
                 for t, turn in enumerate(turns):
                     g = turn.generation
-                    rows.append({**base, "turn": t, "new_tokens": g.new_tokens, "wall_time": g.wall_time,
+                    rows.append({**base, "turn": t, "new_tokens": g.new_tokens, "wall_time": g.wall_time, "tstamp": done,
                                  "prefill_time": g.prefill_time, "draft_time": sum(s.draft_time for s in g.steps),
                                  "verify_time": sum(s.verify_time for s in g.steps), "decoding_steps": g.decoding_steps,
                                  "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,

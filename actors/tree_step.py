@@ -1,4 +1,4 @@
-"""One speculative step with a token *tree* (GUIDE §3.4).
+"""One speculative step with a token *tree* (SpecInfer, Miao et al. 2024; Sequoia, Chen et al. 2024).
 
 Drafting (``draft_tree``): the independent draft model grows the tree one depth at a time;
 all nodes of a depth that get children are fed in **one** draft forward with a 4-D tree
@@ -184,6 +184,8 @@ def draft_tree(drafter, policy, tokens: list[int], max_depth: int, sampling, gen
             break
         ranked = sorted(new, key=lambda i: -tree.cum[i])
         frontier = [i for i in ranked[: policy.topk] if tree.tokens[i] not in stop_ids]
+        if not policy.keep_expanding(level + 1, 1.0):   # no next level can join: skip its draft forward
+            break
     levels = max([tree.depths[i] for i in range(len(tree)) if tree.cum[i] >= 0], default=0)
     return _keep_best(tree, policy.node_budget(levels))
 

@@ -1,10 +1,14 @@
-"""Spec-Bench-compatible answer files (``model_answer/*.jsonl``, GUIDE §4).
+"""Spec-Bench-compatible answer files (``model_answer/*.jsonl``; Spec-Bench, Xia et al. 2024).
 
 One line per question: question_id, category, answer_id, model_id,
 choices = [{index, turns, decoding_steps, new_tokens, wall_time, accept_lengths}],
 tstamp. As in Spec-Bench, ``decoding_steps``, ``new_tokens`` and ``wall_time`` hold
 one entry per turn and ``accept_lengths`` is the flat list over all turns, so
-Spec-Bench's ``evaluation/speed.py`` reads our files unchanged.
+Spec-Bench's ``evaluation/speed.py`` reads our files unchanged. As FastChat does,
+``answer_id`` is random per answer (22 characters) and ``tstamp`` is when the question's
+last turn finished (the row's ``tstamp``; the file-write time only for rows that lack one).
+``model_id`` names what ran: target, draft, policy spec and initial γ (``ar``: target
+and policy only).
 """
 from __future__ import annotations
 
@@ -17,14 +21,23 @@ from pathlib import Path
 import pandas as pd
 
 
+def model_id_of(row) -> str:
+    """``target=T draft=D policy=SPEC gamma=G`` (``ar``: ``target=T policy=ar``)."""
+    target = row.get("target") or row.get("pair")
+    if row.get("policy") == "ar" or row.get("policy_spec") == "ar":
+        return f"target={target} policy=ar"
+    return f"target={target} draft={row.get('draft')} policy={row.get('policy_spec')} gamma={int(row.get('gamma'))}"
+
+
 def answer_records(rows: pd.DataFrame, model_id: str) -> list[dict]:
     """Answer lines for the rows of one config and repeat."""
     out = []
     for qid, part in rows.sort_values(["question_id", "turn"]).groupby("question_id", sort=True):
+        stamps = part["tstamp"].dropna() if "tstamp" in part else []
         out.append({
             "question_id": int(qid),
             "category": str(part["category"].iloc[0]),
-            "answer_id": uuid.uuid5(uuid.NAMESPACE_URL, f"{model_id}/{qid}").hex[:22],
+            "answer_id": uuid.uuid4().hex[:22],
             "model_id": model_id,
             "choices": [{
                 "index": 0,
@@ -34,7 +47,7 @@ def answer_records(rows: pd.DataFrame, model_id: str) -> list[dict]:
                 "wall_time": [float(x) for x in part["wall_time"]],
                 "accept_lengths": [int(a) for xs in part["accept_lengths"] for a in xs],
             }],
-            "tstamp": time.time(),
+            "tstamp": float(max(stamps)) if len(stamps) else time.time(),
         })
     return out
 
@@ -62,8 +75,10 @@ def answers_filename(pair: str, policy_spec: str, gamma: int, repeat: int = 0) -
 def write_all(df: pd.DataFrame, folder: Path) -> list[Path]:
     """One answer file per (pair, policy, initial γ, repeat) of the successful rows."""
     ok = df[df["status"] == "ok"] if "status" in df else df
+    if "ar_timing" in ok:                        # the closing ar run of each task is a noise control, not an answer
+        ok = ok[ok["ar_timing"].fillna("") != "last"]
     paths = []
     for (pair, spec, gamma, rep), part in ok.groupby(["pair", "policy_spec", "gamma", "repeat"]):
-        model_id = f"{pair}-{spec}-g{gamma}"
+        model_id = model_id_of(part.iloc[0].to_dict())
         paths.append(write_answers(folder / answers_filename(pair, spec, int(gamma), int(rep)), answer_records(part, model_id)))
     return paths

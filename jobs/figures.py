@@ -1,7 +1,8 @@
 """Figures of a sweep (matplotlib, PNG): the GammaTune paper's views and more.
 
-- ``throughput_vs_gamma.png``: throughput against initial γ, one line per policy, one panel per pair;
-- ``mal_vs_gamma.png``: the same for mean accepted length;
+- ``throughput_vs_gamma.png``: throughput against initial γ, one line per policy, one panel per pair,
+  error bars = 95 % paired-bootstrap interval;
+- ``mal_vs_gamma.png``: the same for mean accepted length (with its interval);
 - ``throughput_bars.png``: Figure-1 style, mean throughput per pair and policy, error bars = std across γ;
 - ``trace_<qid>.png``: Fig. 2a style, accepted tokens and γ at each step of one generation.
 """
@@ -16,14 +17,22 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 
+INTERVAL = {"throughput": ("throughput_lo", "throughput_hi"), "mean_accepted_length": ("mal_lo", "mal_hi")}
+
+
 def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Path:
     pairs = sorted(summary["pair"].unique())
     fig, axes = plt.subplots(1, len(pairs), figsize=(5.5 * len(pairs), 4), squeeze=False)
     for ax, pair in zip(axes[0], pairs):
         part = summary[summary["pair"] == pair]
+        lo, hi = INTERVAL.get(column, ("", ""))
         for spec, line in part[part["policy"] != "ar"].groupby("policy_spec"):
             line = line.sort_values("gamma")
-            ax.plot(line["gamma"], line[column], marker="o", label=spec[:30])
+            if lo in line and hi in line:       # 95 % paired-bootstrap interval (jobs/metrics.py)
+                err = [(line[column] - line[lo]).clip(lower=0).fillna(0), (line[hi] - line[column]).clip(lower=0).fillna(0)]
+                ax.errorbar(line["gamma"], line[column], yerr=err, marker="o", capsize=3, label=spec[:30])
+            else:
+                ax.plot(line["gamma"], line[column], marker="o", label=spec[:30])
         ar = part[part["policy"] == "ar"]
         if column == "throughput" and len(ar):
             ax.axhline(float(ar[column].mean()), color="grey", ls="--", label="ar")

@@ -1,4 +1,4 @@
-"""Every metric specsweep reports, each defined once (GUIDE §3.2).
+"""Every metric specsweep reports, each defined once (Spec-Bench, Xia et al. 2024; GammaTune, Gautam et al. 2025, Table 2).
 
 Scalar rules (unit-tested against hand-worked values):
 - throughput of a generation = new_tokens / wall_time (prefill included).
@@ -13,17 +13,41 @@ Scalar rules (unit-tested against hand-worked values):
 - Table-2 speedup (GammaTune Table 2): s(m, g) = throughput(m, g) / mean_{g'}
   throughput(fixed, g'); reported as mean_g s ± sample std_g s (ddof = 1).
 - fraction of oracle = throughput(policy, g) / throughput(oracle).
+- Table-2 "average" over pairs: mean of the per-pair means ± pooled std √(mean σ²)
+  (the form that reproduces every row of GammaTune Table 2 from its per-pair cells).
+
+Uncertainty (every ratio above gets a 95 % interval):
+- paired bootstrap over questions (Efron & Tibshirani, "An Introduction to the
+  Bootstrap", 1993, ch. 6 and §13.3 percentile interval): draw Q question ids with
+  replacement, RESAMPLES times with a fixed seed; in each resample recompute every
+  ratio from per-question sums weighted by how often its question was drawn; the
+  interval is the 2.5th–97.5th percentile of the resampled values. "Paired": one
+  draw of question ids serves every config, ``ar`` and every pair, so a config and
+  its baseline are always compared on the same questions.
+- noise floor: every task times ``ar`` first and last (``ar_timing`` = first / last).
+  The ratio throughput(ar last) / throughput(ar first) over the same questions is a
+  comparison of a config with itself; the floor is the largest distance from 1.0 of
+  its bootstrap interval. Metrics other than the floor use the first ``ar`` only.
+- a comparison is "no difference resolved" when its interval includes 1.0 or its
+  distance from 1.0 is within the floor.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from jobs.dataset import GROUP_ORDER, group_of
 
 CONFIG = ["pair", "policy_spec", "gamma"]
+RESAMPLES = 2000        # bootstrap resamples (>= 1000)
+SEED = 0                # bootstrap seed: the same log always gives the same intervals
+LEVEL = 0.95            # two-sided percentile interval
+FLOOR_WARNING = 0.05    # warn loudly when the ar/ar noise floor exceeds 5 %
+NOT_RESOLVED = "no difference resolved"
 
 
 # ---------------------------------------------------------------- scalar definitions
@@ -51,61 +75,268 @@ def table2_speedups(throughput_by_gamma: dict[int, float], fixed_by_gamma: dict[
     return statistics.fmean(s), (statistics.stdev(s) if len(s) > 1 else 0.0)
 
 
+def pooled_average(means: Sequence[float], stds: Sequence[float]) -> tuple[float, float]:
+    """Table-2 "average" column: (mean of the means, √(mean of σ²)) — the pooled standard
+    deviation of equally sized groups (GammaTune Table 2's average column is this form)."""
+    return statistics.fmean(means), math.sqrt(statistics.fmean([s * s for s in stds]))
+
+
+# ---------------------------------------------------------------- bootstrap machinery
+def bootstrap_weights(n_questions: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """[resamples, n_questions] multiplicities: row b counts how often each question was drawn
+    when n_questions ids are drawn uniformly with replacement (one bootstrap resample)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n_questions, size=(resamples, n_questions))
+    flat = (idx + n_questions * np.arange(resamples)[:, None]).ravel()
+    return np.bincount(flat, minlength=resamples * n_questions).reshape(resamples, n_questions).astype(float)
+
+
+def percentile_interval(samples: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval (Efron & Tibshirani 1993, §13.3) along axis 0, NaN resamples ignored."""
+    tail = 100 * (1 - level) / 2
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
+    return lo, hi
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def verdict(value: float, lo: float, hi: float, floor: float = 0.0) -> str:
+    """``faster``/``slower`` only when the interval excludes 1.0 and |value − 1| exceeds the
+    noise floor; otherwise "no difference resolved"."""
+    if any(x != x for x in (value, lo, hi)):
+        return ""
+    if lo <= 1.0 <= hi or abs(value - 1.0) <= (floor if floor == floor else 0.0):
+        return NOT_RESOLVED
+    return "faster" if value > 1.0 else "slower"
+
+
 # ---------------------------------------------------------------- on result tables
 def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["status"] == "ok"] if "status" in df else df
 
 
+def measured(df: pd.DataFrame) -> pd.DataFrame:
+    """Successful rows minus the closing ``ar`` control run of each task (kept for the noise floor)."""
+    ok = ok_rows(df)
+    return ok[ok["ar_timing"].fillna("") != "last"] if "ar_timing" in ok else ok
+
+
 def per_question(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per config × question × repeat with its tok/s."""
-    g = ok_rows(df).groupby(CONFIG + ["policy", "repeat", "question_id", "category"], as_index=False)
-    q = g.agg(new_tokens=("new_tokens", "sum"), wall_time=("wall_time", "sum"))
+    """One row per config × question × repeat with its tok/s and accept-length sums."""
+    d = measured(df).copy()
+    d["al_sum"] = d["accept_lengths"].map(lambda a: int(sum(a)) if a is not None else 0)
+    d["steps"] = d["accept_lengths"].map(lambda a: len(a) if a is not None else 0)
+    g = d.groupby(CONFIG + ["policy", "repeat", "question_id", "category"], as_index=False)
+    q = g.agg(new_tokens=("new_tokens", "sum"), wall_time=("wall_time", "sum"), al_sum=("al_sum", "sum"),
+              steps=("steps", "sum"))
     q["tok_s"] = q["new_tokens"] / q["wall_time"]
     q["group"] = q["category"].map(group_of)
     return q
 
 
-def config_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per config: throughput, mean accepted length, acceptance rate, questions, generations."""
+class QuestionSums:
+    """Per-config sums over each question's rows, as matrices [configs, questions]:
+    ``tok`` Σ tok/s (repeats), ``n`` rows counted, ``al`` Σ accept lengths, ``steps`` target forwards.
+    With bootstrap weights W [B, Q]: throughput = W·tok / W·n, mean accepted length = W·al / W·steps."""
+
+    def __init__(self, q: pd.DataFrame, qids: Sequence[int], keys: list[str]):
+        self.qids = list(qids)
+        self.keys = keys
+        piv = {}
+        for col, agg in (("tok_s", "sum"), ("question_id", "count"), ("al_sum", "sum"), ("steps", "sum")):
+            if q.empty:
+                piv[col] = pd.DataFrame(columns=self.qids)
+                continue
+            piv[col] = q.pivot_table(index=keys, columns="question_id", values=col if col != "question_id" else "tok_s",
+                                     aggfunc=agg, fill_value=0).reindex(columns=self.qids, fill_value=0)
+        self.index = piv["tok_s"].index
+        self.tok = piv["tok_s"].to_numpy(float, copy=True)
+        self.n = piv["question_id"].reindex(self.index).to_numpy(float, copy=True)
+        self.al = piv["al_sum"].reindex(self.index).to_numpy(float, copy=True)
+        self.steps = piv["steps"].reindex(self.index).to_numpy(float, copy=True)
+
+    def row(self, key) -> int:
+        return self.index.get_loc(key)
+
+    def throughput(self, w: np.ndarray) -> np.ndarray:
+        """[len(w), configs] throughput under each weighting (w = ones → the point estimate)."""
+        return _ratio(w @ self.tok.T, w @ self.n.T)
+
+    def mal(self, w: np.ndarray) -> np.ndarray:
+        return _ratio(w @ self.al.T, w @ self.steps.T)
+
+
+def _with_interval(out: dict, name: str, point: float, samples: np.ndarray) -> None:
+    lo, hi = percentile_interval(samples)
+    out[name], out[f"{name}_lo"], out[f"{name}_hi"] = point, float(lo), float(hi)
+
+
+def noise_floor(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
+    """Per pair: the ar/ar control (``ar`` timed last ÷ ``ar`` timed first in the same tasks).
+
+    Columns: tasks, ar_ratio (throughput(last) / throughput(first), questions paired) with its
+    bootstrap interval, floor = max(|lo − 1|, |hi − 1|), and the per-task spread of the ratio
+    (task_p05, task_p95: 5th and 95th percentiles of each task's Σtokens/Σtime ratio).
+    Empty when the log holds no closing ``ar`` runs (logs written before it existed).
+    """
     ok = ok_rows(df)
-    q = per_question(ok)
-    thr = q.groupby(CONFIG + ["policy"], as_index=False).agg(throughput=("tok_s", "mean"), questions=("question_id", "nunique"))
-    rows = []
-    for key, part in ok.groupby(CONFIG):
-        al = [x for xs in part["accept_lengths"] for x in xs]
-        acc = [x for xs in part["accepted"] for x in xs]
-        dr = [x for xs in part["drafted"] for x in xs]
-        rows.append(dict(zip(CONFIG, key), mean_accepted_length=mean_accepted_length(al),
-                         acceptance_rate=acceptance_rate(acc, dr), generations=len(part),
-                         new_tokens=int(part["new_tokens"].sum())))
-    return thr.merge(pd.DataFrame(rows), on=CONFIG, how="left")
-
-
-def speedup_vs_ar(df: pd.DataFrame) -> pd.DataFrame:
-    """Spec-Bench speedup per config and category group (ar measured on the same pair and questions)."""
-    q = per_question(df)
+    if "ar_timing" not in ok or not (ok["ar_timing"] == "last").any():
+        return pd.DataFrame(columns=["pair", "tasks", "ar_ratio", "ar_ratio_lo", "ar_ratio_hi", "floor"])
+    ar = ok[ok["policy"] == "ar"].copy()
+    ar["ar_timing"] = ar["ar_timing"].fillna("first").replace("", "first")
     out = []
-    for pair, qp in q.groupby("pair"):
-        ar = qp[qp["policy"] == "ar"]
-        if ar.empty:
+    for pair, part in ar.groupby("pair"):
+        q = per_question(part.assign(ar_timing="").assign(policy_spec=part["ar_timing"]))
+        qids = sorted(q["question_id"].unique())
+        sums = QuestionSums(q, qids, ["policy_spec"])
+        if "first" not in sums.index or "last" not in sums.index:
             continue
-        for key, part in qp[qp["policy"] != "ar"].groupby(["policy_spec", "gamma", "policy"]):
-            row = {"pair": pair, "policy_spec": key[0], "gamma": key[1], "policy": key[2]}
-            for grp in GROUP_ORDER:
-                sel = part if grp == "overall" else part[part["group"] == grp]
-                base = ar[ar["question_id"].isin(sel["question_id"])]
-                row[grp] = sel["tok_s"].mean() / base["tok_s"].mean() if len(sel) and len(base) else float("nan")
-            out.append(row)
+        first, last = sums.row("first"), sums.row("last")
+        both = (sums.n[first] > 0) & (sums.n[last] > 0)      # paired: questions timed both ways
+        for m in (sums.tok, sums.n):
+            m[:, ~both] = 0
+        w = bootstrap_weights(len(qids), resamples, seed)
+        thr, thr0 = sums.throughput(w), sums.throughput(np.ones((1, len(qids))))[0]
+        row = {"pair": pair}
+        _with_interval(row, "ar_ratio", thr0[last] / thr0[first], thr[:, last] / thr[:, first])
+        row["floor"] = max(abs(row["ar_ratio_lo"] - 1), abs(row["ar_ratio_hi"] - 1))
+        tasks = part.groupby(["task_key", "ar_timing"])[["new_tokens", "wall_time"]].sum()
+        rate = (tasks["new_tokens"] / tasks["wall_time"]).unstack("ar_timing")
+        per_task = (rate["last"] / rate["first"]).dropna() if {"first", "last"} <= set(rate.columns) else pd.Series(dtype=float)
+        row["tasks"] = len(per_task)
+        row["task_p05"], row["task_p95"] = (np.percentile(per_task, [5, 95]) if len(per_task) else (np.nan, np.nan))
+        out.append(row)
     return pd.DataFrame(out)
 
 
-def table2(df: pd.DataFrame, baseline: str = "fixed") -> pd.DataFrame:
-    """GammaTune Table 2: per pair and policy, mean ± std over γ of throughput / mean_γ throughput(fixed)."""
-    return table2_from_summary(config_summary(df), baseline)
+def config_summary(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
+    """Per config: throughput and mean accepted length with 95 % bootstrap intervals, acceptance
+    rate, questions, generations, new tokens; plus speedup vs ``ar`` (overall) with its interval,
+    the pair's noise floor and the verdict (faster / slower / no difference resolved)."""
+    ok = measured(df)
+    q = per_question(ok)
+    keys = CONFIG + ["policy"]
+    qids = sorted(q["question_id"].unique())
+    sums = QuestionSums(q, qids, keys)
+    w = bootstrap_weights(len(qids), resamples, seed)
+    thr, mal = sums.throughput(w), sums.mal(w)
+    one = np.ones((1, len(qids)))
+    thr0, mal0 = sums.throughput(one)[0], sums.mal(one)[0]
+    lo_t, hi_t = percentile_interval(thr)
+    lo_m, hi_m = percentile_interval(mal)
+    nq = (sums.n > 0).sum(axis=1)
+    base = pd.DataFrame(list(sums.index), columns=keys)
+    base = base.assign(throughput=thr0, throughput_lo=lo_t, throughput_hi=hi_t, questions=nq,
+                       mal_lo=lo_m, mal_hi=hi_m, _mal=mal0)
+    rows = []
+    for key, part in ok.groupby(CONFIG):
+        acc = [x for xs in part["accepted"] for x in xs]
+        dr = [x for xs in part["drafted"] for x in xs]
+        rows.append(dict(zip(CONFIG, key), acceptance_rate=acceptance_rate(acc, dr), generations=len(part),
+                         new_tokens=int(part["new_tokens"].sum())))
+    out = base.merge(pd.DataFrame(rows), on=CONFIG, how="left").rename(columns={"_mal": "mean_accepted_length"})
+    cols = ["pair", "policy_spec", "gamma", "policy", "throughput", "throughput_lo", "throughput_hi", "questions",
+            "mean_accepted_length", "mal_lo", "mal_hi", "acceptance_rate", "generations", "new_tokens"]
+    out = out[cols]
+    sp = speedup_vs_ar(df, resamples, seed, groups=("overall",))
+    if len(sp):
+        sp = sp.rename(columns={"overall": "speedup", "overall_lo": "speedup_lo", "overall_hi": "speedup_hi"})
+        out = out.merge(sp[CONFIG + ["speedup", "speedup_lo", "speedup_hi"]], on=CONFIG, how="left")
+    floor = noise_floor(df, resamples, seed)
+    out["noise_floor"] = out["pair"].map(dict(zip(floor["pair"], floor["floor"]))) if len(floor) else np.nan
+    if "speedup" in out:
+        out["vs_ar"] = [verdict(r.speedup, r.speedup_lo, r.speedup_hi, r.noise_floor) if r.policy != "ar" else ""
+                        for r in out.itertuples()]
+    return out
+
+
+def speedup_vs_ar(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED,
+                  groups: Sequence[str] = GROUP_ORDER) -> pd.DataFrame:
+    """Spec-Bench speedup per config and category group (ar measured on the same pair and
+    questions), each with a paired-bootstrap interval ``<group>_lo``/``<group>_hi`` drawn over that
+    group's questions (a config's ratio uses ``ar`` only on the questions the config ran)."""
+    q = per_question(df)
+    out = []
+    for pair, qp in q.groupby("pair"):
+        if not (qp["policy"] == "ar").any():
+            continue
+        keys = ["policy_spec", "gamma", "policy"]
+        configs = qp[qp["policy"] != "ar"][keys].drop_duplicates().itertuples(index=False)
+        rows = {tuple(k): {"pair": pair, "policy_spec": k[0], "gamma": k[1], "policy": k[2]} for k in configs}
+        for gi, grp in enumerate(groups):
+            sel = qp if grp == "overall" else qp[qp["group"] == grp]
+            qids = sorted(sel["question_id"].unique())
+            if not qids:
+                for r in rows.values():
+                    r[grp], r[f"{grp}_lo"], r[f"{grp}_hi"] = (np.nan,) * 3
+                continue
+            sums = QuestionSums(sel, qids, keys)
+            w = bootstrap_weights(len(qids), resamples, seed + gi)
+            one = np.ones((1, len(qids)))
+            ar = [k for k in sums.index if k[2] == "ar"][0] if any(k[2] == "ar" for k in sums.index) else None
+            for key, r in rows.items():
+                if ar is None or key not in sums.index:
+                    r[grp], r[f"{grp}_lo"], r[f"{grp}_hi"] = (np.nan,) * 3
+                    continue
+                i, a = sums.row(key), sums.row(ar)
+                ran = sums.n[i] > 0                                  # ar restricted to the config's questions
+                num = lambda ww: _ratio(ww @ sums.tok[i], ww @ sums.n[i])            # noqa: E731
+                den = lambda ww: _ratio(ww @ (sums.tok[a] * ran), ww @ (sums.n[a] * ran))  # noqa: E731
+                _with_interval(r, grp, float((num(one) / den(one))[0]), num(w) / den(w))
+        out.extend(rows.values())
+    return pd.DataFrame(out)
+
+
+def table2(df: pd.DataFrame, baseline: str = "fixed", resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
+    """GammaTune Table 2 per pair and policy: mean ± std over γ of throughput(m, γ) / mean_γ'
+    throughput(fixed, γ'), with paired-bootstrap intervals on the mean (mean_lo, mean_hi) and on
+    the std (std_lo, std_hi); the rows with pair = "average" hold the pooled average over pairs
+    (mean of means, √(mean σ²)) and its interval, from the same resamples."""
+    q = per_question(df)
+    keys = CONFIG + ["policy"]
+    qids = sorted(q["question_id"].unique())
+    if not qids:
+        return pd.DataFrame()
+    sums = QuestionSums(q, qids, keys)
+    w = np.vstack([np.ones((1, len(qids))), bootstrap_weights(len(qids), resamples, seed)])
+    thr = sums.throughput(w)                                   # row 0 = the point estimate
+    index = pd.DataFrame(list(sums.index), columns=keys)
+    out, per_spec = [], {}
+    for pair, sp in index.groupby("pair"):
+        fixed = sp[sp["policy"] == baseline]
+        if fixed.empty:
+            continue
+        base = thr[:, fixed.index].mean(axis=1, keepdims=True)
+        for spec, part in sp[sp["policy"] != "ar"].groupby("policy_spec"):
+            s = thr[:, part.index] / base                      # [1 + B, γs]
+            mean = s.mean(axis=1)
+            std = s.std(axis=1, ddof=1) if s.shape[1] > 1 else np.zeros(len(s))
+            per_spec.setdefault(spec, []).append((mean, std))
+            row = {"pair": pair, "policy_spec": spec, "gammas": s.shape[1]}
+            _with_interval(row, "mean", float(mean[0]), mean[1:])
+            _with_interval(row, "std", float(std[0]), std[1:])
+            out.append(row)
+    for spec, cells in per_spec.items():
+        means = np.mean([m for m, _ in cells], axis=0)
+        stds = np.sqrt(np.mean([sd ** 2 for _, sd in cells], axis=0))     # pooled: √(mean σ²)
+        row = {"pair": "average", "policy_spec": spec, "pairs": len(cells)}
+        _with_interval(row, "mean", float(means[0]), means[1:])
+        _with_interval(row, "std", float(stds[0]), stds[1:])
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 def table2_from_summary(s: pd.DataFrame, baseline: str = "fixed") -> pd.DataFrame:
-    """``table2`` on per-config throughputs (columns pair, policy, policy_spec, gamma, throughput)."""
+    """``table2`` on per-config throughputs only (columns pair, policy, policy_spec, gamma,
+    throughput) — no intervals: used where only summaries exist (MLflow runs)."""
     out = []
     for pair, sp in s.groupby("pair"):
         fixed = sp[sp["policy"] == baseline]
@@ -115,11 +346,17 @@ def table2_from_summary(s: pd.DataFrame, baseline: str = "fixed") -> pd.DataFram
         for spec, part in sp[sp["policy"] != "ar"].groupby("policy_spec"):
             mean, std = table2_speedups(dict(zip(part["gamma"], part["throughput"])), fixed_by_g)
             out.append({"pair": pair, "policy_spec": spec, "mean": mean, "std": std, "gammas": len(part)})
-    return pd.DataFrame(out)
+    t = pd.DataFrame(out)
+    if len(t):
+        avg = [{"pair": "average", "policy_spec": spec, "pairs": len(part),
+                **dict(zip(("mean", "std"), pooled_average(part["mean"].tolist(), part["std"].tolist())))}
+               for spec, part in t.groupby("policy_spec")]
+        t = pd.concat([t, pd.DataFrame(avg)], ignore_index=True)
+    return t
 
 
 def fraction_of_oracle(df: pd.DataFrame) -> pd.DataFrame:
-    s = config_summary(df)
+    s = config_summary(df, resamples=1)
     out = []
     for pair, sp in s.groupby("pair"):
         orc = sp[sp["policy"] == "oracle"]

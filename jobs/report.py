@@ -1,10 +1,17 @@
 """``specsweep report``: the GammaTune Table-2 layout and a Spec-Bench-style table, from a
 sweep's Parquet log (``--parquet DIR``) or its MLflow experiment (``--experiment NAME``).
 
-Table 2: rows = policies, columns = pairs + average, cells "mean ± std ×" of the Table-2
-speedup (``jobs/metrics.py``). Spec-Bench table: speedup vs ar and mean accepted length by
-category group, per config; fraction of oracle where an oracle ran. ``--compare DIR``
-prints the Table-2 means of two sweeps side by side with their ratio.
+Every ratio carries its 95 % paired-bootstrap interval (``jobs/metrics.py``), and the
+report opens with the noise floor: per pair, ``ar`` timed last ÷ ``ar`` timed first in the
+same tasks, with a loud warning when it exceeds 5 %.
+
+Table 2: rows = policies, columns = pairs + average, cells "mean ± std× [lo, hi]" of the
+Table-2 speedup, [lo, hi] the interval of the mean; the average column is the mean of
+the means ± the pooled std √(mean σ²). Spec-Bench table: speedup vs ar by category group
+with the overall interval and verdict, mean accepted length with its interval; fraction
+of oracle where an oracle ran. A mark † flags "no difference resolved": the interval
+includes 1.0 or the difference lies inside the noise floor. ``--compare DIR`` prints the
+Table-2 means of two sweeps side by side with their ratio.
 """
 from __future__ import annotations
 
@@ -30,6 +37,14 @@ def summary_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.Da
     return metrics.config_summary(df), metrics.speedup_vs_ar(df), metrics.fraction_of_oracle(df)
 
 
+def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(Table 2 with intervals, noise floor per pair) from a sweep's Parquet log."""
+    from jobs.parquet_log import ParquetLog
+
+    df = metrics.ok_rows(ParquetLog(folder).read())
+    return metrics.table2(df), metrics.noise_floor(df)
+
+
 def summary_from_mlflow(experiment: str, uri: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     from jobs.tracking import client_for
 
@@ -45,8 +60,9 @@ def summary_from_mlflow(experiment: str, uri: str) -> tuple[pd.DataFrame, pd.Dat
     for r in runs:
         p, m = r.data.params, r.data.metrics
         base = {"pair": p["pair"], "policy": p["policy"], "policy_spec": p["policy_spec"], "gamma": int(p["initial_gamma"])}
-        rows.append({**base, "throughput": m.get("throughput"), "mean_accepted_length": m.get("mean_accepted_length"),
-                     "acceptance_rate": m.get("acceptance_rate")})
+        rows.append({**base, **{k: m.get(k) for k in ("throughput", "throughput_lo", "throughput_hi", "mean_accepted_length",
+                                                     "mal_lo", "mal_hi", "acceptance_rate", "speedup", "speedup_lo",
+                                                     "speedup_hi", "noise_floor")}})
         if any(k.startswith("speedup_") for k in m):
             speed.append({**base, **{g: m.get(f"speedup_{g}") for g in GROUP_ORDER}})
     summary = pd.DataFrame(rows).drop_duplicates(["pair", "policy_spec", "gamma"])
@@ -64,14 +80,38 @@ def short(spec: str) -> str:
     return spec if len(spec) <= 48 else spec[:45] + "..."
 
 
-def table2_layout(summary: pd.DataFrame) -> pd.DataFrame:
-    t2 = metrics.table2_from_summary(summary)
+def _interval(lo, hi) -> str:
+    return f" [{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else ""
+
+
+def _mark(value, lo, hi, floor=float("nan")) -> str:
+    return " †" if metrics.verdict(value, lo, hi, floor) == metrics.NOT_RESOLVED else ""
+
+
+def table2_layout(summary: pd.DataFrame, t2: pd.DataFrame | None = None, floor: pd.DataFrame | None = None,
+                  baseline: str = "fixed") -> pd.DataFrame:
+    """Cells "mean ± std×" (+ " [lo, hi]" and † when ``t2`` from ``metrics.table2`` carries intervals;
+    † uses the pair's noise floor, the widest one for the average); the average column is the pooled
+    form (mean of means ± √(mean σ²))."""
+    t2 = metrics.table2_from_summary(summary) if t2 is None else t2.copy()
     if t2.empty:
         return t2
-    t2["cell"] = t2.apply(lambda r: f"{r['mean']:.2f} ± {r['std']:.2f}×", axis=1)
+    has_ci = "mean_lo" in t2
+    floors = dict(zip(floor["pair"], floor["floor"])) if floor is not None and len(floor) else {}
+    if floors:
+        floors["average"] = max(floors.values())
+
+    def cell(r):
+        text = f"{r['mean']:.2f} ± {r['std']:.2f}×"
+        if has_ci:
+            text += _interval(r["mean_lo"], r["mean_hi"])
+            if r["policy_spec"] != baseline:                       # the baseline reads 1.00 by construction
+                text += _mark(r["mean"], r["mean_lo"], r["mean_hi"], floors.get(r["pair"], float("nan")))
+        return text
+
+    t2["cell"] = t2.apply(cell, axis=1)
     wide = t2.pivot(index="policy_spec", columns="pair", values="cell")
-    avg = t2.groupby("policy_spec").agg(mean=("mean", "mean"), std=("std", "mean"))
-    wide["average"] = [f"{avg.loc[i, 'mean']:.2f} ± {avg.loc[i, 'std']:.2f}×" for i in wide.index]
+    wide = wide[[c for c in wide.columns if c != "average"] + ["average"]]
     wide.index = [short(i) for i in wide.index]
     return wide
 
@@ -79,11 +119,43 @@ def table2_layout(summary: pd.DataFrame) -> pd.DataFrame:
 def specbench_layout(summary: pd.DataFrame, speed: pd.DataFrame) -> pd.DataFrame:
     if speed.empty:
         return speed
-    cols = [g for g in GROUP_ORDER if g in speed]
-    t = speed.merge(summary[["pair", "policy_spec", "gamma", "mean_accepted_length"]], on=["pair", "policy_spec", "gamma"])
-    t = t[["pair", "policy_spec", "gamma", *cols, "mean_accepted_length"]].sort_values(["pair", "policy_spec", "gamma"])
-    t["policy_spec"] = t["policy_spec"].map(short)
-    return t.rename(columns={"mean_accepted_length": "MAL"})
+    cols = [g for g in GROUP_ORDER if g in speed and speed[g].notna().any()]   # groups the sweep covered
+    extra = [c for c in ("mean_accepted_length", "mal_lo", "mal_hi", "noise_floor") if c in summary]
+    t = speed.merge(summary[["pair", "policy_spec", "gamma", *extra]], on=["pair", "policy_spec", "gamma"])
+    out = t[["pair", "policy_spec", "gamma", *cols]].copy()
+    if "overall_lo" in t:
+        floor = t["noise_floor"] if "noise_floor" in t else pd.Series(float("nan"), index=t.index)
+        out["overall 95% CI"] = [_interval(lo, hi).strip() + _mark(v, lo, hi, f)
+                                 for v, lo, hi, f in zip(t["overall"], t["overall_lo"], t["overall_hi"], floor)]
+    out["MAL"] = t["mean_accepted_length"]
+    if "mal_lo" in t:
+        out["MAL 95% CI"] = [_interval(lo, hi).strip() for lo, hi in zip(t["mal_lo"], t["mal_hi"])]
+    out = out.sort_values(["pair", "policy_spec", "gamma"])
+    out["policy_spec"] = out["policy_spec"].map(short)
+    return out
+
+
+def floor_layout(floor: pd.DataFrame) -> pd.DataFrame:
+    if floor is None or floor.empty:
+        return pd.DataFrame()
+    f = floor.set_index("pair")
+    return pd.DataFrame({"tasks": f["tasks"],
+                         "ar last / ar first": [f"{r:.3f}{_interval(lo, hi)}" for r, lo, hi in
+                                                zip(f["ar_ratio"], f["ar_ratio_lo"], f["ar_ratio_hi"])],
+                         "floor": [f"{x:.1%}" for x in f["floor"]],
+                         "per-task 5–95 %": [f"{a:.2f} – {b:.2f}" for a, b in zip(f["task_p05"], f["task_p95"])]})
+
+
+def floor_warnings(floor: pd.DataFrame) -> str:
+    if floor is None or floor.empty:
+        return ("\nNo noise floor: this log has no closing ar run per task (written before ar was timed twice); "
+                "differences are judged by their intervals alone.\n")
+    out = ""
+    for r in floor.itertuples():
+        if r.floor > metrics.FLOOR_WARNING:
+            out += (f"\n**WARNING: the noise floor of pair {r.pair} is {r.floor:.1%} (> {metrics.FLOOR_WARNING:.0%}): "
+                    f"ar timed against itself moves this much, so no difference smaller than that is claimed.**\n")
+    return out
 
 
 def render(df: pd.DataFrame, fmt: str) -> str:
@@ -97,10 +169,18 @@ def render(df: pd.DataFrame, fmt: str) -> str:
         return df.to_string(float_format=lambda x: f"{x:.3f}") + "\n"
 
 
-def build_report(summary, speed, frac, fmt: str = "md") -> str:
-    parts = ["## Table 2: speedup over fixed γ (mean ± std across initial γ)\n", render(table2_layout(summary), fmt),
-             "\n## Spec-Bench: speedup vs ar by category group, mean accepted length\n",
-             render(specbench_layout(summary, speed), fmt)]
+def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None = None,
+                 floor: pd.DataFrame | None = None) -> str:
+    ci = "mean ± std across initial γ, [95 % interval of the mean]" if t2 is not None else "mean ± std across initial γ"
+    parts = ["## Noise floor: ar timed first and last in every task (95 % paired-bootstrap interval)\n",
+             render(floor_layout(floor), fmt), floor_warnings(floor),
+             f"\n## Table 2: speedup over fixed γ ({ci}); average = mean ± pooled std\n",
+             render(table2_layout(summary, t2, floor), fmt),
+             "\n## Spec-Bench: speedup vs ar by category group, mean accepted length (MAL)\n",
+             render(specbench_layout(summary, speed), fmt),
+             "\n† no difference resolved: the 95 % interval includes 1.00 or the difference is inside the noise floor. "
+             "Intervals: paired bootstrap over questions, "
+             f"{metrics.RESAMPLES} resamples, seed {metrics.SEED}.\n"]
     if frac is not None and len(frac):
         f = frac.copy()
         f["policy_spec"] = f["policy_spec"].map(short)
@@ -121,11 +201,17 @@ def compare(a_dir: str, b_dir: str, fmt: str) -> str:
 def main(a) -> int:
     if not a.parquet and not a.experiment:
         raise SpecsweepError("report needs --parquet OUTPUT_FOLDER or --experiment NAME")
+    t2 = floor = None
     if a.parquet:
         summary, speed, frac = summary_from_parquet(a.parquet)
+        t2, floor = uncertainty_from_parquet(a.parquet)
     else:
         summary, speed, frac = summary_from_mlflow(a.experiment, a.tracking_uri)
-    text = build_report(summary, speed, frac, a.format)
+        if "noise_floor" in summary and summary["noise_floor"].notna().any():   # only the floor itself is in MLflow
+            f = summary.groupby("pair", as_index=False)["noise_floor"].first().rename(columns={"noise_floor": "floor"})
+            floor = f.assign(tasks=float("nan"), ar_ratio=float("nan"), ar_ratio_lo=float("nan"),
+                             ar_ratio_hi=float("nan"), task_p05=float("nan"), task_p95=float("nan"))
+    text = build_report(summary, speed, frac, a.format, t2, floor)
     if a.compare:
         if not a.parquet:
             raise SpecsweepError("--compare works on Parquet folders: pass --parquet A --compare B")

@@ -19,6 +19,7 @@ SCHEMA = pa.schema([
     ("policy_spec", pa.string()),     # name:params as built (defaults filled in)
     ("params", pa.string()),          # JSON
     ("gamma", pa.int32()),            # initial γ (0 for ar)
+    ("ar_timing", pa.string()),       # ar only: "first" (the baseline) or "last" (the noise control); "" otherwise
     ("repeat", pa.int32()),
     ("seed", pa.int64()),
     ("temperature", pa.float64()),
@@ -27,6 +28,7 @@ SCHEMA = pa.schema([
     ("turn", pa.int32()),
     ("new_tokens", pa.int32()),
     ("wall_time", pa.float64()),
+    ("tstamp", pa.float64()),         # unix time when this turn finished (Spec-Bench answer tstamp)
     ("prefill_time", pa.float64()),
     ("draft_time", pa.float64()),
     ("verify_time", pa.float64()),

@@ -1,7 +1,9 @@
 """Prompt templates: how a conversation becomes the token ids a model sees.
 
-``vicuna``  vicuna_v1.1 as Spec-Bench uses it (GUIDE §4): the system line, then
-            " USER: {q} ASSISTANT:" per turn; a finished answer is followed by "</s>".
+``vicuna``  vicuna_v1.1 as Spec-Bench builds it through FastChat's ``Conversation.get_prompt``
+            (style ADD_COLON_TWO, sep " ", sep2 "</s>"): system + " ", then per message
+            "ROLE: text" + sep (user) or sep2 (assistant), and "ASSISTANT:" to end —
+            ``SYSTEM USER: q1 ASSISTANT: a1</s>USER: q2 ASSISTANT:`` (no space after "</s>").
 ``chat``    the tokenizer's own chat template (``apply_chat_template``).
 ``raw``     the user text as is (single turn only).
 """
@@ -31,15 +33,19 @@ def render(template: str, tokenizer, messages: list[dict]) -> list[int]:
             ids = ids["input_ids"]
         return list(ids)
     if template == "vicuna":
-        text = VICUNA_SYSTEM
-        for m in messages:
-            if m["role"] == "user":
-                text += f" USER: {m['content']} ASSISTANT:"
-            else:
-                text += f" {m['content']}</s>"
-        return list(tokenizer(text).input_ids)
+        return list(tokenizer(vicuna_text(messages)).input_ids)
     if template == "raw":
         if len(messages) != 1:
             raise SpecsweepError("template 'raw' takes a single turn: use chat or vicuna for multi-turn questions")
         return list(tokenizer(messages[0]["content"]).input_ids)
     raise SpecsweepError(f"unknown template {template!r}: use one of {', '.join(TEMPLATES)}")
+
+
+def vicuna_text(messages: list[dict]) -> str:
+    """The vicuna_v1.1 prompt text, byte for byte FastChat's ADD_COLON_TWO ``get_prompt``."""
+    seps = (" ", "</s>")
+    text = VICUNA_SYSTEM + seps[0]
+    for i, m in enumerate(messages):
+        role = "USER" if m["role"] == "user" else "ASSISTANT"
+        text += f"{role}: {m['content']}{seps[i % 2]}"
+    return text + "ASSISTANT:"

@@ -2,7 +2,7 @@
 
 Runs are found again by tags (``specsweep.sweep`` = config fingerprint,
 ``specsweep.config_key``), so a resumed sweep reuses its runs instead of duplicating
-them. Metrics go in one ``log_batch`` call per run (GUIDE §5: one call per metric
+them. Metrics go in one ``log_batch`` call per run (one call per metric
 costs ≈ 14 ms on sqlite).
 """
 from __future__ import annotations
@@ -88,9 +88,12 @@ def log_sweep(client, experiment: str, fingerprint: str, cfg_dict: dict, summary
             client.log_batch(run_id, params=params)
         metrics = {"throughput": r["throughput"], "mean_accepted_length": r["mean_accepted_length"],
                    "acceptance_rate": r["acceptance_rate"], "questions": r["questions"], "new_tokens": r["new_tokens"]}
+        # 95 % paired-bootstrap intervals and the pair's ar/ar noise floor (jobs/metrics.py)
+        metrics.update({k: r[k] for k in ("throughput_lo", "throughput_hi", "mal_lo", "mal_hi", "speedup", "speedup_lo",
+                                          "speedup_hi", "noise_floor") if k in r.index})
         if sp is not None and (r["pair"], r["policy_spec"], r["gamma"]) in sp.index:
             row = sp.loc[(r["pair"], r["policy_spec"], r["gamma"])]
-            metrics.update({f"speedup_{g}": row[g] for g in row.index if g != "policy"})
+            metrics.update({f"speedup_{g}": row[g] for g in row.index if g != "policy"})   # with <group>_lo / _hi
         client.log_batch(run_id, metrics=_metric_batch(metrics))
         client.set_terminated(run_id)
     tags = [RunTag("specsweep.config", json.dumps(cfg_dict, default=str)[:5000])]

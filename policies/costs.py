@@ -2,8 +2,11 @@
 
 ``t_draft``: seconds per draft token (one draft forward at decode time).
 ``t_verify[m]``: seconds for one target forward over m tokens (m = k drafts + 1).
-``c`` = t_draft / t_verify[1] — the cost ratio of the GT principle (GT paper §3;
-GUIDE §3.2), the price of one draft token in target forwards.
+``c`` = t_draft / t_verify[1] — GT's cost ratio c = M_D / M_T (GT paper §3), the price
+of one draft token in target forwards. GammaTune calls the *inverse* ratio c
+(T_target / T_draft): it is ``target_over_draft`` here, never ``c``.
+``raw_verify``: the measured points before :func:`monotone` made the curve
+non-decreasing (empty when they already were).
 """
 from __future__ import annotations
 
@@ -16,10 +19,17 @@ class CostCurve:
     t_verify: dict[int, float] = field(default_factory=dict)
     context: int = 0
     device: str = "cpu"
+    raw_verify: dict[int, float] = field(default_factory=dict)
 
     @property
     def c(self) -> float:
+        """GT's c = M_D / M_T: draft time per token over one target forward."""
         return self.t_draft / self.verify(1)
+
+    @property
+    def target_over_draft(self) -> float:
+        """GammaTune's ratio T_target / T_draft (the inverse of GT's c)."""
+        return self.verify(1) / self.t_draft if self.t_draft > 0 else float("inf")
 
     def verify(self, m: int) -> float:
         """Target forward time over m tokens, linearly interpolated between measured points."""
@@ -37,9 +47,33 @@ class CostCurve:
 
     def to_dict(self) -> dict:
         return {"t_draft": self.t_draft, "t_verify": {str(k): v for k, v in self.t_verify.items()},
-                "context": self.context, "device": self.device, "c": self.c}
+                "context": self.context, "device": self.device, "c": self.c, "c_meaning": "GT c = M_D/M_T",
+                "target_over_draft": self.target_over_draft,
+                "raw_verify": {str(k): v for k, v in self.raw_verify.items()}}
 
     @classmethod
     def from_dict(cls, d: dict) -> "CostCurve":
         return cls(t_draft=float(d["t_draft"]), t_verify={int(k): float(v) for k, v in d["t_verify"].items()},
-                   context=int(d.get("context", 0)), device=d.get("device", "cpu"))
+                   context=int(d.get("context", 0)), device=d.get("device", "cpu"),
+                   raw_verify={int(k): float(v) for k, v in d.get("raw_verify", {}).items()})
+
+
+def monotone(points: dict[int, float]) -> dict[int, float]:
+    """The least-squares non-decreasing fit of t(m) over increasing m, by pool-adjacent-violators
+    (Ayer et al. 1955, "An Empirical Distribution Function for Sampling with Incomplete
+    Information"; Barlow et al. 1972, "Statistical Inference under Order Restrictions", §1.2):
+    a run of points that decreases is replaced by its mean. A longer forward never costs less."""
+    ms = sorted(points)
+    blocks: list[list[float]] = []            # [sum, count] per pooled block
+    for m in ms:
+        blocks.append([points[m], 1])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            s, n = blocks.pop()
+            blocks[-1][0] += s
+            blocks[-1][1] += n
+    out, i = {}, 0
+    for s, n in blocks:
+        for _ in range(int(n)):
+            out[ms[i]] = s / n
+            i += 1
+    return out

@@ -7,7 +7,12 @@ After each step with k drafted and n accepted:
 γ̄ starts at the initial γ each generation. ``expand=jump`` is the other reading of
 Alg. 1 line 2: on full acceptance the next γ is A + δ (clipped to [γmin, γmax])
 while γ̄ is updated with the plain A.
-``gammatune+`` (§4.2) adds the confidence stop of ``threshold`` (τ = 0.4).
+``gammatune+`` (§4.2) adds a confidence stop (τ = 0.4): drafting stops right after a
+proposal whose draft *top* probability max q is below τ (§4.2: "the top logit
+probability" of the draft) — ``stop_on=max``, the default. ``stop_on=token`` is the
+other reading: stop on the proposed token's own probability q(x_i), as ``threshold``
+does. The two coincide under greedy drafting (the proposal is the argmax); they differ
+when the draft samples. ``adaptive=true`` refits τ on the same score.
 Defaults η = 0.3, δ = 2, γmin = 1, γmax = 10 come from a public re-implementation
 (the paper gives none) and are logged with every run.
 """
@@ -61,20 +66,20 @@ class GammaTune(Policy):
 class GammaTunePlus(GammaTune):
     name = "gammatune+"
 
-    def __init__(self, gamma: int, tau: float = 0.4, adaptive: bool = False, **kw):
+    def __init__(self, gamma: int, tau: float = 0.4, adaptive: bool = False, stop_on: str = "max", **kw):
         super().__init__(gamma, **kw)
-        self.stop = ConfidenceStop(tau, adaptive)
+        self.stop = ConfidenceStop(tau, adaptive, score=stop_on)
 
     def reset(self, ctx: GenerationContext) -> None:
         super().reset(ctx)
         self.stop.reset()
 
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
-        return self.stop.verdict(q_token) if hasattr(self, "stop") else MORE
+        return self.stop.verdict(q_token, q_max) if hasattr(self, "stop") else MORE
 
     def update(self, o: StepOutcome) -> None:
         super().update(o)
         self.stop.update(o)
 
     def params(self) -> dict:
-        return {**super().params(), "tau": self.stop.tau0, "adaptive": self.stop.adaptive}
+        return {**super().params(), "tau": self.stop.tau0, "adaptive": self.stop.adaptive, "stop_on": self.stop.score}

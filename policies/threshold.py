@@ -1,12 +1,18 @@
-"""``threshold`` — AssistantThreshold (Mamou et al. 2024; transformers'
+"""``threshold`` — AssistantThreshold (Mamou et al. 2024, "Dynamic Speculation Lookahead
+Accelerates Speculative Decoding of Large Language Models"; transformers'
 ``assistant_confidence_threshold``).
 
 k_max = the initial γ; drafting stops right after a proposal with q(x_i) < τ (that
-token is still verified). ``adaptive=true`` refits τ after every step from the
-history of (q, accepted?) pairs — each accepted token is a positive, the first
-rejected one a negative — by choosing, over the ROC thresholds, the τ that
-minimises FPR + 3·(1 − TPR), as transformers does; the new τ applies from the
-next step. The history restarts with each generation.
+token is still verified). ``adaptive=true`` refits τ after every step exactly as
+transformers' ``AssistedCandidateGenerator.update_candidate_strategy`` does: the
+history holds one (q, label) pair per verified proposal — each accepted token a
+positive, the first rejected one a negative, later ones dropped; once the history
+holds more than 5 samples with both classes, τ becomes the threshold of the ROC curve
+(scikit-learn's ``roc_curve``, intermediate points dropped) minimising
+FPR + 3·(1 − TPR), the first such threshold in decreasing order (+inf, predicting
+nothing, costs 3 and the lowest score costs at most 1, so τ is always an observed
+score). The new τ applies from the next step; history and τ
+restart with each generation.
 """
 from __future__ import annotations
 
@@ -14,75 +20,78 @@ import numpy as np
 
 from policies.base import MORE, STOP, GenerationContext, Policy, StepOutcome
 
+FN_WEIGHT = 3.0       # transformers: costs = fpr + 3 * fnr
+MIN_SAMPLES = 5       # transformers: refit only when len(probs) > 5 and both classes are present
 
-FN_WEIGHT = 3.0
 
-
-def roc_best_threshold(scores: np.ndarray, labels: np.ndarray, fn_weight: float = FN_WEIGHT) -> float | None:
-    """argmin over ROC thresholds t (predict positive iff score >= t) of FPR + w·(1 − TPR).
-
-    Candidates are the distinct scores in decreasing order (plus +inf, predicting
-    nothing); the first (highest) minimiser wins. None when one class is absent.
-    """
-    pos = int(labels.sum())
-    neg = len(labels) - pos
-    if pos == 0 or neg == 0:
-        return None
-    order = np.argsort(-scores, kind="stable")
+def roc_curve(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fpr, tpr, thresholds) as scikit-learn's ``roc_curve(labels, scores)`` with its defaults
+    (drop_intermediate=True): thresholds are the distinct scores in decreasing order, preceded
+    by +inf; a point is dropped when it lies on the straight line of equal steps between its
+    neighbours (second differences of both FP and TP counts zero). Both classes must be present."""
+    scores = np.asarray(scores, dtype=float)
+    labels = np.asarray(labels, dtype=float)
+    order = np.argsort(scores, kind="mergesort")[::-1]
     s, y = scores[order], labels[order]
-    tp = np.cumsum(y)
-    fp = np.cumsum(1 - y)
-    last = np.r_[np.nonzero(np.diff(s))[0], len(s) - 1]   # index of the last entry of each distinct score
-    tpr = np.r_[0.0, tp[last] / pos]
-    fpr = np.r_[0.0, fp[last] / neg]
-    thresholds = np.r_[np.inf, s[last]]
-    cost = fpr + fn_weight * (1.0 - tpr)
+    idx = np.r_[np.where(np.diff(s))[0], y.size - 1]      # last index of each distinct score
+    tps = np.cumsum(y)[idx]
+    fps = 1 + idx - tps
+    thresholds = s[idx]
+    if len(fps) > 2:
+        keep = np.where(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])[0]
+        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
+    tps, fps = np.r_[0, tps], np.r_[0, fps]
+    thresholds = np.r_[np.inf, thresholds]
+    return fps / fps[-1], tps / tps[-1], thresholds
+
+
+def roc_best_threshold(scores, labels, fn_weight: float = FN_WEIGHT) -> float | None:
+    """argmin over the ROC thresholds of FPR + w·(1 − TPR) (first minimiser, i.e. the highest
+    threshold among ties); None when a class is absent."""
+    labels = np.asarray(labels)
+    if labels.size == 0 or labels.min() == labels.max():
+        return None
+    fpr, tpr, thresholds = roc_curve(labels, scores)
+    cost = fpr + fn_weight * (1 - tpr)
     return float(thresholds[int(np.argmin(cost))])
-
-
-BINS = 1000
 
 
 class ConfidenceStop:
     """The τ stop shared by ``threshold`` and ``gammatune+``.
 
-    The adaptive refit keeps the history as counts of positives and negatives per
-    score bin of width 1/BINS (a score counts at its bin's lower edge), so each refit
-    is one vectorised pass over BINS + 1 bins instead of a sort of the whole history;
-    thresholds are multiples of 0.001. Same rule as :func:`roc_best_threshold`.
+    ``score="token"`` tests the draft's probability of the proposed token q(x_i);
+    ``score="max"`` tests the draft's top probability max q at that position. The
+    adaptive refit learns τ from the same score it tests.
     """
 
-    def __init__(self, tau: float, adaptive: bool):
+    def __init__(self, tau: float, adaptive: bool, score: str = "token"):
+        if score not in ("token", "max"):
+            raise ValueError(f"score must be token or max, got {score!r}")
         self.tau0 = tau
         self.tau = tau
         self.adaptive = adaptive
-        self.pos = np.zeros(BINS + 1)
-        self.neg = np.zeros(BINS + 1)
+        self.score = score
+        self.scores: list[float] = []
+        self.labels: list[int] = []
 
     def reset(self) -> None:
         self.tau = self.tau0
-        self.pos[:] = 0
-        self.neg[:] = 0
+        self.scores.clear()
+        self.labels.clear()
 
-    def verdict(self, q_token: float) -> str:
-        return STOP if q_token < self.tau else MORE
+    def verdict(self, q_token: float, q_max: float | None = None) -> str:
+        value = q_max if self.score == "max" and q_max is not None else q_token
+        return STOP if value < self.tau else MORE
 
     def update(self, o: StepOutcome) -> None:
         if not self.adaptive or o.drafted == 0:
             return
         seen = min(o.accepted + 1, o.drafted)
-        for i, q in enumerate(o.q_tokens[:seen]):
-            b = min(BINS, int(q * BINS + 1e-9))
-            (self.pos if i < o.accepted else self.neg)[b] += 1
-        P, N = self.pos.sum(), self.neg.sum()
-        if P == 0 or N == 0:
-            return
-        tp = np.cumsum(self.pos[::-1])            # predicted positive at threshold bin b: scores >= b
-        fp = np.cumsum(self.neg[::-1])
-        used = (self.pos + self.neg)[::-1] > 0     # only thresholds at observed scores, highest first
-        cost = np.r_[FN_WEIGHT, (fp / N + FN_WEIGHT * (1 - tp / P))[used]]
-        thresholds = np.r_[np.inf, (np.arange(BINS, -1, -1) / BINS)[used]]
-        self.tau = float(min(thresholds[int(np.argmin(cost))], 1.0))
+        values = o.q_max if self.score == "max" and len(o.q_max) >= seen else o.q_tokens
+        self.scores.extend(float(v) for v in values[:seen])
+        self.labels.extend([1] * min(o.accepted, seen) + [0] * (seen - min(o.accepted, seen)))
+        if len(self.scores) > MIN_SAMPLES and 0 in self.labels and 1 in self.labels:
+            self.tau = roc_best_threshold(self.scores, self.labels)
 
 
 class Threshold(Policy):
@@ -100,7 +109,7 @@ class Threshold(Policy):
         return self.gamma
 
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
-        return self.stop.verdict(q_token)
+        return self.stop.verdict(q_token)             # AssistantThreshold tests the proposed token's q
 
     def update(self, o: StepOutcome) -> None:
         self.stop.update(o)

@@ -1,14 +1,19 @@
 """Static draft-tree shapes from per-rank acceptance probabilities (numbers only).
 
-``p[r-1]`` is the measured probability that the rank-r draft candidate at a node is
-accepted. A node reached from the root through ranks r_1 … r_d has estimated
-acceptance α̂ = Π_j p[r_j - 1], and a tree's expected tokens per step is
-1 + Σ_nodes α̂ (the bonus token plus every node on the accepted path; Sequoia, Chen et
-al. 2024, §3.1).
+``p[r-1]`` is the *unconditional* probability that the token the target accepts at a
+node is the draft's rank-r candidate there (Sequoia, Chen et al. 2024, §3.1,
+"positional acceptance assumption": the acceptance vector's entries are the
+probabilities of mutually exclusive events, so Σ_r p_r <= 1). It is *not*
+P(rank r accepted | ranks < r rejected): a conditional vector c converts with
+p_r = c_r · Π_{s<r} (1 − c_s) (:func:`unconditional`). A node reached from the root
+through ranks r_1 … r_d is on the accepted path with probability α̂ = Π_j p[r_j − 1],
+and a tree's expected tokens per step is 1 + Σ_nodes α̂ (the bonus token plus every
+node on the accepted path; Sequoia §3.1, F(T) = Σ_v f(v)).
 
 ``sequoia_tree``  maximises that sum under a node budget and a depth limit by
-                  Sequoia's dynamic program: best(n, d) = 1 + max over splits of n − 1
-                  nodes among children ranked 1, 2, … of Σ_i p_i · best(n_i, d − 1).
+                  Sequoia's dynamic program (Sequoia §3.1, Eq. for c(n, d)):
+                  best(n, d) = 1 + max over splits of n − 1 nodes among children
+                  ranked 1, 2, … of Σ_i p_i · best(n_i, d − 1).
 ``gt_static_tree`` keeps exactly the nodes with α̂ > c − ε (GT paper Eq. 9–11): no
                   budget; depth and branching follow from c.
 A tree is a list of nodes in breadth-first order; node = (parent index or −1 for the
@@ -42,9 +47,24 @@ def expected_tokens(tree: list[Node], p: list[float]) -> float:
     return 1.0 + sum(node_acceptance(tree, p))
 
 
+SUM_TOLERANCE = 1e-6
+
+
+def unconditional(conditional: list[float]) -> list[float]:
+    """p_r = c_r · Π_{s<r} (1 − c_s): P(accepted token is rank r) from P(rank r | ranks < r rejected)."""
+    out, left = [], 1.0
+    for c in conditional:
+        out.append(c * left)
+        left *= 1.0 - c
+    return out
+
+
 def _check(p, **positive):
     if not p or any(not (0.0 <= x <= 1.0) for x in p):
         raise SpecsweepError(f"acceptance probabilities must be a non-empty list in [0, 1], got {p}")
+    if sum(p) > 1.0 + SUM_TOLERANCE:
+        raise SpecsweepError(f"per-rank acceptance probabilities are unconditional (P(accepted token is rank r)) and "
+                             f"must sum to <= 1, got sum {sum(p):.4g} for {p}")
     for name, v in positive.items():
         if v < 1:
             raise SpecsweepError(f"tree {name} must be >= 1, got {v}")

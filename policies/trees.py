@@ -1,17 +1,21 @@
-"""Tree policies: a policy that returns a draft *tree* instead of a length (GUIDE §3.4).
+"""Tree policies: a policy that returns a draft *tree* instead of a length (Sequoia, Chen et al. 2024; EAGLE-2, Li et al. 2024; GT).
 
 Static builders fix the shape from per-rank acceptance probabilities measured per pair
-(``p[r-1]`` = P(rank-r draft candidate accepted | ranks < r rejected); ``accept=auto`` uses
-the actor's measurement, or give ``accept=0.8/0.3/0.1``):
+(``p[r-1]`` = P(the token the target accepts is the draft's rank-r candidate), unconditional,
+Σ p <= 1 — Sequoia's acceptance vector; ``accept=auto`` uses the actor's measurement, or give
+``accept=0.7/0.1/0.05``):
 
 ``sequoia``     Sequoia's DP under a node budget and depth limit (``policies/tree_shapes.py``).
 ``gt-static``   every node with α̂ > c − ε (GT Eq. 9–11), no budget.
 
 Dynamic builders grow the tree from the draft's probabilities at run time:
 
-``eagle2``      per depth, expand the ``topk`` frontier nodes with the highest cumulative draft
-                probability into their ``topk`` most likely children; after ``depth`` levels
-                keep the ``n`` candidates with the highest cumulative probability (EAGLE-2).
+``eagle2``      expand the root into its ``topk`` most likely children, then ``depth`` more
+                iterations each expanding the ``topk`` frontier nodes with the highest cumulative
+                draft probability into their ``topk`` most likely children (depth 5 → 6 levels,
+                at most 7 tokens accepted per step with a perfect draft); finally keep the ``n``
+                candidates with the highest cumulative probability (EAGLE-2, Li et al. 2024, §4.1
+                expansion / §4.2 reranking: the root's expansion is not counted in ``depth``).
 ``gt-dynamic``  the same expansion, but the depth stops once the best node of a level has
                 cumulative probability <= c − ε (GT Eq. 12), and N = min(D × B, N_max) (Eq. 13)
                 with B = ``topk``.
@@ -32,6 +36,9 @@ def parse_accept(value) -> list[float] | None:
         raise SpecsweepError(f"accept={value!r}: give per-rank probabilities like 0.8/0.3/0.1, or auto") from None
     if not p or any(not (0 <= x <= 1) for x in p):
         raise SpecsweepError(f"accept={value!r}: every probability must be in [0, 1]")
+    if sum(p) > 1 + 1e-6:
+        raise SpecsweepError(f"accept={value!r}: the probabilities are P(accepted token is rank r), unconditional, "
+                             f"and must sum to <= 1 (got {sum(p):.3g})")
     return p
 
 
@@ -113,8 +120,9 @@ class Eagle2(TreePolicy):
         self.depth, self.topk, self.n = depth, topk, n
 
     def keep_expanding(self, level: int, best_cum_prob: float) -> bool:
-        """Whether the candidates of ``level`` (1-based) join the tree; expansion stops at ``depth``."""
-        return level <= self.depth
+        """Whether the candidates of ``level`` (1-based) join the tree: the root's children (level 1)
+        and ``depth`` more levels, so depth + 1 levels in all."""
+        return level <= self.depth + 1
 
     def node_budget(self, levels: int) -> int:
         return self.n

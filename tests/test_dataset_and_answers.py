@@ -54,7 +54,18 @@ def test_vicuna_template_multi_turn():
     tok = char_tokenizer()
     ids = render("vicuna", tok, [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"},
                                  {"role": "user", "content": "ok?"}])
-    assert tok.decode(ids) == VICUNA_SYSTEM + " USER: hi ASSISTANT: yo</s> USER: ok? ASSISTANT:"
+    assert tok.decode(ids) == VICUNA_SYSTEM + " USER: hi ASSISTANT: yo</s>USER: ok? ASSISTANT:"
+
+
+def test_vicuna_text_is_fastchats():
+    from jobs.templates import vicuna_text
+
+    system = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
+              "detailed, and polite answers to the user's questions.")
+    # FastChat vicuna_v1.1, written out by hand: sep " " after the system and each user turn, sep2 "</s>" after answers
+    assert vicuna_text([{"role": "user", "content": "q1"}]) == system + " USER: q1 ASSISTANT:"
+    assert vicuna_text([{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
+                        {"role": "user", "content": "q2"}]) == system + " USER: q1 ASSISTANT: a1</s>USER: q2 ASSISTANT:"
 
 
 def test_answer_file_round_trip(tmp_path):
@@ -66,9 +77,24 @@ def test_answer_file_round_trip(tmp_path):
     back = read_answers(path)
     assert back == [json.loads(line) for line in path.read_text().splitlines()]
     c = back[0]["choices"][0]
-    assert back[0]["question_id"] == 81 and back[0]["model_id"] == "p-fixed-g4"
+    assert back[0]["question_id"] == 81 and back[0]["model_id"] == "target=p draft=None policy=fixed gamma=4"
     assert c["turns"] == ["answer 0", "answer 1"] and c["new_tokens"] == [7, 8] and c["wall_time"] == [0.5, 1.5]
     assert c["decoding_steps"] == [3, 4] and c["accept_lengths"] == [2, 3, 2, 2, 3, 3]
     # Spec-Bench speed.py's arithmetic on our file
     assert sum(c["new_tokens"]) / sum(c["wall_time"]) == pytest.approx(15 / 2.0)
-    assert answer_records(rows, "m")[0]["answer_id"] == answer_records(rows, "m")[0]["answer_id"]
+    assert answer_records(rows, "m")[0]["answer_id"] != answer_records(rows, "m")[0]["answer_id"]   # random, as FastChat
+
+
+def test_answer_ids_random_tstamp_per_question_model_id_names_the_run(tmp_path):
+    base = {"pair": "p", "target": "vicuna-7b", "draft": "vicuna-68m", "repeat": 0, "category": "qa", "turn": 0,
+            "text": "a", "decoding_steps": 1, "new_tokens": 1, "wall_time": 0.1, "accept_lengths": [1], "status": "ok"}
+    rows = pd.DataFrame([{**base, "policy": "fixed", "policy_spec": "fixed", "gamma": 3, "question_id": q, "tstamp": 1000.0 + q}
+                         for q in (1, 2)] + [{**base, "policy": "ar", "policy_spec": "ar", "gamma": 0, "question_id": 1,
+                                              "tstamp": 5.0}])
+    paths = {p.name.split("__")[1]: read_answers(p) for p in write_all(rows, tmp_path)}
+    fixed, ar = paths["fixed"], paths["ar"]
+    assert [a["tstamp"] for a in fixed] == [1001.0, 1002.0] and ar[0]["tstamp"] == 5.0
+    assert fixed[0]["model_id"] == "target=vicuna-7b draft=vicuna-68m policy=fixed gamma=3"
+    assert ar[0]["model_id"] == "target=vicuna-7b policy=ar"
+    ids = [a["answer_id"] for a in fixed + ar] + [read_answers(p)[0]["answer_id"] for p in write_all(rows, tmp_path)]
+    assert len(set(ids)) == len(ids) and all(len(i) == 22 for i in ids)   # random: new ids on every write

@@ -65,7 +65,8 @@ def test_speedup_by_group(table):
 
 
 def test_table2_from_rows(table):
-    t = metrics.table2(table).set_index("policy_spec")
+    t = metrics.table2(table)
+    t = t[t["pair"] == "p"].set_index("policy_spec")
     # fixed throughputs 30, 15 → mean 22.5; gammatune: q1 20/2 = 10, q2 20 → 15; γ4: 20, 20 → 20
     assert t.loc["fixed", "mean"] == pytest.approx(1.0)
     assert t.loc["fixed", "std"] == pytest.approx(math.sqrt(((30 / 22.5 - 1) ** 2 + (15 / 22.5 - 1) ** 2) / 1))
@@ -77,3 +78,102 @@ def test_fraction_of_oracle(table):
                                         row("oracle", "oracle", 2, 2, "qa", 0, 20, 0.5, [4] * 5)])])
     f = metrics.fraction_of_oracle(t).set_index(["policy_spec", "gamma"])
     assert f.loc[("fixed", 2), "fraction_of_oracle"] == pytest.approx(30 / 40)
+
+
+# ---------------------------------------------------------------- uncertainty and noise floor
+def q_rows(policy, gamma, tok_s, al=None, timing="", pair="p", task=None):
+    """One single-turn question per entry of ``tok_s`` (question ids 1, 2, …), 10 tokens each."""
+    out = []
+    for qid, r in enumerate(tok_s, 1):
+        d = row(policy, policy, gamma, qid, "qa", 0, 10, 10 / r, (al or {}).get(qid, [1] * 10))
+        out.append({**d, "pair": pair, "ar_timing": timing, "task_key": task or f"{pair}|{qid}"})
+    return out
+
+
+def test_bootstrap_weights_are_seeded_resamples():
+    w = metrics.bootstrap_weights(7, resamples=1000, seed=3)
+    assert w.shape == (1000, 7) and (w.sum(axis=1) == 7).all()
+    assert (w == metrics.bootstrap_weights(7, resamples=1000, seed=3)).all()
+    assert not (w == metrics.bootstrap_weights(7, resamples=1000, seed=4)).all()
+    assert abs(w.mean() - 1.0) < 0.02                      # each question drawn once per resample on average
+
+
+def test_paired_bootstrap_by_hand():
+    # two questions, so a resample is {1,1}, {1,2} or {2,2} with probability 1/4, 1/2, 1/4 and the
+    # 2.5 % / 97.5 % percentiles are the two extreme resamples.
+    # ar 10 and 20 tok/s; fixed 20 and 20 (2x on q1, 1x on q2): speedup 20 / 15 = 1.333, resampled 2.0 / 1.333 / 1.0
+    df = pd.DataFrame(q_rows("ar", 0, [10, 20]) + q_rows("fixed", 2, [20, 20], al={1: [2, 2], 2: [4]}))
+    s = metrics.config_summary(df).set_index("policy_spec")
+    assert s.loc["ar", "throughput"] == pytest.approx(15.0)
+    assert (s.loc["ar", "throughput_lo"], s.loc["ar", "throughput_hi"]) == pytest.approx((10.0, 20.0))
+    assert s.loc["fixed", "speedup"] == pytest.approx(4 / 3)
+    assert (s.loc["fixed", "speedup_lo"], s.loc["fixed", "speedup_hi"]) == pytest.approx((1.0, 2.0))
+    assert s.loc["fixed", "vs_ar"] == metrics.NOT_RESOLVED              # the interval touches 1.0
+    # mean accepted length from per-question sums: q1 4 tokens / 2 forwards, q2 4 / 1 → 8 / 3; resampled 8/4 … 8/2
+    assert s.loc["fixed", "mean_accepted_length"] == pytest.approx(8 / 3)
+    assert (s.loc["fixed", "mal_lo"], s.loc["fixed", "mal_hi"]) == pytest.approx((2.0, 4.0))
+
+
+def test_pairing_removes_question_difficulty():
+    # the config is exactly 2x ar on every question: paired resamples all give 2.0, however different
+    # the questions are (an unpaired bootstrap would give roughly [1.1, 3.6] here)
+    df = pd.DataFrame(q_rows("ar", 0, [5, 10, 40, 80]) + q_rows("fixed", 2, [10, 20, 80, 160]))
+    sp = metrics.speedup_vs_ar(df).set_index("policy_spec")
+    assert (sp.loc["fixed", "overall"], sp.loc["fixed", "overall_lo"], sp.loc["fixed", "overall_hi"]) == pytest.approx((2, 2, 2))
+    assert (sp.loc["fixed", "qa"], sp.loc["fixed", "qa_lo"]) == pytest.approx((2, 2))
+
+
+def test_noise_floor_by_hand():
+    # ar first: 10 and 20 tok/s; ar last: 11 and 18. Ratio of throughputs 14.5 / 15; resamples
+    # {1,1} → 1.1, {2,2} → 0.9, so the interval is [0.9, 1.1] and the floor 0.1
+    df = pd.DataFrame(q_rows("ar", 0, [10, 20], timing="first") + q_rows("ar", 0, [11, 18], timing="last")
+                      + q_rows("fixed", 2, [11.5, 23]))
+    f = metrics.noise_floor(df).set_index("pair")
+    assert f.loc["p", "ar_ratio"] == pytest.approx(14.5 / 15)
+    assert (f.loc["p", "ar_ratio_lo"], f.loc["p", "ar_ratio_hi"]) == pytest.approx((0.9, 1.1))
+    assert f.loc["p", "floor"] == pytest.approx(0.1) and f.loc["p", "tasks"] == 2
+    s = metrics.config_summary(df).set_index("policy_spec")
+    assert s.loc["ar", "throughput"] == pytest.approx(15.0)            # the closing ar run is not the baseline
+    assert s.loc["fixed", "speedup"] == pytest.approx(1.15)             # 1.15 on both questions: interval [1.15, 1.15]
+    assert s.loc["fixed", "noise_floor"] == pytest.approx(0.1)
+    assert s.loc["fixed", "vs_ar"] == "faster"                          # 0.15 > floor 0.1
+    assert metrics.verdict(1.08, 1.05, 1.10, floor=0.1) == metrics.NOT_RESOLVED
+    assert metrics.verdict(0.92, 0.90, 0.95, floor=0.0) == "slower"
+
+
+def test_injected_slowdown_is_flagged():
+    rng = __import__("numpy").random.default_rng(0)
+    base = rng.uniform(8, 40, size=30)                                  # 30 questions of very different speed
+    jitter = lambda: rng.normal(1.0, 0.01, size=30)                    # noqa: E731  1 % timing noise
+    df = pd.DataFrame(q_rows("ar", 0, base * jitter(), timing="first") + q_rows("ar", 0, base * jitter(), timing="last")
+                      + q_rows("fixed", 2, base * jitter()) + q_rows("gammatune", 2, 0.9 * base * jitter()))
+    s = metrics.config_summary(df).set_index("policy_spec")
+    assert s.loc["fixed", "vs_ar"] == metrics.NOT_RESOLVED
+    assert s.loc["gammatune", "vs_ar"] == "slower"
+    assert s.loc["gammatune", "speedup_hi"] < 0.93 and s.loc["gammatune", "noise_floor"] < 0.02
+
+
+def test_table2_average_is_pooled():
+    # per-pair stds 0.1 and 0.3: pooled √((0.01 + 0.09) / 2) = 0.2236, not their mean 0.2
+    assert metrics.pooled_average([1.1, 1.3], [0.1, 0.3]) == pytest.approx((1.2, 0.05 ** 0.5))
+    summary = pd.DataFrame([{"pair": pair, "policy": pol, "policy_spec": pol, "gamma": g, "throughput": t}
+                            for pair, rows in {"a": [("fixed", 1, 10), ("fixed", 2, 10), ("gt", 1, 10), ("gt", 2, 12)],
+                                               "b": [("fixed", 1, 10), ("fixed", 2, 10), ("gt", 1, 10), ("gt", 2, 16)]}.items()
+                            for pol, g, t in rows])
+    t = metrics.table2_from_summary(summary).set_index(["pair", "policy_spec"])
+    # a: s = 1.0, 1.2 → std √0.02; b: s = 1.0, 1.6 → std √0.18; pooled √0.10
+    assert t.loc[("average", "gt"), "mean"] == pytest.approx((1.1 + 1.3) / 2)
+    assert t.loc[("average", "gt"), "std"] == pytest.approx(0.10 ** 0.5)
+
+
+def test_table2_intervals_from_rows():
+    rows = []
+    for pair, scale in (("a", 1.0), ("b", 2.0)):
+        rows += q_rows("fixed", 1, [10 * scale, 20 * scale], pair=pair) + q_rows("fixed", 2, [10 * scale, 20 * scale], pair=pair)
+        rows += q_rows("gt", 1, [11 * scale, 22 * scale], pair=pair) + q_rows("gt", 2, [12 * scale, 24 * scale], pair=pair)
+    t = metrics.table2(pd.DataFrame(rows)).set_index(["pair", "policy_spec"])
+    # every question gets 1.1x at γ1 and 1.2x at γ2 on both pairs: mean 1.15, std √0.005, in every resample
+    for pair in ("a", "b", "average"):
+        assert t.loc[(pair, "gt"), ["mean", "mean_lo", "mean_hi"]].tolist() == pytest.approx([1.15] * 3)
+        assert t.loc[(pair, "gt"), "std"] == pytest.approx(0.005 ** 0.5)
+    assert t.loc[("a", "fixed"), "mean"] == pytest.approx(1.0)

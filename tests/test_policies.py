@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from policies import DISCARD, MORE, STOP, GenerationContext, StepOutcome, build
 from policies.costs import CostCurve
 from policies.errors import SpecsweepError
-from policies.threshold import roc_best_threshold
+from policies.threshold import roc_best_threshold, roc_curve
 import numpy as np
 
 COSTS = CostCurve(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
@@ -61,13 +61,13 @@ def test_threshold_stop():
 def test_threshold_adaptive_roc():
     p = build("threshold:adaptive=true", 4)
     p.reset(ctx())
-    # scores .9 .8 accepted, .3 rejected: the cut at .8 has TPR 1, FPR 0
-    p.update(out(3, 2, [0.9, 0.8, 0.3]))
-    assert p.tau == 0.8
-    assert p.after_draft(1, 0, 0.75, 0.75) == STOP
-    # add .85 and .6 accepted: best cut moves to .6 (TPR 1, FPR 0)
-    p.update(out(2, 2, [0.85, 0.6]))
+    # .9 .8 .7 accepted, .3 rejected: 4 samples, not more than 5 → τ stays .4 (transformers' rule)
+    p.update(out(4, 3, [0.9, 0.8, 0.7, 0.3]))
+    assert p.tau == 0.4
+    # .85 .6 accepted, .5 rejected: 7 samples, P = 5, N = 2. The cut at .6 has TPR 1, FPR 0: cost 0
+    p.update(out(3, 2, [0.85, 0.6, 0.5]))
     assert p.tau == 0.6
+    assert p.after_draft(1, 0, 0.55, 0.9) == STOP and p.after_draft(1, 0, 0.65, 0.9) == MORE
     p.reset(ctx())
     assert p.tau == 0.4
 
@@ -76,6 +76,71 @@ def test_roc_tie_breaks_to_highest_threshold():
     # cost at .7 (TPR .5, FPR 0) = 1.5; at .5 (TPR 1, FPR .5) = .5; at .2 (TPR 1, FPR 1) = 1
     assert roc_best_threshold(np.array([0.7, 0.5, 0.5, 0.2]), np.array([1, 1, 0, 0])) == 0.5
     assert roc_best_threshold(np.array([0.7, 0.5]), np.array([1, 1])) is None
+    # a positive scored below every negative: .9 costs .5 + 3 = 3.5, .8 costs 1 + 3 = 4, .1 costs 1 + 0 = 1
+    assert roc_best_threshold(np.array([0.9, 0.8, 0.1]), np.array([0, 0, 1])) == 0.1
+
+
+def test_roc_curve_drops_intermediate_points_like_scikit_learn():
+    # counts (FP, TP) at .9 .8 .7 .6 = (0,1) (0,2) (0,3) (1,3): (0,2) lies midway on a straight run → dropped
+    fpr, tpr, thr = roc_curve(np.array([1, 1, 1, 0]), np.array([0.9, 0.8, 0.7, 0.6]))
+    assert thr.tolist() == [np.inf, 0.9, 0.7, 0.6]
+    assert fpr.tolist() == [0, 0, 0, 1] and tpr.tolist() == pytest.approx([0, 1 / 3, 1, 1])
+
+
+def _brute_force_threshold(scores, labels, w=3.0):
+    """Try +inf and every distinct score t (predict positive iff score >= t); first minimum, highest t."""
+    pos, neg = sum(labels), len(labels) - sum(labels)
+    best, arg = None, None
+    for t in [float("inf")] + sorted(set(scores), reverse=True):
+        tp = sum(1 for s, y in zip(scores, labels) if s >= t and y)
+        fp = sum(1 for s, y in zip(scores, labels) if s >= t and not y)
+        cost = fp / neg + w * (1 - tp / pos)          # the same float operations as FPR + 3·(1 − TPR)
+        if best is None or cost < best:
+            best, arg = cost, t
+    return arg
+
+
+def test_roc_best_threshold_matches_brute_force_and_scikit_learn():
+    rng = np.random.default_rng(0)
+    try:
+        from sklearn.metrics import roc_curve as sk_roc_curve
+    except ImportError:                                # optional: the brute force is always checked
+        sk_roc_curve = None
+    for case in range(600):
+        n = int(rng.integers(2, 40))
+        scores = np.round(rng.uniform(0, 1, n), int(rng.integers(1, 4)))      # ties on coarse grids
+        labels = (rng.uniform(0, 1, n) < scores * rng.uniform(0.5, 1.5)).astype(int)
+        if labels.min() == labels.max():
+            continue
+        got = roc_best_threshold(scores, labels)
+        assert got == _brute_force_threshold(scores.tolist(), labels.tolist()), case
+        if sk_roc_curve is not None:
+            fpr, tpr, thr = sk_roc_curve(labels, scores)
+            assert got == thr[int(np.argmin(fpr + 3 * (1 - tpr)))], case
+            ours = roc_curve(labels, scores)
+            assert all(np.array_equal(a, b) for a, b in zip(ours, (fpr, tpr, thr))), case
+
+
+def test_adaptive_threshold_follows_transformers_rule_step_by_step():
+    """The policy's τ after every step equals transformers' update_candidate_strategy on the same history."""
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        p = build("threshold:adaptive=true", 6)
+        p.reset(ctx())
+        probs, matches, tau = [], [], 0.4
+        for _ in range(int(rng.integers(1, 25))):
+            k = int(rng.integers(1, 7))
+            n = int(rng.integers(0, k + 1))
+            qs = np.round(rng.uniform(0, 1, k), 2).tolist()
+            p.update(out(k, n, qs))
+            probs.extend(qs)                       # transformers: probs of every drafted token …
+            matches.extend([1] * n)                # … matches: 1 per accepted, then one 0 if any was rejected
+            if len(probs) > len(matches):
+                matches.append(0)
+            del probs[len(matches):]
+            if len(probs) > 5 and {0, 1} <= set(matches):
+                tau = _brute_force_threshold(probs, matches)
+            assert p.tau == tau
 
 
 def test_gammatune_ema():
@@ -102,6 +167,19 @@ def test_gammatune_plus_stops_on_confidence():
     p.reset(ctx())
     assert p.after_draft(1, 0, 0.5, 0.5) == MORE and p.after_draft(2, 0, 0.2, 0.3) == STOP
     assert run(p, [out(4, 4)]) == [4, 5]
+
+
+def test_gammatune_plus_reads_the_top_probability_by_default():
+    # a sampled proposal with q(x) = .2 where the draft's top probability is .6: GammaTune §4.2 tests the top
+    # probability (.6 >= .4: draft on); stop_on=token tests q(x) (.2 < .4: stop)
+    top, token = build("gammatune+", 4), build("gammatune+:stop_on=token", 4)
+    top.reset(ctx())
+    token.reset(ctx())
+    assert top.after_draft(1, 0, 0.2, 0.6) == MORE and token.after_draft(1, 0, 0.2, 0.6) == STOP
+    assert top.after_draft(1, 0, 0.35, 0.35) == STOP and token.after_draft(1, 0, 0.6, 0.9) == MORE
+    assert top.params()["stop_on"] == "max" and token.params()["stop_on"] == "token"
+    with pytest.raises(SpecsweepError, match="stop_on"):
+        build("gammatune+:stop_on=entropy", 4)
 
 
 def test_gt_discards_the_first_token_below_c():
@@ -204,21 +282,3 @@ def test_state_resets_between_generations(spec, gamma, steps):
     assert p.max_draft() == first
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=15))
-def test_binned_refit_equals_exact_roc(steps):
-    """The adaptive τ (binned counts) equals the exact ROC rule for scores on the 0.001 grid."""
-    p = build("threshold:adaptive=true", 8)
-    p.reset(ctx())
-    scores, labels = [], []
-    for q, k, n in steps:
-        k = max(k, 1)
-        n = min(n, k)
-        qs = [((q + 37 * i) % 1001) / 1000 for i in range(k)]
-        p.update(out(k, n, qs))
-        seen = min(n + 1, k)
-        scores += qs[:seen]
-        labels += [1] * n + [0] * (seen - n)
-        exact = roc_best_threshold(np.array(scores), np.array(labels))
-        if exact is not None:
-            assert p.tau == pytest.approx(min(exact, 1.0))

@@ -43,14 +43,14 @@ def raw_config(tmp, target, draft, **over):
 
 
 def expected_rows():
-    # every task = block of 2 configs + ar; 2 blocks per question
-    return TURNS * (CONFIGS + 2)
+    # every task = block of 2 configs + ar timed first and last; 2 blocks per question
+    return TURNS * (CONFIGS + 2 * 2)
 
 
 def check_exactly_once(out: Path):
     df = ParquetLog(out).read()
     assert (df["status"] == "ok").all(), df[df["status"] != "ok"]["error"].tolist()
-    key = df[["task_key", "config_key", "repeat", "turn"]].astype(str).agg("|".join, axis=1)
+    key = df[["task_key", "config_key", "ar_timing", "repeat", "turn"]].astype(str).agg("|".join, axis=1)
     assert key.is_unique
     assert len(df) == expected_rows()
     return df

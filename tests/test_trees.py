@@ -53,7 +53,7 @@ def test_trees_accept_several_tokens_per_step():
     assert max(g.accept_lengths) >= 4 and g.decoding_steps < 20
 
 
-SAMPLED = ["sequoia:accept=0.5/0.4/0.3,budget=8,depth=2", "gt-static:c=0.1,accept=0.5/0.4/0.3"]
+SAMPLED = ["sequoia:accept=0.5/0.3/0.2,budget=8,depth=2", "gt-static:c=0.05,accept=0.5/0.3/0.2"]
 
 
 @pytest.mark.parametrize("spec", SAMPLED)
@@ -82,7 +82,27 @@ def test_dynamic_trees_refuse_sampling_and_ngram():
 
 @pytest.mark.parametrize("spec,msg", [("sequoia:budget=0", "budget"), ("eagle2:topk=0", "topk"),
                                       ("gt-dynamic:n_max=0", "n_max"), ("gt-static:c=1.2", "c="),
-                                      ("sequoia:accept=0.5/2", "accept")])
+                                      ("sequoia:accept=0.5/2", "accept"), ("gt-static:accept=0.7/0.5", "accept")])
 def test_bad_tree_parameters(spec, msg):
     with pytest.raises(SpecsweepError, match=msg):
         build(spec, 1)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_eagle2_expands_the_root_then_depth_levels(depth):
+    """EAGLE-2: the root's expansion plus ``depth`` iterations = depth + 1 levels; with a perfect draft
+    every full step accepts depth + 1 tokens and emits depth + 2 (depth 5 → 7)."""
+    target = sharpen(llama(vocab=90, seed=3))
+    engine = SpecEngine(target, ModelDrafter(target), costs=COSTS)
+    g = engine.generate([5, 9, 11, 23], build(f"eagle2:depth={depth},topk=2,n=40", 1), max_new_tokens=30)
+    assert max(g.accept_lengths) == depth + 2
+    assert g.accept_lengths[0] == depth + 2
+
+
+def test_rank_acceptance_is_unconditional():
+    from actors.calibrate import acceptance_vector
+
+    # 100 positions: the target's token was the draft's rank 1…5 candidate 70, 10, 5, 3, 2 times
+    assert acceptance_vector([70, 10, 5, 3, 2], 100) == pytest.approx([0.70, 0.10, 0.05, 0.03, 0.02])
+    assert acceptance_vector([0, 0], 100, floor=1e-3) == pytest.approx([1e-3, 1e-3])
+    assert sum(acceptance_vector([999, 1, 0], 1000, floor=0.01)) == pytest.approx(1.0)   # floors rescaled to Σ 1

@@ -1,0 +1,71 @@
+"""PairActor in-process (no Ray): ar is timed first and last, configs are shuffled with the seed,
+and every policy is warmed up before it is timed."""
+import pyarrow as pa
+import pytest
+
+import actors.pair_actor as pair_actor
+from actors.pair_actor import PairActor
+from tests.tiny_pair import save_tiny_pair
+
+QUESTION = {"question_id": 9017, "category": "translation", "turns": ["Say hi."]}
+CONFIGS = [("fixed", {}, 1), ("fixed", {}, 2), ("fixed", {}, 3), ("gammatune", {}, 2)]
+
+
+@pytest.fixture(scope="module")
+def actor(tmp_path_factory):
+    target, draft = save_tiny_pair(tmp_path_factory.mktemp("pair"))
+    return PairActor({"target": target, "draft": draft, "name": "tiny"}, "tiny", warmup=1, warmup_question=QUESTION,
+                     calibrate={"context": 8, "max_tokens": 2, "repeats": 1}, generation={"max_new_tokens": 4})
+
+
+def task(key="tiny|q9017|b0", seed=0, repeats=1):
+    return {"task_key": key, "question": QUESTION, "configs": CONFIGS, "repeats": repeats, "seed": seed,
+            "generation": {"max_new_tokens": 4}}
+
+
+def order(table: pa.Table) -> list[tuple]:
+    d = table.to_pydict()
+    return [(p, g, t) for p, g, t in zip(d["policy"], d["gamma"], d["ar_timing"])]
+
+
+def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
+    warmed = []
+    real = pair_actor.run_question
+    monkeypatch.setattr(pair_actor, "run_question", lambda pair, q, policy, **kw: (
+        warmed.append(policy.name) if q.question_id == QUESTION["question_id"] and kw.get("seed") is None else None,
+        real(pair, q, policy, **kw))[1])
+    t = actor.run_task(task(repeats=2))
+    rows = order(t)
+    assert all(s == "ok" for s in t.column("status").to_pylist())
+    for rep in (rows[:6], rows[6:]):
+        assert rep[0] == ("ar", 0, "first") and rep[-1] == ("ar", 0, "last")
+        assert sorted((p, g) for p, g, _ in rep[1:-1]) == sorted((n, g) for n, _, g in CONFIGS)
+        assert all(tm == "" for _, _, tm in rep[1:-1])
+    # the shuffle depends on the seed, the task and the repeat, and is reproducible
+    orders = {tuple(order(actor.run_task(task(seed=s)))[1:5]) for s in range(3)} | {tuple(rows[1:5]), tuple(rows[7:11])}
+    assert len(orders) > 1
+    assert order(actor.run_task(task(repeats=2))) == rows
+    # fixed and gammatune were each warmed up once, the first time they were met (ar at start-up)
+    assert sorted(warmed) == ["fixed", "gammatune"]
+
+
+def test_report_from_a_logged_task(actor, tmp_path, capsys):
+    """Actor tables → Parquet log → ``specsweep report``: intervals and the noise floor are printed."""
+    import argparse
+
+    from jobs.parquet_log import ParquetLog
+    from jobs.report import main
+
+    log = ParquetLog(tmp_path)
+    log.prepare("fp", {})
+    for qid in (9017, 9021, 9023):
+        t = task(key=f"tiny|q{qid}|b0")
+        t["question"] = {**QUESTION, "question_id": qid}
+        log.write(actor.run_task(t))
+    assert main(argparse.Namespace(parquet=str(tmp_path), experiment=None, format="md", compare=None)) == 0
+    text = capsys.readouterr().out
+    assert "## Noise floor" in text and "| tiny" in text and "ar last / ar first" in text
+    assert "overall 95% CI" in text and "MAL 95% CI" in text and "average" in text
+    df = log.read()
+    assert sorted(df[df["policy"] == "ar"]["ar_timing"].unique()) == ["first", "last"]
+    assert df["tstamp"].notna().all()
