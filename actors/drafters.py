@@ -87,10 +87,20 @@ def pick_draft_token(logits: torch.Tensor, sampling: dict | None, generator: tor
         probs = warp(logits, sampling["temperature"], sampling["top_p"])
         token = torch.multinomial(probs, 1, generator=generator)[0]
         q_row = probs
-    h = -(probs * torch.log(probs.clamp_min(1e-30))).sum()
-    x, q_tok, q_max, ent = torch.stack([token.double(), probs[token].double(), probs.max().double(),
-                                        h.double()]).tolist()
+    x, q_tok, q_max, ent = _stats(probs, token).tolist()
     return int(x), q_tok, q_max, ent, q_row
+
+
+def _stats(probs: torch.Tensor, token: torch.Tensor) -> torch.Tensor:
+    """[x, q(x), max q, H(q)] as one float64 tensor on the device (H in nats)."""
+    h = -(probs * torch.log(probs.clamp_min(1e-30))).sum()
+    return torch.stack([token.double(), probs[token].double(), probs.max().double(), h.double()])
+
+
+def token_stats(probs: torch.Tensor, token: int) -> tuple[float, float, float]:
+    """(q(x), max q, H(q)) of distribution ``probs`` [vocab] for a given token, one host sync."""
+    _, q_tok, q_max, ent = _stats(probs.float(), torch.tensor(token, device=probs.device)).tolist()
+    return q_tok, q_max, ent
 
 
 class ModelDrafter(Drafter):

@@ -23,6 +23,7 @@ import traceback
 
 import pyarrow as pa
 
+from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
 from jobs.conversation import run_question
 from jobs.dataset import Question
@@ -72,7 +73,9 @@ class PairActor:
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
-                "costs": self.costs.to_dict() if self.costs else None, "rank_acceptance": self.pair.rank_acceptance, "versions": self.versions, "pid": os.getpid()}
+                "engine": self.pair.engine.engine, "peak_gpu_memory": peak_gpu_memory(),
+                "costs": self.costs.to_dict() if self.costs else None, "rank_acceptance": self.pair.rank_acceptance,
+                "versions": self.versions, "pid": os.getpid()}
 
     def _policy(self, name: str, params: dict, gamma: int):
         key = config_key(self.label, f"{name}:{json.dumps(params, sort_keys=True)}", gamma)
@@ -108,12 +111,14 @@ class PairActor:
                                  "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,
                                  "drafted": g.drafted, "accepted": g.accepted, "gammas": g.gammas, "text": turn.text,
                                  "token_ids": g.token_ids, "prompt_ids": turn.prompt_ids,
+                                 "peak_gpu_bytes": sum(peak_gpu_memory().values()),
                                  "status": "ok", "error": ""})
         return to_table(rows)
 
     def _base_row(self, task, q, name, params, gamma, rep, gen) -> dict:
         spec = policy_spec(name, params)
         return {"task_key": task["task_key"], "config_key": config_key(self.label, spec, gamma), "pair": self.label,
+                "engine": self.pair.engine.engine,
                 "target": self.cfg.target, "draft": str(self.cfg.draft), "policy": name, "policy_spec": spec,
                 "params": json.dumps(params, sort_keys=True), "gamma": gamma, "repeat": rep, "seed": task["seed"] + rep,
                 "temperature": float(gen.get("temperature", 0.0)), "question_id": q.question_id, "category": q.category,

@@ -46,6 +46,8 @@ SCHEMA = pa.schema([
     ("device", pa.string()),
     ("actor", pa.string()),
     ("versions", pa.string()),        # JSON: torch, transformers, specsweep
+    ("engine", pa.string()),          # eager | static | compiled (actors/runners.py)
+    ("peak_gpu_bytes", pa.int64()),   # peak GPU memory allocated by the actor so far, all its GPUs (0 on CPU)
 ])
 
 
