@@ -159,3 +159,42 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
                                   q_max=prop.q_max, entropy=prop.entropy))
     out.wall_time = wall
     return out
+
+
+def replay_policies(trace_dir, policy_specs: Sequence[str], gammas: Sequence[int], costs=None,
+                    cost_model: CostModel | None = None, *, max_new_tokens: int | None = None,
+                    pair: str | None = None, tokenizer_hash: str | None = None) -> list[dict]:
+    """Replay every policy spec × initial γ on every stored trace; one row per (trace, spec, γ).
+
+    ``trace_dir``: a Parquet file or a folder of them (:func:`actors.rollouts.read_traces`).
+    ``costs``: the :class:`~policies.costs.CostCurve` (or its dict) that live runs handed the
+    policies; ``cost_model``: a :class:`~actors.cost_model.CostModel` (or its dict) for times.
+    Every spec is checked before anything runs, so a bad file fails with one line.
+    Rows carry ``mode="replay"`` and the live columns (token ids, accept lengths, drafted,
+    accepted, per-step k_max, predicted wall time).
+    """
+    from actors.rollouts import read_traces
+    from policies.costs import CostCurve
+    from policies.registry import build
+
+    if isinstance(costs, dict):
+        costs = CostCurve.from_dict(costs)
+    if isinstance(cost_model, dict):
+        cost_model = CostModel.from_dict(cost_model)
+    for spec in policy_specs:
+        for gamma in gammas:
+            check_replayable(build(spec, gamma))
+    traces = read_traces(trace_dir)
+    rows = []
+    for trace in traces:
+        for spec in policy_specs:
+            for gamma in gammas:
+                g = replay(trace, build(spec, gamma), max_new_tokens=max_new_tokens, costs=costs,
+                           cost_model=cost_model, pair=pair, tokenizer_hash=tokenizer_hash)
+                rows.append({"mode": "replay", "trace": trace.key, "pair": trace.pair, "policy": spec,
+                             "gamma": int(gamma), "token_ids": g.token_ids, "new_tokens": g.new_tokens,
+                             "accept_lengths": g.accept_lengths, "drafted": g.drafted, "accepted": g.accepted,
+                             "max_draft": g.gammas, "decoding_steps": g.decoding_steps,
+                             "finished_by_eos": g.finished_by_eos, "prefill_time": g.prefill_time,
+                             "wall_time": g.wall_time if cost_model is not None else None})
+    return rows

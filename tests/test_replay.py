@@ -192,3 +192,16 @@ def test_replay_wall_time_from_the_cost_model(setup):
     rep = replay(trace, build("gammatune", 3), cost_model=model)
     assert rep.wall_time == pytest.approx(predict_wall(model, len(PROMPT), live), rel=1e-9)
     assert rep.wall_time > trace.prefill_time
+
+
+def test_replay_policies_over_a_trace_folder(setup, tmp_path):
+    engine, trace = setup
+    write_traces(tmp_path / "a.parquet", [trace])
+    from actors.replay import replay_policies
+
+    rows = replay_policies(tmp_path, ["fixed", "gt"], [1, 4], costs=COSTS.to_dict())
+    assert [(r["policy"], r["gamma"]) for r in rows] == [("fixed", 1), ("fixed", 4), ("gt", 1), ("gt", 4)]
+    live = engine.generate(PROMPT, build("fixed", 4), max_new_tokens=MAX_NEW)
+    assert rows[1]["token_ids"] == live.token_ids and rows[1]["drafted"] == live.drafted
+    with pytest.raises(SpecsweepError, match="cannot be replayed"):
+        replay_policies(tmp_path, ["sequoia"], [1])
