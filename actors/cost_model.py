@@ -150,7 +150,8 @@ def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "") -> CostM
     pd = [model.draft_time(s.proposals, s.catchup, s.context) for s in samples]
     pv = [model.verify_time(s.verified, s.context) for s in samples]
     model.residuals = {
-        "draft": _rel_stats([p for p, s in zip(pd, samples) if s.proposals], [s.draft_time for s in samples if s.proposals]),
+        "draft": _rel_stats([p for p, s in zip(pd, samples) if s.proposals],
+                            [s.draft_time for s in samples if s.proposals]),
         "verify": _rel_stats(pv, yv.tolist()),
         "step": _rel_stats([a + b for a, b in zip(pd, pv)], (yd + yv).tolist()),
         "wall": _rel_stats([predict_wall(model, plen, g) for plen, g in runs], [g.wall_time for _, g in runs]),

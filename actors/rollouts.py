@@ -206,7 +206,7 @@ def record_trace(engine, prompt_ids: Sequence[int], *, max_new_tokens: int, max_
 
 def record_pair_trace(pair, prompt_ids: Sequence[int], *, max_new_tokens: int, max_draft: int | None = None,
                       key: str = "") -> Trace:
-    """:func:`record_trace` on a loaded :class:`~actors.pair.Pair`, fingerprinted with its label, tokenizer and models."""
+    """:func:`record_trace` on a loaded :class:`~actors.pair.Pair`, fingerprinted by label, tokenizer and models."""
     return record_trace(pair.engine, prompt_ids, max_new_tokens=max_new_tokens, max_draft=max_draft,
                         pair=pair.cfg.label, tokenizer_hash=tokenizer_fingerprint(pair.tokenizer),
                         target=pair.cfg.target, draft=str(pair.cfg.draft), key=key)

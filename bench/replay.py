@@ -114,7 +114,8 @@ def main(argv=None) -> None:
     print(f"cost-model fit residuals: {json.dumps(model.residuals)}")
     summary = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()} {torch.get_num_threads()} threads "
                f"{pair.device}", "questions": len(prompts), "max_new_tokens": M, "policies": specs, "gammas": gammas,
-               "live_s": live_cost, "replay_s": replay_cost, "trace_s": t_trace, "fit_s": t_fit, "replay_only_s": t_replay,
+               "live_s": live_cost, "replay_s": replay_cost, "trace_s": t_trace, "fit_s": t_fit,
+               "replay_only_s": t_replay,
                "tokens_identical": same_tokens / len(live), "steps_identical": same_steps / len(live),
                "time_error_median": statistics.median(errs), "time_error_p90": float(np.percentile(errs, 90)),
                "cost_model": model.to_dict()}
