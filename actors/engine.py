@@ -37,6 +37,7 @@ class StepRecord:
     q_tokens: list[float]
     draft_time: float
     verify_time: float
+    proposed: int = 0       # draft proposals made (a discarded one included) = draft forwards run
 
 
 @dataclass
@@ -78,6 +79,19 @@ class Generation:
     @property
     def gammas(self) -> list[int]:
         return [s.max_draft for s in self.steps]
+
+
+def emit(new: list[int], tokens: list[int], out: Generation, remaining: int, eos: frozenset) -> list[int]:
+    """Append a step's tokens, cut after the first EOS and at ``max_new_tokens`` (shared with replay)."""
+    for j, t in enumerate(new):
+        if t in eos:
+            new = new[: j + 1]
+            out.finished_by_eos = True
+            break
+    new = new[:remaining]
+    tokens += new
+    out.token_ids += new
+    return new
 
 
 class SpecEngine:
@@ -199,7 +213,7 @@ class SpecEngine:
                 self.drafter.rollback(base + n)
             t2 = self._clock()
             rec = StepRecord(max_draft=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens,
-                             draft_time=t1 - t0, verify_time=t2 - t1)
+                             draft_time=t1 - t0, verify_time=t2 - t1, proposed=prop.proposed)
             out.steps.append(rec)
             policy.update(StepOutcome(drafted=k, accepted=n, q_tokens=prop.q_tokens, draft_time=rec.draft_time,
                                       verify_time=rec.verify_time, emitted=len(new), max_draft=k_max,
@@ -216,16 +230,7 @@ class SpecEngine:
         return self._eager_runner
 
     def _emit(self, new: list[int], tokens: list[int], out: Generation, remaining: int) -> list[int]:
-        """Append a step's tokens, cut after the first EOS and at ``max_new_tokens``."""
-        for j, t in enumerate(new):
-            if t in self.eos:
-                new = new[: j + 1]
-                out.finished_by_eos = True
-                break
-        new = new[:remaining]
-        tokens += new
-        out.token_ids += new
-        return new
+        return emit(new, tokens, out, remaining, self.eos)
 
     def _tree_step(self, tokens, out, cache, policy, remaining, sampling, gen) -> StepRecord:
         """Draft a tree, verify it in one target forward, keep the accepted path (``actors/tree_step.py``)."""

@@ -1,0 +1,200 @@
+"""Exact counterfactual replay of greedy speculative decoding from a :class:`~actors.rollouts.Trace`.
+
+Rule. Under greedy decoding every emitted token equals the target-only output y, so a
+live generation is always at some reference position j (prompt + y_<j generated). There
+a step:
+
+1. asks the policy for k_max and cuts it to ``min(k_max, remaining − 1)`` (0 for a
+   policy that needs no draft), remaining = max_new_tokens − j;
+2. shows the policy the draft's proposals one at a time — in replay, the rollout at j,
+   x_1, x_2, … with their q(x), max q and H(q) — through the drafter's own
+   :func:`~actors.drafters._decide` (MORE / STOP / DISCARD, the cap, the stop at an
+   EOS proposal); k = proposals kept;
+3. accepts n = the number of leading proposals equal to y_j, y_{j+1}, … (n ≤ k) — what
+   the target's argmax check accepts, because the target's argmax after prompt + y_<j+i
+   *is* y_{j+i};
+4. emits x_1 … x_n and the target's next token y_{j+n}, cut after the first EOS and at
+   max_new_tokens (:func:`actors.engine.emit`, the engine's own helper);
+5. tells the policy the :class:`~policies.base.StepOutcome` (same fields as live; the
+   times are the cost model's predictions).
+
+Nothing else in the engine's loop depends on the models, so the policy sees the same
+numbers and makes the same decisions: token ids, (drafted, accepted) and k_max per step
+are those of the live run (up to the floating-point caveat of ``actors/rollouts.py``).
+
+Not replayed (refused with one line): sampling (temperature > 0: acceptance is random
+and depends on the target's full distribution), tree policies (static trees are not
+replayed yet; dynamic trees need the draft at every node), ``bandit`` with
+``reward=clock`` (reads the measured clock), traces of another pair or tokenizer, and
+budgets or draft lengths the trace did not record.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from actors.cost_model import CostModel
+from actors.drafters import Proposal, _decide
+from actors.engine import Generation, StepRecord, emit
+from actors.rollouts import Trace
+from policies.base import GenerationContext, Policy, StepOutcome
+from policies.errors import SpecsweepError
+
+
+def check_replayable(policy: Policy, temperature: float = 0.0) -> None:
+    """Refuse (one line) what replay cannot reproduce exactly."""
+    if temperature != 0:
+        raise SpecsweepError(f"replay is exact for greedy decoding only; temperature={temperature} must run live")
+    if getattr(policy, "is_tree", False):
+        kind = "dynamic trees need the draft at every node" if getattr(policy, "dynamic", False) else \
+            "static trees are not replayed yet"
+        raise SpecsweepError(f"tree policy {policy.name} cannot be replayed ({kind}); run it live")
+    if getattr(policy, "reward", None) == "clock":
+        raise SpecsweepError(f"policy {policy.name} with reward=clock reads the measured clock; "
+                             "replay it with reward=model or run it live")
+
+
+def check_trace(trace: Trace, *, pair: str | None = None, tokenizer_hash: str | None = None,
+                max_new_tokens: int | None = None) -> int:
+    """Validate a trace for a replay; returns the budget to replay under."""
+    trace.check()
+    if pair is not None and trace.pair != pair:
+        raise SpecsweepError(f"trace {trace.key!r} was recorded for pair {trace.pair!r}, not {pair!r}")
+    if tokenizer_hash is not None and trace.tokenizer_hash != tokenizer_hash:
+        raise SpecsweepError(f"trace {trace.key!r} was recorded with tokenizer {trace.tokenizer_hash}, "
+                             f"not {tokenizer_hash}: token ids are not comparable")
+    budget = trace.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
+    if budget < 1:
+        raise SpecsweepError(f"max_new_tokens must be >= 1, got {budget}")
+    if budget > trace.max_new_tokens and not trace.finished_by_eos:
+        raise SpecsweepError(f"trace {trace.key!r} holds {trace.max_new_tokens} reference tokens; "
+                             f"max_new_tokens={budget} needs a longer `ar` run")
+    return budget
+
+
+def _accepted(proposals: Sequence[int], reference: Sequence[int], j: int) -> int:
+    n = 0
+    while n < len(proposals) and j + n < len(reference) and proposals[n] == reference[j + n]:
+        n += 1
+    return n
+
+
+@dataclass
+class _RolloutDraft:
+    """The rollout at one position, served one proposal at a time like the live drafter."""
+
+    trace: Trace
+    j: int
+
+    def proposals(self):
+        r = self.trace.rollouts[self.j]
+        i = 0
+        while True:
+            if i >= len(r):
+                raise SpecsweepError(
+                    f"trace {self.trace.key!r} recorded {len(r)} draft proposals at position {self.j} "
+                    f"(max_draft={self.trace.max_draft}); the policy asked for more: record with a larger max_draft")
+            yield r.tokens[i], r.q_tokens[i], r.q_max[i], r.entropy[i]
+            i += 1
+
+
+def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, costs=None,
+           cost_model: CostModel | None = None, temperature: float = 0.0, pair: str | None = None,
+           tokenizer_hash: str | None = None, extras: dict | None = None) -> Generation:
+    """Replay ``policy`` on ``trace``: the :class:`~actors.engine.Generation` the live engine would produce.
+
+    ``costs``: the actor's :class:`~policies.costs.CostCurve` — the same object live runs hand
+    to policies through :class:`~policies.base.GenerationContext` (``gt``, ``goodput``,
+    ``bandit`` read it). ``cost_model``: predicts each step's draft and verify times
+    (0 without one); ``wall_time`` = the trace's measured prefill + Σ predicted steps.
+    ``pair`` / ``tokenizer_hash``: when given, the trace must match them.
+    """
+    check_replayable(policy, temperature)
+    budget = check_trace(trace, pair=pair, tokenizer_hash=tokenizer_hash, max_new_tokens=max_new_tokens)
+    reference = trace.reference[:budget]
+    eos = frozenset(trace.eos_ids)
+    ctx = GenerationContext(costs=costs, reference=reference if getattr(policy, "needs_reference", False) else None,
+                            greedy=True, extras=dict(extras or {"rank_acceptance": None}))
+    policy.reset(ctx)
+
+    tokens = list(trace.prompt_ids)          # the loop's state: prompt + y_<j
+    out = Generation(token_ids=[], prefill_time=trace.prefill_time if len(tokens) > 1 else 0.0)
+    dlen = 0                                 # the draft's cache length, as the live drafter's (for the cost model)
+    wall = out.prefill_time
+    while len(out.token_ids) < budget and not out.finished_by_eos:
+        j = len(out.token_ids)
+        ctx.generated = j
+        remaining = budget - j
+        k_max = int(policy.max_draft())
+        if k_max < 0:
+            raise RuntimeError(f"policy {policy!r} asked for {k_max} drafts; must be >= 0")
+        cap = min(k_max, remaining - 1) if policy.needs_draft else 0
+        prop = Proposal()
+        if cap > 0:
+            for x, q, qmax, h in _RolloutDraft(trace, j).proposals():
+                if not _decide(policy.after_draft, prop, x, q, qmax, None, cap, eos, sampled=False, entropy=h):
+                    break
+        k = len(prop.tokens)
+        n = _accepted(prop.tokens, reference, j)
+        nxt = reference[j + n] if j + n < len(reference) else -1     # beyond the reference only after an EOS: cut
+        base = len(tokens)
+        new = emit(prop.tokens[:n] + [nxt], tokens, out, remaining, eos)
+        if nxt < 0 and -1 in new:
+            raise AssertionError("replay emitted past the reference")
+        d_time = v_time = 0.0
+        if cost_model is not None:
+            catchup = max(base - dlen - 1, 0) if prop.proposed else 0
+            d_time = cost_model.draft_time(prop.proposed, catchup, base)
+            v_time = cost_model.verify_time(k + 1, base)
+            wall += d_time + v_time + cost_model.overhead
+        if prop.proposed:
+            dlen = base + prop.proposed - 1
+            if k:
+                dlen = min(dlen, base + n)
+        rec = StepRecord(max_draft=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens,
+                         draft_time=d_time, verify_time=v_time, proposed=prop.proposed)
+        out.steps.append(rec)
+        policy.update(StepOutcome(drafted=k, accepted=n, q_tokens=prop.q_tokens, draft_time=d_time,
+                                  verify_time=v_time, emitted=len(new), max_draft=k_max,
+                                  q_max=prop.q_max, entropy=prop.entropy))
+    out.wall_time = wall
+    return out
+
+
+def replay_policies(trace_dir, policy_specs: Sequence[str], gammas: Sequence[int], costs=None,
+                    cost_model: CostModel | None = None, *, max_new_tokens: int | None = None,
+                    pair: str | None = None, tokenizer_hash: str | None = None) -> list[dict]:
+    """Replay every policy spec × initial γ on every stored trace; one row per (trace, spec, γ).
+
+    ``trace_dir``: a Parquet file or a folder of them (:func:`actors.rollouts.read_traces`).
+    ``costs``: the :class:`~policies.costs.CostCurve` (or its dict) that live runs handed the
+    policies; ``cost_model``: a :class:`~actors.cost_model.CostModel` (or its dict) for times.
+    Every spec is checked before anything runs, so a bad file fails with one line.
+    Rows carry ``mode="replay"`` and the live columns (token ids, accept lengths, drafted,
+    accepted, per-step k_max, predicted wall time).
+    """
+    from actors.rollouts import read_traces
+    from policies.costs import CostCurve
+    from policies.registry import build
+
+    if isinstance(costs, dict):
+        costs = CostCurve.from_dict(costs)
+    if isinstance(cost_model, dict):
+        cost_model = CostModel.from_dict(cost_model)
+    for spec in policy_specs:
+        for gamma in gammas:
+            check_replayable(build(spec, gamma))
+    traces = read_traces(trace_dir)
+    rows = []
+    for trace in traces:
+        for spec in policy_specs:
+            for gamma in gammas:
+                g = replay(trace, build(spec, gamma), max_new_tokens=max_new_tokens, costs=costs,
+                           cost_model=cost_model, pair=pair, tokenizer_hash=tokenizer_hash)
+                rows.append({"mode": "replay", "trace": trace.key, "pair": trace.pair, "policy": spec,
+                             "gamma": int(gamma), "token_ids": g.token_ids, "new_tokens": g.new_tokens,
+                             "accept_lengths": g.accept_lengths, "drafted": g.drafted, "accepted": g.accepted,
+                             "max_draft": g.gammas, "decoding_steps": g.decoding_steps,
+                             "finished_by_eos": g.finished_by_eos, "prefill_time": g.prefill_time,
+                             "wall_time": g.wall_time if cost_model is not None else None})
+    return rows

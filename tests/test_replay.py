@@ -1,0 +1,207 @@
+"""Replay from a trace must reproduce the live engine step for step (greedy), round-trip through Parquet,
+and refuse what it cannot reproduce with one line."""
+import json
+
+import pytest
+
+from actors.cost_model import CostModel, fit_cost_model, predict_wall
+from actors.drafters import ModelDrafter
+from actors.engine import Generation, SpecEngine, StepRecord
+from actors.replay import replay
+from actors.rollouts import read_traces, record_trace, write_traces
+from policies.base import Policy
+from policies.costs import CostCurve
+from policies.errors import SpecsweepError
+from policies.fixed import TargetOnly
+from policies.registry import REGISTRY, build
+from tests.models import gpt2, llama, perturbed, sharpen
+
+COSTS = CostCurve(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
+SEQUENCE = [n for n, (cls, _, _) in REGISTRY.items() if n != "ar" and not getattr(cls, "is_tree", False)]
+GAMMA_FREE = {"gt", "oracle", "svip", "adaedl", "dv-threshold", "bandit"}     # initial γ ignored: one γ is enough
+PROMPT = [4, 9, 2, 7, 7, 1, 30, 12]
+MAX_NEW = 24
+
+
+def _steps(g: Generation):
+    return [(s.max_draft, s.drafted, s.accepted, s.emitted) for s in g.steps]
+
+
+def _same(live: Generation, rep: Generation, label):
+    assert rep.token_ids == live.token_ids, label
+    assert _steps(rep) == _steps(live), label
+    assert rep.finished_by_eos == live.finished_by_eos, label
+
+
+def _pair(arch):
+    if arch is gpt2:   # a random GPT-2 mostly repeats its last token; a noisy draft still misses often
+        target = gpt2(vocab=70, seed=13)
+        return target, perturbed(target, 2.0, seed=14)
+    target = sharpen(arch(vocab=70, seed=5))
+    return target, perturbed(target, 0.3, seed=6)
+
+
+@pytest.fixture(scope="module", params=[llama, gpt2], ids=["llama", "gpt2"])
+def setup(request):
+    target, draft = _pair(request.param)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
+    trace = record_trace(engine, PROMPT, max_new_tokens=MAX_NEW, pair="tiny", tokenizer_hash="h1")
+    return engine, trace
+
+
+def test_sequence_policies_cover_the_registry():
+    assert {"fixed", "hf-heuristic", "threshold", "gammatune", "gammatune+", "gt", "oracle", "goodput", "svip",
+            "adaedl", "dv-threshold", "bandit", "ema-steps"} <= set(SEQUENCE)
+    assert not {"sequoia", "gt-static", "eagle2", "gt-dynamic", "ar"} & set(SEQUENCE)
+
+
+@pytest.mark.parametrize("name", SEQUENCE)
+def test_replay_equals_live_step_for_step(setup, name):
+    engine, trace = setup
+    for gamma in ((3,) if name in GAMMA_FREE else (1, 3, 8)):
+        live = engine.generate(PROMPT, build(name, gamma), max_new_tokens=MAX_NEW)
+        rep = replay(trace, build(name, gamma), costs=COSTS)
+        _same(live, rep, (name, gamma))
+
+
+def test_trace_is_not_vacuous(setup):
+    """Rollouts must both match and miss the reference, so acceptance is exercised both ways."""
+    engine, trace = setup
+    assert trace.reference == SpecEngine(engine.target).generate(PROMPT, TargetOnly(), max_new_tokens=MAX_NEW).token_ids
+    rep = replay(trace, build("fixed", 4))
+    assert any(n > 0 for n in rep.accepted) and any(n < k for n, k in zip(rep.accepted, rep.drafted))
+
+
+def test_max_new_tokens_inside_a_draft(setup):
+    engine, trace = setup
+    for limit in (1, 2, 5, 7):
+        for gamma in (3, 8):
+            live = engine.generate(PROMPT, build("fixed", gamma), max_new_tokens=limit)
+            _same(live, replay(trace, build("fixed", gamma), max_new_tokens=limit), (limit, gamma))
+            assert all(d <= limit - 1 for d in live.drafted)
+
+
+def test_eos_inside_a_draft():
+    target, draft = _pair(llama)
+    free = SpecEngine(target).generate(PROMPT, TargetOnly(), max_new_tokens=MAX_NEW).token_ids
+    for cut in (3, 9):
+        eos = free[cut]
+        engine = SpecEngine(target, ModelDrafter(draft), eos_token_ids=[eos], costs=COSTS)
+        trace = record_trace(engine, PROMPT, max_new_tokens=MAX_NEW)
+        assert trace.finished_by_eos and trace.reference == free[: free.index(eos) + 1]
+        for spec, gamma in (("fixed", 3), ("fixed", 8), ("gt", 1), ("oracle", 1), ("hf-heuristic", 1)):
+            live = engine.generate(PROMPT, build(spec, gamma), max_new_tokens=MAX_NEW)
+            _same(live, replay(trace, build(spec, gamma), costs=COSTS), (cut, spec, gamma))
+        # a finished reference also serves a larger budget
+        live = engine.generate(PROMPT, build("fixed", 3), max_new_tokens=MAX_NEW + 10)
+        _same(live, replay(trace, build("fixed", 3), max_new_tokens=MAX_NEW + 10), "budget beyond eos")
+
+
+def test_parquet_round_trip(setup, tmp_path):
+    _, trace = setup
+    path = write_traces(tmp_path / "traces" / "t.parquet", [trace, trace])
+    back = read_traces(path.parent)
+    assert back == [trace, trace]
+    assert _steps(replay(back[0], build("threshold", 4))) == _steps(replay(trace, build("threshold", 4)))
+
+
+def test_replay_hands_policies_the_same_costs_object(setup):
+    _, trace = setup
+    seen = []
+
+    class Spy(Policy):
+        name = "spy"
+
+        def reset(self, ctx):
+            super().reset(ctx)
+            seen.append(ctx.costs)
+
+        def max_draft(self):
+            return 2
+
+    replay(trace, Spy(), costs=COSTS)
+    assert seen == [COSTS] and seen[0] is COSTS
+
+
+def test_refusals(setup, tmp_path):
+    _, trace = setup
+    cases = [
+        (lambda: replay(trace, build("fixed", 3), temperature=0.7), "greedy"),
+        (lambda: replay(trace, build("sequoia", 3)), "static trees are not replayed"),
+        (lambda: replay(trace, build("eagle2", 3)), "dynamic trees"),
+        (lambda: replay(trace, build("bandit:reward=clock", 3), costs=COSTS), "reward=clock"),
+        (lambda: replay(trace, build("fixed", 3), pair="other"), "pair"),
+        (lambda: replay(trace, build("fixed", 3), tokenizer_hash="h2"), "tokenizer"),
+        (lambda: replay(trace, build("fixed", 3), max_new_tokens=MAX_NEW + 1), "longer `ar` run"),
+        (lambda: read_traces(tmp_path / "nothing"), "no trace found"),
+    ]
+    for fn, words in cases:
+        with pytest.raises(SpecsweepError) as e:
+            fn()
+        assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_refuses_a_draft_longer_than_recorded():
+    target, draft = _pair(llama)
+    engine = SpecEngine(target, ModelDrafter(draft))
+    trace = record_trace(engine, PROMPT, max_new_tokens=12, max_draft=2)
+    assert all(len(r) <= 2 for r in trace.rollouts)
+    _same(engine.generate(PROMPT, build("fixed", 2), max_new_tokens=12), replay(trace, build("fixed", 2)), "L=2")
+    with pytest.raises(SpecsweepError, match="record with a larger max_draft"):
+        replay(trace, build("fixed", 3))
+
+
+def _synthetic_generation(prompt_len, ks, ns, d=(1e-3, 2e-3, 1e-5, 4e-4), v=(5e-3, 1e-3, 2e-3, 3e-4)):
+    """Steps whose times follow known coefficients exactly (no discards)."""
+    gen, ctx, dlen = Generation(token_ids=[], prefill_time=0.01), prompt_len, 0
+    from actors.cost_model import draft_features, verify_features
+    for k, n in zip(ks, ns):
+        e = max(ctx - dlen - 1, 0) if k else 0
+        if k:
+            dlen = min(ctx + k - 1, ctx + n)
+        dt = sum(a * b for a, b in zip(d, draft_features(k, e, ctx))) if k else 0.0
+        vt = sum(a * b for a, b in zip(v, verify_features(k + 1, ctx)))
+        gen.steps.append(StepRecord(max_draft=k, drafted=k, accepted=n, emitted=n + 1, q_tokens=[], draft_time=dt,
+                                    verify_time=vt, proposed=k))
+        ctx += n + 1
+    gen.wall_time = gen.prefill_time + sum(s.draft_time + s.verify_time for s in gen.steps)
+    return gen
+
+
+def test_cost_model_recovers_known_coefficients():
+    ks = [3, 1, 4, 0, 2, 5, 3, 3, 1, 6, 2, 0, 4, 5, 2, 1] * 3
+    ns = [min(k, i % 4) for i, k in enumerate(ks)]
+    runs = [(p, _synthetic_generation(p, ks, ns)) for p in (10, 80, 300)]
+    model = fit_cost_model(runs, label="synthetic")
+    assert model.draft["per_proposal"] == pytest.approx(2e-3, rel=1e-6)
+    assert model.verify["per_token"] == pytest.approx(1e-3, rel=1e-6)
+    assert model.residuals["step"]["median_abs_rel"] < 1e-9
+    for p, g in runs:
+        assert predict_wall(model, p, g) == pytest.approx(g.wall_time, rel=1e-9)
+    again = CostModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert again.verify_time(5, 200) == pytest.approx(model.verify_time(5, 200))
+
+
+def test_replay_wall_time_from_the_cost_model(setup):
+    """A replay's predicted wall time equals the model's prediction over the live run's steps."""
+    engine, trace = setup
+    ks = [3, 1, 4, 0, 2, 5, 3, 3, 1, 6, 2, 0, 4, 5, 2, 1]
+    model = fit_cost_model([(p, _synthetic_generation(p, ks, [min(k, 1) for k in ks])) for p in (10, 80, 300)])
+    live = engine.generate(PROMPT, build("gammatune", 3), max_new_tokens=MAX_NEW)
+    live.prefill_time = trace.prefill_time
+    rep = replay(trace, build("gammatune", 3), cost_model=model)
+    assert rep.wall_time == pytest.approx(predict_wall(model, len(PROMPT), live), rel=1e-9)
+    assert rep.wall_time > trace.prefill_time
+
+
+def test_replay_policies_over_a_trace_folder(setup, tmp_path):
+    engine, trace = setup
+    write_traces(tmp_path / "a.parquet", [trace])
+    from actors.replay import replay_policies
+
+    rows = replay_policies(tmp_path, ["fixed", "gt"], [1, 4], costs=COSTS.to_dict())
+    assert [(r["policy"], r["gamma"]) for r in rows] == [("fixed", 1), ("fixed", 4), ("gt", 1), ("gt", 4)]
+    live = engine.generate(PROMPT, build("fixed", 4), max_new_tokens=MAX_NEW)
+    assert rows[1]["token_ids"] == live.token_ids and rows[1]["drafted"] == live.drafted
+    with pytest.raises(SpecsweepError, match="cannot be replayed"):
+        replay_policies(tmp_path, ["sequoia"], [1])
