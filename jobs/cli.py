@@ -2,7 +2,7 @@
 
     specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
     specsweep sweep     CONFIG.yaml [--address ADDR] [--resume] [--dry-run] [--fresh]
-    specsweep report    (--experiment NAME | --parquet DIR) [--format md|csv]
+    specsweep report    (--experiment NAME [--output DIR] | --parquet DIR) [--format md|csv]
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
 
