@@ -2,7 +2,7 @@
 
     specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
     specsweep sweep     CONFIG.yaml [--address ADDR] [--resume] [--dry-run] [--fresh]
-    specsweep report    (--experiment NAME | --parquet DIR) [--format md|csv]
+    specsweep report    (--experiment NAME [--output DIR] | --parquet DIR) [--format md|csv]
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
 
@@ -231,6 +231,8 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="print the paper-style tables of a sweep")
     r.add_argument("--experiment", default=None)
     r.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
+    r.add_argument("--output", default=None, help="with --experiment: the sweep whose output folder is DIR "
+                                                  "(default: the latest sweep of the experiment)")
     r.add_argument("--parquet", default=None, help="a sweep's output folder (instead of MLflow)")
     r.add_argument("--format", default="md", choices=["md", "csv"])
     r.add_argument("--compare", default=None, help="a second sweep output folder to compare against")

@@ -45,35 +45,12 @@ def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return metrics.table2(df), metrics.noise_floor(df)
 
 
-def summary_from_mlflow(experiment: str, uri: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    from jobs.tracking import client_for
+def summary_from_mlflow(experiment: str, uri: str, output: str | None = None
+                        ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """One sweep of the experiment (the one into ``output``, else the latest): ``jobs.tracking.read_experiment``."""
+    from jobs.tracking import read_experiment
 
-    client = client_for(uri)
-    exp = client.get_experiment_by_name(experiment)
-    if exp is None:
-        names = [e.name for e in client.search_experiments()]
-        raise SpecsweepError(f"no MLflow experiment {experiment!r} at {uri}; experiments: {', '.join(names) or 'none'}")
-    runs = client.search_runs([exp.experiment_id], filter_string="tags.`specsweep.role` = 'child'", max_results=10000)
-    if not runs:
-        raise SpecsweepError(f"experiment {experiment!r} has no specsweep child runs")
-    rows, speed = [], []
-    for r in runs:
-        p, m = r.data.params, r.data.metrics
-        base = {"pair": p["pair"], "policy": p["policy"], "policy_spec": p["policy_spec"], "gamma": int(p["initial_gamma"])}
-        rows.append({**base, **{k: m.get(k) for k in ("throughput", "throughput_lo", "throughput_hi", "mean_accepted_length",
-                                                     "mal_lo", "mal_hi", "acceptance_rate", "speedup", "speedup_lo",
-                                                     "speedup_hi", "noise_floor")}})
-        if any(k.startswith("speedup_") for k in m):
-            speed.append({**base, **{g: m.get(f"speedup_{g}") for g in GROUP_ORDER}})
-    summary = pd.DataFrame(rows).drop_duplicates(["pair", "policy_spec", "gamma"])
-    orc = summary[summary["policy"] == "oracle"]
-    frac = pd.DataFrame()
-    if len(orc):
-        best = orc.groupby("pair")["throughput"].mean()
-        f = summary[~summary["policy"].isin(["oracle", "ar"])].copy()
-        f["fraction_of_oracle"] = f["throughput"] / f["pair"].map(best)
-        frac = f[["pair", "policy_spec", "gamma", "fraction_of_oracle"]]
-    return summary, pd.DataFrame(speed), frac
+    return read_experiment(experiment, uri, output)
 
 
 def short(spec: str) -> str:
@@ -206,7 +183,7 @@ def main(a) -> int:
         summary, speed, frac = summary_from_parquet(a.parquet)
         t2, floor = uncertainty_from_parquet(a.parquet)
     else:
-        summary, speed, frac = summary_from_mlflow(a.experiment, a.tracking_uri)
+        summary, speed, frac = summary_from_mlflow(a.experiment, a.tracking_uri, getattr(a, "output", None))
         if "noise_floor" in summary and summary["noise_floor"].notna().any():   # only the floor itself is in MLflow
             f = summary.groupby("pair", as_index=False)["noise_floor"].first().rename(columns={"noise_floor": "floor"})
             floor = f.assign(tasks=float("nan"), ar_ratio=float("nan"), ar_ratio_lo=float("nan"),

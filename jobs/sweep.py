@@ -14,13 +14,11 @@ import argparse
 import json
 import math
 import os
-import platform
 import re
 import signal
 import sys
 import time
 import traceback
-from dataclasses import asdict
 from pathlib import Path
 
 from tqdm import tqdm
@@ -152,10 +150,26 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)
         done = log.done_keys()
         todo = [t for t in tasks if t["task_key"] not in done]
-        failed_tasks = 0
-        if todo:
-            failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, resources, questions, on_task_done)
-        return summarise(cfg, log, client, failed_tasks)
+        tracker = None
+        if client is not None:   # the sweep's runs exist (RUNNING) before the first task
+            from jobs.tracking import SweepTracker
+
+            tracker = SweepTracker(client, cfg, tasks)
+            tracker.start(log.read() if log.has_results() else None)
+        try:
+            failed_tasks = 0
+            if todo:
+                failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, resources, questions, on_task_done,
+                                        tracker)
+            return summarise(cfg, log, tracker, failed_tasks)
+        except KeyboardInterrupt:        # Ctrl-C and SIGTERM
+            if tracker is not None:
+                tracker.close("KILLED")
+            raise
+        except BaseException:
+            if tracker is not None:
+                tracker.close("FAILED")
+            raise
 
 
 def _quiet_mlflow() -> None:
@@ -212,7 +226,7 @@ def record_error(cfg: SweepConfig, where: str, e: BaseException) -> Path:
     return path
 
 
-def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done) -> int:
+def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done, tracker=None) -> int:
     import ray
 
     warm_q = {"question_id": questions[0].question_id, "category": questions[0].category, "turns": list(questions[0].turns)}
@@ -242,7 +256,7 @@ def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done)
 
         try:
             submit()
-            return _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done)
+            return _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done, tracker)
         finally:
             bar.close()
     finally:
@@ -251,7 +265,7 @@ def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done)
                 ray.kill(a, no_restart=True)
 
 
-def _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done) -> int:
+def _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done, tracker=None) -> int:
     import ray
 
     failed = 0
@@ -268,6 +282,8 @@ def _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done) -> int
             path = record_error(cfg, f"task {task['task_key']}", e)
             table = failure_table(task, f"{root_cause(e)} (full traceback in {path})")
         log.write(table)
+        if tracker is not None:      # queues the affected runs' metrics; MLflow calls happen in its thread
+            tracker.task_done(table)
         statuses = table.column("status").to_pylist()
         if any(s != "ok" for s in statuses):
             failed += 1
@@ -280,7 +296,7 @@ def _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done) -> int
     return failed
 
 
-def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> dict:
+def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> dict:
     from jobs import metrics
     from jobs.answers import write_all
 
@@ -295,6 +311,8 @@ def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> d
         errors = df.loc[df["status"] != "ok", "error"].dropna()
         result["first_error"] = str(errors.iloc[0]).splitlines()[0][:300] if len(errors) else ""
     if summary is None:
+        if tracker is not None:
+            tracker.finish("FAILED", None, None, failed_rows)
         return result
     summary.to_csv(out / "summary.csv", index=False)
     if len(speed):
@@ -306,17 +324,15 @@ def summarise(cfg: SweepConfig, log: ParquetLog, client, failed_tasks: int) -> d
     from jobs.figures import all_figures
 
     figures = all_figures(summary, ok, out / "figures") + token_views(cfg, ok, out / "token_views")
-    if client is not None:
-        from jobs.tracking import log_sweep
-
-        env = {"python": platform.python_version(), "platform": platform.platform(), "fingerprint": cfg.fingerprint()}
+    if tracker is not None:
         arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json")
                 if p.exists()] + figures
         from jobs.report import specbench_layout, table2_layout
 
         tables = {"table2": table2_layout(summary), "specbench": specbench_layout(summary, speed), "summary": summary}
-        result["parent_run"] = log_sweep(client, cfg.experiment_name, cfg.fingerprint(), asdict(cfg), summary,
-                                         speed if speed is not None else None, env, arts, failed_rows, tables)
+        status = "FINISHED" if outcome(result)[0] == EXIT_OK else "FAILED"
+        result["parent_run"] = tracker.finish(status, summary, speed, failed_rows, arts, tables)
+        result["mlflow_timings"] = dict(tracker.timings)
     print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
     result["configs"] = len(summary)
     return result

@@ -73,13 +73,13 @@ def test_sweep_end_to_end_and_resume_reuses_runs(cluster, tmp_path):
     assert df[df["policy"] == "ar"]["accept_lengths"].map(lambda a: set(a) <= {1}).all()
     assert res["configs"] == CONFIGS + 1
     runs = mlflow_runs(cfg.tracking_uri, cfg.name)
-    assert len(runs) == 1 + CONFIGS + 1                       # parent + children (ar included)
-    child = [r for r in runs if r.data.tags.get("specsweep.role") == "child"][0]
+    assert len(runs) == 1 + 2 + 1                             # sweep run + one run per policy (ar included)
+    child = [r for r in runs if r.data.tags.get("specsweep.role") == "policy"][0]
     assert child.data.metrics["throughput"] > 0 and "mean_accepted_length" in child.data.metrics
     # answers in Spec-Bench format, one file per config
     assert len(list((Path(cfg.output) / "answers").glob("*.jsonl"))) == CONFIGS + 1
     # tables, figures and token views are attached to the parent run
-    parent = [r for r in runs if r.data.tags.get("specsweep.role") == "parent"][0]
+    parent = [r for r in runs if r.data.tags.get("specsweep.role") == "sweep"][0]
     from mlflow.tracking import MlflowClient
 
     arts = {a.path for a in MlflowClient(tracking_uri=cfg.tracking_uri).list_artifacts(parent.info.run_id)}

@@ -1,0 +1,332 @@
+"""MLflow as the comparison surface: run layout, streaming, statuses, keying by output, credentials.
+
+The first tests drive ``jobs.tracking.SweepTracker`` the way the sweep's in-flight loop does, with
+scripted task tables and a local sqlite store (fast, exact); the last runs real sweeps of the tiny
+pair on a local Ray cluster, including Ctrl-C and a resume.
+"""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mlflow")
+
+from jobs.config import parse_config  # noqa: E402
+from jobs.dataset import load_questions  # noqa: E402
+from jobs.schema import config_key, to_table  # noqa: E402
+from jobs.sweep import plan_tasks  # noqa: E402
+from jobs.tracking import (KIND, KIND_TAG, ROLE, SWEEP_KEY, SweepTracker, mask_credentials,  # noqa: E402
+                           read_experiment)
+
+SECRET = "Zq9secret"
+QUESTIONS = [9001, 9017, 9021]          # writing (2 turns), translation, qa
+GAMMAS = [2, 4]
+
+
+def make_cfg(tmp: Path, output: str = "out", **over):
+    raw = {"name": "surface", "output": str(tmp / output), "tracking_uri": f"sqlite:///{tmp}/mlflow.db",
+           "pairs": [{"name": "tiny", "target": "t", "draft": "d"}], "dataset": {"source": "sample", "question_ids": QUESTIONS},
+           "generation": {"max_new_tokens": 8}, "policies": ["fixed", {"gammatune": {"eta": 0.5}}], "gammas": GAMMAS,
+           "warmup": 0, "block_size": 2}
+    raw.update(over)
+    return parse_config(raw)
+
+
+def client(cfg):
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=f"sqlite:///{Path(cfg.output).parent}/mlflow.db")
+
+
+def scripted_table(task: dict, fail: bool = False, seed: int = 0):
+    """The rows a PairActor would return for ``task``: ar first, then each config, every turn."""
+    from actors.pair_actor import policy_spec
+
+    rng = random.Random(f"{task['task_key']}-{seed}")
+    q = task["question"]
+    rows = []
+    for name, params, g in [("ar", {}, 0)] + [tuple(c) for c in task["configs"]]:
+        spec = policy_spec(name, params) if name != "ar" else "ar"
+        for turn in range(len(q["turns"])):
+            steps = rng.randint(3, 6)
+            al = [1] * steps if name == "ar" else [rng.randint(1, g + 1) for _ in range(steps)]
+            drafted = [0] * steps if name == "ar" else [g] * steps
+            rows.append({"task_key": task["task_key"], "config_key": config_key(task["pair"], spec, g),
+                         "pair": task["pair"], "policy": name, "policy_spec": spec, "gamma": g, "repeat": 0,
+                         "question_id": q["question_id"], "category": q["category"], "turn": turn,
+                         "new_tokens": sum(al), "wall_time": 0.05 * steps + rng.random() * 0.01,
+                         "accept_lengths": al, "accepted": [a - 1 for a in al], "drafted": drafted,
+                         "status": "failed" if fail else "ok", "error": "boom" if fail else ""})
+    return to_table(rows)
+
+
+def tasks_of(cfg):
+    ds = cfg.dataset
+    return plan_tasks(cfg, load_questions(ds["source"], None, None, ds["question_ids"]))
+
+
+def summarise_into(tracker, tables, status="FINISHED"):
+    import pyarrow as pa
+
+    from jobs import metrics
+
+    df = pa.concat_tables(tables).to_pandas()
+    ok = df[df["status"] == "ok"]
+    return tracker.finish(status, metrics.config_summary(ok), metrics.speedup_vs_ar(ok), int((df["status"] != "ok").sum()))
+
+
+def runs_of(c, cfg, role=None):
+    exp = c.get_experiment_by_name(cfg.experiment_name)
+    runs = c.search_runs([exp.experiment_id], max_results=1000)
+    return [r for r in runs if role is None or r.data.tags.get(ROLE) == role]
+
+
+def history(c, run, key):
+    return [(m.step, m.value) for m in sorted(c.get_metric_history(run.info.run_id, key), key=lambda m: m.timestamp)]
+
+
+# ---------------------------------------------------------------------------------------------- unit
+
+def test_mask_credentials_in_any_text():
+    assert mask_credentials(f"see http://alice:{SECRET}@h:5000/x and https://tok@h2") == \
+        "see http://***@h:5000/x and https://***@h2"
+    assert mask_credentials("sqlite:///mlflow.db") == "sqlite:///mlflow.db"
+
+
+def test_streaming_layout_statuses_and_once_only_points(tmp_path, capsys):
+    cfg = make_cfg(tmp_path)
+    c = client(cfg)
+    tasks = tasks_of(cfg)
+    tracker = SweepTracker(c, cfg, tasks)
+    tracker.start()
+    # before the first task: the sweep run and one run per (pair, policy) exist, RUNNING
+    sweep = runs_of(c, cfg, "sweep")
+    policy_runs = runs_of(c, cfg, "policy")
+    assert len(sweep) == 1 and sweep[0].info.status == "RUNNING"
+    assert sorted(r.info.run_name for r in policy_runs) == ["ar · tiny", "fixed · tiny", "gammatune:eta=0.5 · tiny"]
+    assert all(r.info.status == "RUNNING" for r in policy_runs)
+    exp = c.get_experiment_by_name(cfg.experiment_name)
+    assert exp.tags[KIND_TAG] == KIND == "custom_model_development"   # the UI opens on the runs table
+    gt = next(r for r in policy_runs if r.data.tags["policy"] == "gammatune")
+    assert {k: gt.data.tags[k] for k in ("pair", "policy", "mode", "policy_spec")} == {
+        "pair": "tiny", "policy": "gammatune", "mode": "live", "policy_spec": "gammatune:eta=0.5"}
+    assert gt.data.tags["dataset"].startswith("sample") and gt.data.tags["output"] == str(Path(cfg.output).resolve())
+    assert "mlflow.parentRunId" not in gt.data.tags and gt.data.tags["specsweep.parent_run"] == sweep[0].info.run_id
+    assert gt.data.params["eta"] == "0.5" and gt.data.params["delta"] and gt.data.params["gammas"] == "2,4"
+    # stream: after the first task the affected runs already hold metrics
+    tables = []
+    first = tasks[0]
+    tables.append(scripted_table(first))
+    tracker.task_done(tables[-1])
+    tracker.flush()
+    fixed = next(r for r in runs_of(c, cfg, "policy") if r.data.tags["policy"] == "fixed")
+    g0 = first["configs"][0][2]
+    assert history(c, fixed, f"live/throughput_g{g0:02d}")[0][0] == 1           # step = questions measured
+    assert "throughput" not in fixed.data.metrics                              # the config is not complete yet
+    assert runs_of(c, cfg, "sweep")[0].data.metrics["progress/tasks_done"] == 1
+    for t in tasks[1:]:
+        tables.append(scripted_table(t))
+        tracker.task_done(tables[-1])
+    tracker.flush()
+    fixed = c.get_run(fixed.info.run_id)
+    assert [s for s, _ in history(c, fixed, "throughput")] == GAMMAS          # each γ once, when it completed
+    assert [s for s, _ in history(c, fixed, f"live/throughput_g{g0:02d}")] == [1, 2, 3]
+    summarise_into(tracker, tables)
+    for r in runs_of(c, cfg):
+        assert r.info.status == "FINISHED"
+    for r in runs_of(c, cfg, "policy"):
+        steps = [s for s, _ in history(c, r, "throughput")]
+        assert steps == GAMMAS, (r.info.run_name, steps)                       # exactly the sweep's γ values
+        if r.data.tags["policy"] != "ar":
+            for key in ("speedup", "mean_accepted_length", "acceptance_rate", "speedup_qa"):
+                assert [s for s, _ in history(c, r, key)] == GAMMAS, key
+            assert "across_gamma/table2_speedup_mean" in r.data.metrics
+            assert "across_gamma/table2_speedup_std" in r.data.metrics
+    fx = c.get_run(fixed.info.run_id).data.metrics
+    assert fx["across_gamma/table2_speedup_mean"] == pytest.approx(1.0)
+    # a resume that adds nothing writes no history point and reuses every run
+    before = {(r.info.run_id, k): len(history(c, r, k)) for r in runs_of(c, cfg) for k in r.data.metrics}
+    again = SweepTracker(c, cfg, tasks)
+    import pyarrow as pa
+
+    again.start(pa.concat_tables(tables).to_pandas())
+    assert {r.info.status for r in runs_of(c, cfg)} == {"RUNNING"}
+    summarise_into(again, tables)
+    after = {(r.info.run_id, k): len(history(c, r, k)) for r in runs_of(c, cfg) for k in r.data.metrics}
+    assert after == before and len(runs_of(c, cfg)) == 4
+
+
+def test_statuses_after_interrupt_failure_and_resume(tmp_path):
+    cfg = make_cfg(tmp_path)
+    c = client(cfg)
+    tasks = tasks_of(cfg)
+    tracker = SweepTracker(c, cfg, tasks)
+    tracker.start()
+    tracker.task_done(scripted_table(tasks[0]))
+    tracker.close("KILLED")                                   # Ctrl-C / SIGTERM
+    assert {r.info.status for r in runs_of(c, cfg)} == {"KILLED"}
+    # the resume: runs RUNNING again, then a task fails for good → FAILED where its configs are
+    import pyarrow as pa
+
+    tables = [scripted_table(tasks[0])]
+    resumed = SweepTracker(c, cfg, tasks)
+    resumed.start(pa.concat_tables(tables).to_pandas())
+    assert {r.info.status for r in runs_of(c, cfg)} == {"RUNNING"}
+    bad = [t for t in tasks if t["configs"][0][0] == "gammatune"][0]
+    for t in tasks[1:]:
+        tables.append(scripted_table(t, fail=t is bad))
+        resumed.task_done(tables[-1])
+    summarise_into(resumed, tables, status="FAILED")
+    status = {r.data.tags.get("policy", "sweep"): r.info.status for r in runs_of(c, cfg)}
+    assert status == {"sweep": "FAILED", "fixed": "FINISHED", "gammatune": "FAILED", "ar": "FAILED"}
+
+
+def test_runs_are_keyed_by_output_folder_and_report_reads_one_sweep(tmp_path, capsys):
+    a, b = make_cfg(tmp_path, "out_a"), make_cfg(tmp_path, "out_b")
+    assert a.fingerprint() == b.fingerprint()
+    c = client(a)
+    for cfg, seed in ((a, 0), (b, 1)):
+        tasks = tasks_of(cfg)
+        tr = SweepTracker(c, cfg, tasks)
+        tr.start()
+        tables = [scripted_table(t, seed=seed) for t in tasks]
+        for t in tables:
+            tr.task_done(t)
+        summarise_into(tr, tables)
+    sweeps = runs_of(c, a, "sweep")
+    assert len(sweeps) == 2 and len({s.data.tags[SWEEP_KEY] for s in sweeps}) == 2
+    assert len(runs_of(c, a, "policy")) == 6                  # nothing merged
+    for r in runs_of(c, a, "policy"):
+        assert [s for s, _ in history(c, r, "throughput")] == GAMMAS
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    sa, _, _ = read_experiment(a.experiment_name, uri, a.output)
+    sb, _, _ = read_experiment(a.experiment_name, uri, b.output)
+    assert len(sa) == len(sb) == 2 * len(GAMMAS) + 1          # policies × γ + ar, one sweep each
+    assert not sa["throughput"].reset_index(drop=True).equals(sb["throughput"].reset_index(drop=True))
+    latest, _, _ = read_experiment(a.experiment_name, uri)
+    assert len(latest) == len(sa) and "holds 2 sweeps; reading the latest" in capsys.readouterr().err
+    from policies.errors import SpecsweepError
+
+    with pytest.raises(SpecsweepError, match="holds no sweep with output"):
+        read_experiment(a.experiment_name, uri, str(tmp_path / "elsewhere"))
+
+
+def test_credentials_never_reach_mlflow_or_the_console(tmp_path, capsys):
+    cfg = make_cfg(tmp_path, tracking_uri=f"http://alice:{SECRET}@127.0.0.1:9",
+                   dataset={"source": "sample", "question_ids": QUESTIONS})
+    c = client(cfg)                                          # the store itself is local here
+    tasks = tasks_of(cfg)
+    tr = SweepTracker(c, cfg, tasks)
+    tr.start()
+    tables = [scripted_table(t) for t in tasks]
+    for t in tables:
+        tr.task_done(t)
+    summarise_into(tr, tables)
+    err = capsys.readouterr().err
+    assert "view it at http://***@127.0.0.1:9/#/experiments/" in err and SECRET not in err
+    for r in runs_of(c, cfg):
+        stored = json.dumps({**r.data.tags, **r.data.params})
+        assert SECRET not in stored
+    sweep = runs_of(c, cfg, "sweep")[0]
+    assert "***@127.0.0.1:9" in sweep.data.tags["specsweep.config"]
+
+
+def test_unreachable_server_message_is_masked():
+    from jobs.tracking import client_for
+    from policies.errors import SpecsweepError
+
+    with pytest.raises(SpecsweepError) as e:
+        client_for(f"http://alice:{SECRET}@127.0.0.1:9")
+    assert SECRET not in str(e.value) and "***@127.0.0.1:9" in str(e.value)
+    import os
+
+    assert os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] == "true"    # no unmasked "View run at" lines
+
+
+def test_live_values_match_the_summary_definitions(tmp_path):
+    """The running sums give the same numbers as jobs/metrics.py on the same rows."""
+    import pyarrow as pa
+
+    from jobs import metrics
+    from jobs.tracking import measure
+
+    cfg = make_cfg(tmp_path)
+    tasks = tasks_of(cfg)
+    tracker = SweepTracker(client(cfg), cfg, tasks)
+    tables = [scripted_table(t) for t in tasks]
+    tracker._ingest(pa.concat_tables(tables).to_pylist())
+    df = pa.concat_tables(tables).to_pandas()
+    summary = metrics.config_summary(df).set_index(["pair", "policy_spec", "gamma"])
+    speed = metrics.speedup_vs_ar(df).set_index(["pair", "policy_spec", "gamma"])
+    for key, conf in tracker.configs.items():
+        ar = tracker.configs[(key[0], "ar", 0)]
+        m = measure(conf.parts, ar.parts if key[1] != "ar" else None)
+        row = summary.loc[key]
+        for k in ("throughput", "mean_accepted_length", "questions"):
+            assert m[k] == pytest.approx(row[k]), (key, k)
+        if key[1] != "ar":
+            assert m["acceptance_rate"] == pytest.approx(row["acceptance_rate"])
+            assert m["speedup"] == pytest.approx(speed.loc[key, "overall"])
+
+
+# ---------------------------------------------------------------------------------------------- real sweeps
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    from cluster.ray_setup import connect
+    from tests.tiny_pair import save_tiny_pair
+
+    target, draft = save_tiny_pair(tmp_path_factory.mktemp("pair"))
+    connect(None, num_cpus=2, object_store_mb=200)
+    yield target, draft
+    ray.shutdown()
+
+
+def test_real_sweep_streams_is_killed_and_resumes(cluster, tmp_path):
+    from jobs.sweep import run_sweep
+
+    target, draft = cluster
+    raw = {"name": f"s-{tmp_path.name}", "output": str(tmp_path / "out"), "tracking_uri": f"sqlite:///{tmp_path}/mlflow.db",
+           "pairs": [{"name": "tiny", "target": target, "draft": draft, "actors": 1}],
+           "dataset": {"source": "sample", "question_ids": QUESTIONS}, "generation": {"max_new_tokens": 12},
+           "policies": ["fixed", {"gammatune": {"eta": 0.5}}], "gammas": GAMMAS, "warmup": 0, "block_size": 2,
+           "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1}}
+    cfg = parse_config(raw)
+    c = client(cfg)
+    seen = {}
+
+    def stop_after_two(n):
+        if n == 1:   # the first task is in the store while the sweep runs
+            import time
+
+            deadline = time.time() + 20
+            while time.time() < deadline and not seen.get("live"):
+                runs = runs_of(c, cfg, "policy")
+                seen["statuses"] = {r.info.status for r in runs_of(c, cfg)}
+                seen["live"] = [k for r in runs for k in r.data.metrics if k.startswith("live/")]
+                time.sleep(0.2)
+        if n == 2:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(cfg, on_task_done=stop_after_two)
+    assert seen["live"] and seen["statuses"] == {"RUNNING"}
+    assert {r.info.status for r in runs_of(c, cfg)} == {"KILLED"}
+    res = run_sweep(parse_config(raw))                        # resume
+    assert res["failed_rows"] == 0
+    assert {r.info.status for r in runs_of(c, cfg)} == {"FINISHED"} and len(runs_of(c, cfg)) == 4
+    for r in runs_of(c, cfg, "policy"):
+        assert [s for s, _ in history(c, r, "throughput")] == GAMMAS, r.info.run_name
+    t = res["mlflow_timings"]
+    print(f"\nMLflow overhead (resumed part): driver {t['driver_s'] * 1e3:.1f} ms over {t['tasks']} tasks, "
+          f"sender {t['sender_s'] * 1e3:.1f} ms, start {t['start_s'] * 1e3:.0f} ms, finish {t['finish_s'] * 1e3:.0f} ms")
+    from mlflow.tracking import MlflowClient
+
+    sweep = runs_of(c, cfg, "sweep")[0]
+    arts = {a.path for a in MlflowClient(tracking_uri=cfg.tracking_uri).list_artifacts(sweep.info.run_id)}
+    assert {"summary.csv", "actors.json", "tables"} <= arts
