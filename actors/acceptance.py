@@ -1,6 +1,6 @@
-"""Turning logits into distributions and the accept/reject rules (GUIDE §3.1 step 4).
+"""Turning logits into distributions and the accept/reject rules.
 
-Sampling rule (Leviathan et al. 2023, Thm. 1; Chen et al. 2023, Alg. 2; seed 002
+Sampling rule (Leviathan et al. 2023, Thm. 1; Chen et al. 2023, Alg. 2
 "Speculative Decoding" steps 3–5): drafted token x_i, drawn from q_i, is accepted
 with probability min(1, p_i(x_i) / q_i(x_i)); at the first rejection that position
 is resampled from norm(max(0, p_i − q_i)); if all k are accepted a bonus token is

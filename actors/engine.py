@@ -1,4 +1,4 @@
-"""The speculative decoding loop: draft → verify → accept (GUIDE §3.1).
+"""The speculative decoding loop: draft → verify → accept.
 
 Invariant at the start of every step: the target's KV cache holds every token but
 the last one. A step feeds ``[last token, x_1 … x_k]`` to the target in one forward

@@ -23,7 +23,7 @@ class PairConfig:
     quantization: str | None = None          # of the target
     draft_quantization: str | None = None
     trust_remote_code: bool = False
-    template: str | None = None              # None = chosen from the target (jobs/templates.py)
+    template: str | None = None              # None = chosen from the target (actors/templates.py)
     ngram_max: int = 3
     name: str = ""
     engine: str | None = None                # eager | static | compiled; None = compiled on CUDA, eager on CPU
@@ -113,8 +113,8 @@ class Pair:
     def measure_rank_acceptance(self, prompts: int = 4, max_new_tokens: int = 48) -> list[float]:
         """Per-rank acceptance of this pair on built-in chat prompts (static trees read it)."""
         from actors.calibrate import rank_acceptance
-        from jobs.distill_prompts import distill_prompts
-        from jobs.templates import default_template, render
+        from actors.builtin_prompts import distill_prompts
+        from actors.templates import default_template, render
 
         tmpl = self.cfg.template or default_template(self.cfg.target, self.tokenizer)
         ids = [render(tmpl, self.tokenizer, [{"role": "user", "content": t}])

@@ -9,7 +9,7 @@ configs shuffled with the sweep seed (a fixed order would favour whichever confi
 always runs in the same slot), ``ar`` again last. The two ``ar`` runs are recorded as
 such (``ar_timing`` = first / last): the first is the baseline of every ratio, the pair
 of them is the ar/ar noise control (``jobs/metrics.py``). The answer is a
-``pyarrow.Table`` in ``jobs/schema.py``'s schema. A config that raises becomes ``status="failed"`` rows
+``pyarrow.Table`` in ``actors/schema.py``'s schema. A config that raises becomes ``status="failed"`` rows
 with the reason; the rest of the task goes on. The same code runs on GPU and CPU.
 """
 from __future__ import annotations
@@ -20,15 +20,15 @@ import random
 import socket
 import time
 import traceback
+from typing import NamedTuple
 
 import pyarrow as pa
 
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
-from jobs.conversation import run_question
-from jobs.dataset import Question
-from jobs.schema import config_key, to_table
-from jobs.templates import default_template
+from actors.conversation import run_question
+from actors.schema import config_key, to_table
+from actors.templates import default_template
 from policies.registry import build
 
 
@@ -68,7 +68,7 @@ class PairActor:
             return
         self.warmed.add(key)
         for _ in range(self.warmup):
-            run_question(self.pair, self.warmup_question, build((name, params), max(gamma, 1)),
+            run_question(self.pair, self.warmup_question.turns, build((name, params), max(gamma, 1)),
                          template=self.template, max_new_tokens=self.warm_tokens)
 
     def info(self) -> dict:
@@ -97,7 +97,7 @@ class PairActor:
                 try:
                     self._warm_up(name, params, gamma)
                     policy = self._policy(name, params, gamma)
-                    turns = run_question(self.pair, q, policy, template=self.template, seed=task["seed"] + rep, **gen)
+                    turns = run_question(self.pair, q.turns, policy, template=self.template, seed=task["seed"] + rep, **gen)
                     done = time.time()
                 except Exception as e:  # recorded, never silently lost
                     msg = f"{type(e).__name__}: {e}".strip()[:500]
@@ -137,8 +137,16 @@ def policy_spec(name: str, params: dict) -> str:
     return name + ":" + ",".join(f"{k}={diff[k]}" for k in sorted(diff))
 
 
-def _question(d: dict) -> Question:
-    return Question(int(d["question_id"]), d["category"], tuple(d["turns"]))
+class TaskQuestion(NamedTuple):
+    """A question as a task carries it (plain data: actors never import the dataset layer)."""
+
+    question_id: int
+    category: str
+    turns: tuple[str, ...]
+
+
+def _question(d: dict) -> TaskQuestion:
+    return TaskQuestion(int(d["question_id"]), d["category"], tuple(d["turns"]))
 
 
 def _where(e: Exception) -> str:

@@ -3,7 +3,7 @@ greedy, side by side in one run: acceptance rate and mean accepted length at γ 
 ratio c (draft time per token / target forward time), and `fixed` speedup vs `ar` per γ.
 
     python bench/draft.py [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 3 4 6 8]
-Goals (issue 7): mean accepted length >= 2.0 at γ = 4, c <= 0.25, best speedup > 1.0.
+Goals: mean accepted length >= 2.0 at γ = 4, c <= 0.25, best speedup > 1.0.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def main():
 
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
-    from jobs.templates import default_template, render
+    from actors.templates import default_template, render
     from policies.registry import build
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))

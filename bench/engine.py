@@ -99,7 +99,7 @@ def main():
     from actors.engine import SpecEngine
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
-    from jobs.templates import default_template, render
+    from actors.templates import default_template, render
     from policies.registry import build
 
     torch.manual_seed(0)

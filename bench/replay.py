@@ -55,7 +55,7 @@ def main(argv=None) -> None:
     from actors.replay import replay
     from actors.rollouts import record_pair_trace
     from jobs.dataset import load_questions
-    from jobs.templates import default_template, render
+    from actors.templates import default_template, render
     from policies.registry import build
 
     pair = Pair(PairConfig())

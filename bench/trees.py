@@ -46,7 +46,7 @@ def main():
             return
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
-    from jobs.templates import default_template, render
+    from actors.templates import default_template, render
     from policies.registry import build
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))

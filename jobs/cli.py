@@ -105,7 +105,7 @@ def cmd_generate(a) -> int:
     if policy.needs_reference and a.temperature > 0:
         raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only: use --temperature 0")
     from actors.pair import Pair, PairConfig
-    from jobs.templates import default_template, render
+    from actors.templates import default_template, render
 
     target = a.target or DEFAULT_TARGET
     draft = None if policy.name == "ar" and a.draft is None else (a.draft or default_draft())
@@ -144,15 +144,15 @@ def _generate_questions(a, pair, policy, template, questions, target, draft) -> 
     from tqdm import tqdm
 
     from jobs.answers import answer_records, write_answers
-    from jobs.conversation import run_question
+    from actors.conversation import run_question
     from pathlib import Path
 
     if a.warmup:
         for _ in range(a.warmup):
-            run_question(pair, questions[0], policy, template=template, max_new_tokens=16)
+            run_question(pair, questions[0].turns, policy, template=template, max_new_tokens=16)
     rows = []
     for q in tqdm(questions, desc="questions", unit="q"):
-        turns = run_question(pair, q, policy, template=template, max_new_tokens=a.max_new_tokens,
+        turns = run_question(pair, q.turns, policy, template=template, max_new_tokens=a.max_new_tokens,
                              temperature=a.temperature, top_p=a.top_p, seed=a.seed)
         for t, turn in enumerate(turns):
             g = turn.generation

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runners import ENGINES
 from jobs.dataset import CATEGORIES
-from jobs.templates import TEMPLATES
+from actors.templates import TEMPLATES
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY, resolve
 

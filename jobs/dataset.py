@@ -1,4 +1,4 @@
-"""Spec-Bench questions: loading, validating and filtering (GUIDE §4).
+"""Spec-Bench questions: loading, validating and filtering.
 
 Sources (``dataset.source``):
 ``sample``      26 questions written for specsweep in Spec-Bench's format, two per

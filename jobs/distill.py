@@ -2,7 +2,7 @@
 
 Pipeline (every phase resumes from what ``--out`` already holds):
 
-1. **data** — the target answers the prompt set of ``jobs/distill_prompts.py``
+1. **data** — the target answers the prompt set of ``actors/builtin_prompts.py``
    (plus optional local text files) greedily; for every answer position we keep the
    target's top-``topk`` next-token log-probabilities from that same forward, so the
    teacher is never run again. Written to ``answers-*.pt`` shards.
@@ -67,7 +67,7 @@ class DistillConfig:
 
 # ---------------------------------------------------------------- phase 1: data
 def _prompt_texts(cfg: DistillConfig) -> list[str]:
-    from jobs.distill_prompts import distill_prompts
+    from actors.builtin_prompts import distill_prompts
 
     texts = distill_prompts(cfg.prompts, seed=cfg.seed)
     for f in cfg.extra_text:
@@ -81,7 +81,7 @@ def _prompt_texts(cfg: DistillConfig) -> list[str]:
 @torch.no_grad()
 def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
     """Greedy target answers with the target's top-k log-probs at each answer position."""
-    from jobs.templates import default_template, render
+    from actors.templates import default_template, render
 
     template = default_template(cfg.target, tok)
     texts = _prompt_texts(cfg)

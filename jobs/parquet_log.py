@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jobs.schema import SCHEMA
+from actors.schema import SCHEMA
 from policies.errors import SpecsweepError
 
 

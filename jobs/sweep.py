@@ -92,7 +92,7 @@ def make_actors(cfg: SweepConfig, warmup_question: dict, resources: dict):
 
 
 def failure_table(task: dict, reason: str):
-    from jobs.schema import config_key, to_table
+    from actors.schema import config_key, to_table
 
     rows = [{"task_key": task["task_key"], "config_key": config_key(task["pair"], "task", 0), "pair": task["pair"],
              "policy": "task", "policy_spec": "task", "gamma": 0, "repeat": 0, "question_id": task["question"]["question_id"],

@@ -1,4 +1,4 @@
-"""The one interface every speculation policy implements (GUIDE §3.1).
+"""The one interface every speculation policy implements.
 
 A policy sees numbers only — never a model, a tensor or Ray. Per speculative step:
 

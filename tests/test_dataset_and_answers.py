@@ -7,7 +7,7 @@ import pytest
 
 from jobs.answers import answer_records, read_answers, write_all
 from jobs.dataset import CATEGORIES, GROUPS, SAMPLE, load_questions, parse_jsonl
-from jobs.templates import VICUNA_SYSTEM, render
+from actors.templates import VICUNA_SYSTEM, render
 from policies.errors import SpecsweepError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "spec_bench" / "question.jsonl"
@@ -58,7 +58,7 @@ def test_vicuna_template_multi_turn():
 
 
 def test_vicuna_text_is_fastchats():
-    from jobs.templates import vicuna_text
+    from actors.templates import vicuna_text
 
     system = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
               "detailed, and polite answers to the user's questions.")

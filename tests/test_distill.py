@@ -52,7 +52,7 @@ HAVE_DRAFT = (Path(ALIASES["smollm2-135m-draft"]) / "config.json").exists()
 def test_shipped_draft_is_lossless_against_the_real_target():
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
-    from jobs.templates import render
+    from actors.templates import render
 
     pair = Pair(PairConfig(target="smollm2-135m", draft="smollm2-135m-draft", device="cpu"))
     accepted = 0

@@ -16,7 +16,7 @@ pytest.importorskip("mlflow")
 
 from jobs.config import parse_config  # noqa: E402
 from jobs.dataset import load_questions  # noqa: E402
-from jobs.schema import config_key, to_table  # noqa: E402
+from actors.schema import config_key, to_table  # noqa: E402
 from jobs.sweep import plan_tasks  # noqa: E402
 from jobs.tracking import (KIND, KIND_TAG, ROLE, SWEEP_KEY, SweepTracker, mask_credentials,  # noqa: E402
                            read_experiment)

@@ -1,4 +1,4 @@
-"""Running one Spec-Bench question, turn by turn, as Spec-Bench does (GUIDE §4).
+"""Running one multi-turn question, turn by turn, as Spec-Bench does.
 
 Turn t is asked in the same conversation after the model's own answers to turns
 1..t−1; each turn is generated, timed and recorded separately (tokenization and
@@ -7,10 +7,10 @@ detokenization are outside ``wall_time``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from actors.engine import Generation
-from jobs.dataset import Question
-from jobs.templates import render
+from actors.templates import render
 
 
 @dataclass
@@ -20,11 +20,11 @@ class Turn:
     prompt_ids: list
 
 
-def run_question(pair, question: Question, policy, *, template: str, max_new_tokens: int = 256,
+def run_question(pair, turns: Sequence[str], policy, *, template: str, max_new_tokens: int = 256,
                  temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> list[Turn]:
     messages: list[dict] = []
     turns = []
-    for t, user_text in enumerate(question.turns):
+    for t, user_text in enumerate(turns):
         messages.append({"role": "user", "content": user_text})
         ids = render(template, pair.tokenizer, messages)
         g = pair.engine.generate(ids, policy, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p,
