@@ -20,11 +20,14 @@ class Turn:
     prompt_ids: list
 
 
-def run_question(pair, turns: Sequence[str], policy, *, template: str, max_new_tokens: int = 256,
+def run_question(pair, user_turns: Sequence[str], policy, *, template: str, max_new_tokens: int = 256,
                  temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> list[Turn]:
+    """Generate every turn in one conversation; turn t sees the model's own answers to turns 1..t−1."""
+    if not user_turns:
+        raise ValueError("a question needs at least one turn")
     messages: list[dict] = []
     turns = []
-    for t, user_text in enumerate(turns):
+    for t, user_text in enumerate(user_turns):
         messages.append({"role": "user", "content": user_text})
         ids = render(template, pair.tokenizer, messages)
         g = pair.engine.generate(ids, policy, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p,

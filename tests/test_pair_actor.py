@@ -32,7 +32,7 @@ def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
     warmed = []
     real = pair_actor.run_question
     monkeypatch.setattr(pair_actor, "run_question", lambda pair, q, policy, **kw: (
-        warmed.append(policy.name) if q.question_id == QUESTION["question_id"] and kw.get("seed") is None else None,
+        warmed.append(policy.name) if tuple(q) == tuple(QUESTION["turns"]) and kw.get("seed") is None else None,
         real(pair, q, policy, **kw))[1])
     t = actor.run_task(task(repeats=2))
     rows = order(t)
