@@ -42,7 +42,7 @@ def test_ray_job_submit_runs_a_sweep(tmp_path):
         import pyarrow.parquet as pq
 
         files = list((tmp_path / "out" / "log").glob("task-*.parquet"))
-        assert len(files) == 1 and pq.read_table(files[0]).num_rows == 2     # ar + fixed γ=2
+        assert len(files) == 1 and pq.read_table(files[0]).num_rows == 3     # ar (first) + fixed γ=2 + ar (last)
     finally:
         subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=120)
         time.sleep(1)
