@@ -89,4 +89,14 @@ class ParquetLog:
         files = sorted(self.dir.glob("task-*.parquet"))
         if not files:
             return SCHEMA.empty_table().to_pandas()
-        return pa.concat_tables([pq.read_table(f) for f in files]).to_pandas()
+        tables, bad = [], []
+        for f in files:
+            try:
+                tables.append(pq.read_table(f))
+            except (OSError, pa.ArrowException):
+                bad.append(f.name)
+        if bad:
+            raise SpecsweepError(f"{len(bad)} unreadable task file(s) in {self.dir} ({', '.join(bad[:3])}"
+                                 f"{', ...' if len(bad) > 3 else ''}): delete them; running the sweep again re-runs "
+                                 "their tasks")
+        return pa.concat_tables(tables).to_pandas()

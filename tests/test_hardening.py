@@ -344,7 +344,12 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
     (tmp / "foreign").mkdir()
     (tmp / "foreign" / "thesis.tex").write_text("x")
     (tmp / "notutf8.yaml").write_bytes(b"\xff\xfe\x00")
+    (tmp / "corrupt" / "log").mkdir(parents=True)
+    (tmp / "corrupt" / "log" / "task-x.parquet").write_bytes(b"not parquet")
     return [
+        (["report", "--parquet", str(tmp / "corrupt")], "unreadable task file(s)"),
+        (["report", "--parquet", str(tmp / "foreign")], "holds no sweep log"),
+        (["report"], "report needs --parquet"),
         (["sweep", conf("trc", pairs=[{"target": target, "draft": draft, "trust_remote_code": "false"}])], "trust_remote_code"),
         (["sweep", conf("nan", generation={"temperature": NAN})], "generation.temperature"),
         (["sweep", conf("dup", policies=["fixed", "fixed"])], "policies[1]"),
