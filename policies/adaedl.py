@@ -43,18 +43,17 @@ from __future__ import annotations
 
 import math
 
-from policies.base import DISCARD, MORE, STOP, GenerationContext, Policy, StepOutcome
-from policies.dv_threshold import AdaptiveThreshold
+from policies.base import DISCARD, MORE, STOP
+from policies.dv_threshold import AdaptiveStop
 
 
-class AdaEDL(Policy):
+class AdaEDL(AdaptiveStop):
     name = "adaedl"
 
     def __init__(self, gamma: int = 0, gamma_e: float = 0.2, lam: float = 0.7, cap: int = 8, adaptive: bool = True,
                  target: float = 0.9, beta1: float = 0.5, beta2: float = 0.9, eps: float = 0.01):
-        self.gamma_e, self.cap = gamma_e, cap
-        self.gamma = cap
-        self.th = AdaptiveThreshold(lam, target, beta1, beta2, eps, cap, adaptive)
+        super().__init__(lam, target, cap, adaptive, beta1, beta2, eps)
+        self.gamma_e = gamma_e
 
     @property
     def lam(self) -> float:
@@ -64,20 +63,10 @@ class AdaEDL(Policy):
         """AdaEDL's lower bound on the acceptance probability of a token drawn from q with H(q) = entropy."""
         return 1.0 - math.sqrt(self.gamma_e * max(entropy, 0.0))
 
-    def reset(self, ctx: GenerationContext) -> None:
-        super().reset(ctx)
-        self.th.reset()
-
-    def max_draft(self) -> int:
-        return self.cap
-
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         if self.bound(entropy) >= self.th.value:
             return MORE
         return STOP if i == 1 else DISCARD
-
-    def update(self, o: StepOutcome) -> None:
-        self.th.update(o.drafted, o.accepted)
 
     def params(self) -> dict:
         t = self.th

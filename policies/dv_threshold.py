@@ -62,18 +62,15 @@ class AdaptiveThreshold:
         self.value = self.beta2 * self.value + (1.0 - self.beta2) * proposal
 
 
-class DVThreshold(Policy):
-    name = "dv-threshold"
+class AdaptiveStop(Policy):
+    """Draft up to ``cap`` tokens per step under a stopping threshold tuned by :class:`AdaptiveThreshold`;
+    subclasses say when a proposal fails the threshold (``after_draft``)."""
 
-    def __init__(self, gamma: int = 0, theta: float = 0.8, target: float = 0.9, cap: int = 8,
-                 adaptive: bool = True, beta1: float = 0.5, beta2: float = 0.9, eps: float = 0.01):
+    def __init__(self, start: float, target: float, cap: int, adaptive: bool, beta1: float, beta2: float,
+                 eps: float):
         self.cap = cap
         self.gamma = cap
-        self.th = AdaptiveThreshold(theta, target, beta1, beta2, eps, cap, adaptive)
-
-    @property
-    def theta(self) -> float:
-        return self.th.value
+        self.th = AdaptiveThreshold(start, target, beta1, beta2, eps, cap, adaptive)
 
     def reset(self, ctx: GenerationContext) -> None:
         super().reset(ctx)
@@ -82,11 +79,23 @@ class DVThreshold(Policy):
     def max_draft(self) -> int:
         return self.cap
 
-    def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
-        return STOP if q_max < self.th.value else MORE
-
     def update(self, o: StepOutcome) -> None:
         self.th.update(o.drafted, o.accepted)
+
+
+class DVThreshold(AdaptiveStop):
+    name = "dv-threshold"
+
+    def __init__(self, gamma: int = 0, theta: float = 0.8, target: float = 0.9, cap: int = 8,
+                 adaptive: bool = True, beta1: float = 0.5, beta2: float = 0.9, eps: float = 0.01):
+        super().__init__(theta, target, cap, adaptive, beta1, beta2, eps)
+
+    @property
+    def theta(self) -> float:
+        return self.th.value
+
+    def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
+        return STOP if q_max < self.th.value else MORE
 
     def params(self) -> dict:
         t = self.th
