@@ -21,8 +21,12 @@ class Turn:
 
 
 def run_question(pair, user_turns: Sequence[str], policy, *, template: str, max_new_tokens: int = 256,
-                 temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> list[Turn]:
-    """Generate every turn in one conversation; turn t sees the model's own answers to turns 1..t−1."""
+                 temperature: float = 0.0, top_p: float = 1.0, seed: int = 0, after_turn=None) -> list[Turn]:
+    """Generate every turn in one conversation; turn t sees the model's own answers to turns 1..t−1.
+
+    ``after_turn(t, prompt_ids, generation)``: called after each turn is generated (outside its timing),
+    e.g. to record the draft's rollouts along an ``ar`` turn.
+    """
     if not user_turns:
         raise ValueError("a question needs at least one turn")
     messages: list[dict] = []
@@ -32,6 +36,8 @@ def run_question(pair, user_turns: Sequence[str], policy, *, template: str, max_
         ids = render(template, pair.tokenizer, messages)
         g = pair.engine.generate(ids, policy, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p,
                                  seed=seed * 1000 + t)
+        if after_turn is not None:
+            after_turn(t, ids, g)
         text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
         messages.append({"role": "assistant", "content": text})
         turns.append(Turn(g, text, ids))

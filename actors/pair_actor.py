@@ -5,12 +5,15 @@ and warm-up generations are discarded, as Spec-Bench does: ``warmup`` runs of ``
 when the actor starts, and ``warmup`` runs of each policy the first time the actor
 meets it, so the method under test is warm before it is timed. A task is one
 question (all its turns) × a block of configs, timed in this order: ``ar`` first, the
-configs shuffled with the sweep seed (a fixed order would favour whichever config
+live configs shuffled with the sweep seed (a fixed order would favour whichever config
 always runs in the same slot), ``ar`` again last. The two ``ar`` runs are recorded as
 such (``ar_timing`` = first / last): the first is the baseline of every ratio, the pair
-of them is the ar/ar noise control (``jobs/metrics.py``). The answer is a
-``pyarrow.Table`` in ``actors/schema.py``'s schema. A config that raises becomes ``status="failed"`` rows
-with the reason; the rest of the task goes on. The same code runs on GPU and CPU.
+of them is the ar/ar noise control (``jobs/metrics.py``). Configs the task lists under
+``replay`` are replayed from traces recorded along the first ``ar`` run
+(``actors/replay_task.py``; rows with ``mode="replay"``). The answer is
+``{"rows": pyarrow.Table in actors/schema.py's schema, "traces": pyarrow.Table or None}``.
+A config that raises becomes ``status="failed"`` rows with the reason; the rest of the
+task goes on. The same code runs on GPU and CPU.
 """
 from __future__ import annotations
 
@@ -22,11 +25,11 @@ import time
 import traceback
 from typing import NamedTuple
 
-import pyarrow as pa
-
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
 from actors.conversation import run_question
+from actors.replay_task import FIT_GAMMAS, fit_pair_cost_model, replay_turns, traced_ar
+from actors.rollouts import traces_to_table
 from actors.schema import config_key, to_table
 from actors.templates import default_template
 from policies.registry import build
@@ -41,7 +44,8 @@ def versions() -> str:
 
 class PairActor:
     def __init__(self, pair: dict, label: str, *, calibrate: dict | None = None, warmup_question: dict | None = None,
-                 warmup: int = 3, generation: dict | None = None, threads: int | None = None):
+                 warmup: int = 3, generation: dict | None = None, threads: int | None = None,
+                 replay: dict | None = None):
         if threads:
             import torch
 
@@ -59,6 +63,13 @@ class PairActor:
         self.warm_tokens = min(32, (generation or {}).get("max_new_tokens", 32))
         self.warmed: set[str] = set()
         self._warm_up("ar", {}, 0)
+        self.replay = dict(replay or {})           # rollout_length, fit_gammas; None: this actor only runs live
+        self.cost_model = None
+        if replay is not None and self.warmup_question is not None and self.pair.drafter is not None:
+            self.cost_model = fit_pair_cost_model(
+                self.pair, self.warmup_question.turns, template=self.template,
+                max_new_tokens=(generation or {}).get("max_new_tokens", 128),
+                gammas=self.replay.get("fit_gammas", FIT_GAMMAS), label=f"{self.name} {self.pair.device}")
 
     def _warm_up(self, name: str, params: dict, gamma: int) -> None:
         """``warmup`` discarded runs of the warm-up question with a throwaway instance of this policy,
@@ -75,45 +86,80 @@ class PairActor:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
                 "engine": self.pair.engine.engine, "peak_gpu_memory": peak_gpu_memory(),
                 "costs": self.costs.to_dict() if self.costs else None, "rank_acceptance": self.pair.rank_acceptance,
+                "cost_model": self.cost_model.to_dict() if self.cost_model else None,
                 "versions": self.versions, "pid": os.getpid()}
 
-    def _policy(self, name: str, params: dict, gamma: int):
-        key = config_key(self.label, f"{name}:{json.dumps(params, sort_keys=True)}", gamma)
+    def _policy(self, name: str, params: dict, gamma: int, mode: str = "live"):
+        key = config_key(self.label, f"{name}:{json.dumps(params, sort_keys=True)}", gamma) + f"|{mode}"
         if key not in self.policies:
             self.policies[key] = build((name, params), max(gamma, 1))
         return self.policies[key]
 
-    def run_task(self, task: dict) -> pa.Table:
-        """task: task_key, question, configs [(name, params, gamma)], repeats, seed, generation."""
+    def run_task(self, task: dict) -> dict:
+        """task: task_key, question, configs [(name, params, gamma)], repeats, seed, generation; optional
+        ``live`` / ``replay``: the configs to run live / to replay (default: all live, none replayed)."""
         q = _question(task["question"])
         gen = task["generation"]
+        live = [tuple(c) for c in task.get("live", task["configs"])]
+        to_replay = [tuple(c) for c in task.get("replay", ())]
         rows: list[dict] = []
+        traces: list = []
         for rep in range(task["repeats"]):
-            configs = [tuple(c) for c in task["configs"]]
-            random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(configs)
-            timed = [("ar", {}, 0, "first")] + [(*c, "") for c in configs] + [("ar", {}, 0, "last")]
+            random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(live)
+            timed = [("ar", {}, 0, "first")] + [(*c, "") for c in live] + [("ar", {}, 0, "last")]
             for name, params, gamma, ar_timing in timed:
                 base = {**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": ar_timing}
                 try:
                     self._warm_up(name, params, gamma)
-                    policy = self._policy(name, params, gamma)
-                    turns = run_question(self.pair, q.turns, policy, template=self.template, seed=task["seed"] + rep, **gen)
-                    done = time.time()
+                    if ar_timing == "first" and to_replay and rep == 0:
+                        turns, traces = traced_ar(self.pair, q.turns, template=self.template,
+                                                  max_new_tokens=gen["max_new_tokens"],
+                                                  rollout_length=self.replay.get("rollout_length"),
+                                                  key=task["task_key"],
+                                                  meta={"question_id": q.question_id, "category": q.category})
+                    else:
+                        turns = run_question(self.pair, q.turns, self._policy(name, params, gamma),
+                                             template=self.template, seed=task["seed"] + rep, **gen)
                 except Exception as e:  # recorded, never silently lost
-                    msg = f"{type(e).__name__}: {e}".strip()[:500]
-                    rows.append({**base, "turn": 0, "status": "failed", "error": msg + " | " + _where(e)})
+                    rows.append(self._failed(base, e))
                     continue
-                for t, turn in enumerate(turns):
-                    g = turn.generation
-                    rows.append({**base, "turn": t, "new_tokens": g.new_tokens, "wall_time": g.wall_time, "tstamp": done,
-                                 "prefill_time": g.prefill_time, "draft_time": sum(s.draft_time for s in g.steps),
-                                 "verify_time": sum(s.verify_time for s in g.steps), "decoding_steps": g.decoding_steps,
-                                 "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,
-                                 "drafted": g.drafted, "accepted": g.accepted, "gammas": g.gammas, "text": turn.text,
-                                 "token_ids": g.token_ids, "prompt_ids": turn.prompt_ids,
-                                 "peak_gpu_bytes": sum(peak_gpu_memory().values()),
-                                 "status": "ok", "error": ""})
-        return to_table(rows)
+                done = time.time()
+                rows += [self._row(base, t, turn.generation, turn.text, turn.prompt_ids, done)
+                         for t, turn in enumerate(turns)]
+            rows += self._replayed(task, q, gen, rep, to_replay, traces)
+        return {"rows": to_table(rows), "traces": traces_to_table(traces) if traces else None}
+
+    def _replayed(self, task, q, gen, rep, configs, traces) -> list[dict]:
+        """Rows of the replayed configs (one per traced turn), or one failed row per config."""
+        rows = []
+        for name, params, gamma in configs:
+            base = {**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": "", "mode": "replay"}
+            try:
+                if not traces:
+                    raise RuntimeError("the traced ar run of this question failed; nothing to replay")
+                gens = replay_turns(self.pair, traces, self._policy(name, params, gamma, "replay"), self.cost_model)
+            except Exception as e:
+                rows.append(self._failed(base, e))
+                continue
+            done = time.time()
+            for t, (trace, g) in enumerate(zip(traces, gens)):
+                text = self.pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
+                rows.append(self._row(base, t, g, text, trace.prompt_ids, done))
+        return rows
+
+    def _row(self, base: dict, t: int, g, text: str, prompt_ids, done: float) -> dict:
+        return {**base, "turn": t, "new_tokens": g.new_tokens, "wall_time": g.wall_time, "tstamp": done,
+                "prefill_time": g.prefill_time, "draft_time": sum(s.draft_time for s in g.steps),
+                "verify_time": sum(s.verify_time for s in g.steps), "decoding_steps": g.decoding_steps,
+                "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,
+                "drafted": g.drafted, "accepted": g.accepted, "gammas": g.gammas, "text": text,
+                "token_ids": g.token_ids, "prompt_ids": list(prompt_ids),
+                "peak_gpu_bytes": sum(peak_gpu_memory().values()), "status": "ok", "error": ""}
+
+    @staticmethod
+    def _failed(base: dict, e: Exception) -> dict:
+        msg = f"{type(e).__name__}: {e}".strip()[:500]
+        return {**base, "turn": 0, "status": "failed", "error": msg + " | " + _where(e)}
 
     def _base_row(self, task, q, name, params, gamma, rep, gen) -> dict:
         spec = policy_spec(name, params)
@@ -122,7 +168,7 @@ class PairActor:
                 "target": self.cfg.target, "draft": str(self.cfg.draft), "policy": name, "policy_spec": spec,
                 "params": json.dumps(params, sort_keys=True), "gamma": gamma, "repeat": rep, "seed": task["seed"] + rep,
                 "temperature": float(gen.get("temperature", 0.0)), "question_id": q.question_id, "category": q.category,
-                "device": self.pair.device, "actor": self.name, "versions": self.versions}
+                "device": self.pair.device, "actor": self.name, "versions": self.versions, "mode": "live"}
 
 
 def policy_spec(name: str, params: dict) -> str:

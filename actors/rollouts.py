@@ -178,11 +178,12 @@ def compute_rollouts(drafter, prompt_ids: Sequence[int], reference: Sequence[int
 @torch.no_grad()
 def record_trace(engine, prompt_ids: Sequence[int], *, max_new_tokens: int, max_draft: int | None = None,
                  pair: str = "", tokenizer_hash: str = "", target: str = "", draft: str = "",
-                 key: str = "") -> Trace:
+                 key: str = "", ar=None) -> Trace:
     """Run the target alone (the ``ar`` generation, timed) and compute the draft's rollouts along its output.
 
     ``engine``: a :class:`~actors.engine.SpecEngine` with a model drafter. The reference
     is exactly what ``ar`` emits under the same ``max_new_tokens`` and EOS set.
+    ``ar``: that generation when the caller already ran it (then it is not run again).
     """
     import time
 
@@ -190,7 +191,8 @@ def record_trace(engine, prompt_ids: Sequence[int], *, max_new_tokens: int, max_
 
     if max_draft is not None and max_draft < 1:
         raise SpecsweepError(f"max_draft must be >= 1 or None (the whole budget), got {max_draft}")
-    ar = engine.generate(list(prompt_ids), TargetOnly(), max_new_tokens=max_new_tokens)
+    if ar is None:
+        ar = engine.generate(list(prompt_ids), TargetOnly(), max_new_tokens=max_new_tokens)
     t0 = time.perf_counter()
     rollouts, info = compute_rollouts(engine.drafter, prompt_ids, ar.token_ids, max_new_tokens=max_new_tokens,
                                       max_draft=max_draft, eos_ids=engine.eos)
@@ -205,11 +207,11 @@ def record_trace(engine, prompt_ids: Sequence[int], *, max_new_tokens: int, max_
 
 
 def record_pair_trace(pair, prompt_ids: Sequence[int], *, max_new_tokens: int, max_draft: int | None = None,
-                      key: str = "") -> Trace:
+                      key: str = "", ar=None) -> Trace:
     """:func:`record_trace` on a loaded :class:`~actors.pair.Pair`, fingerprinted by label, tokenizer and models."""
     return record_trace(pair.engine, prompt_ids, max_new_tokens=max_new_tokens, max_draft=max_draft,
-                        pair=pair.cfg.label, tokenizer_hash=tokenizer_fingerprint(pair.tokenizer),
-                        target=pair.cfg.target, draft=str(pair.cfg.draft), key=key)
+                        pair=(pair.cfg.name or pair.cfg.target), tokenizer_hash=tokenizer_fingerprint(pair.tokenizer),
+                        target=pair.cfg.target, draft=str(pair.cfg.draft), key=key, ar=ar)
 
 
 # ---------------------------------------------------------------- Arrow / Parquet

@@ -48,6 +48,8 @@ SCHEMA = pa.schema([
     ("versions", pa.string()),        # JSON: torch, transformers, specsweep
     ("engine", pa.string()),          # eager | static | compiled (actors/runners.py)
     ("peak_gpu_bytes", pa.int64()),   # peak GPU memory allocated by the actor so far, all its GPUs (0 on CPU)
+    ("mode", pa.string()),            # "live" (generated and timed) or "replay" (from the ar run's trace; wall_time
+                                      # predicted by the actor's cost model); null in logs written before replay
 ])
 
 

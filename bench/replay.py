@@ -85,7 +85,7 @@ def main(argv=None) -> None:
         t_trace, t_fit, live_cost = t_trace + t1 - t0, t_fit + t2 - t1, live_cost + t3 - t2
         print(f"question {q.question_id}: trace {t1 - t0:.1f} s, fit runs {t2 - t1:.1f} s, "
               f"live {len(specs) * len(gammas)} generations {t3 - t2:.1f} s", flush=True)
-    model = fit_cost_model(fit_runs, label=f"{pair.cfg.label} {pair.device}")
+    model = fit_cost_model(fit_runs, label=f"{(pair.cfg.name or pair.cfg.target)} {pair.device}")
     t1 = time.perf_counter()
     rep = {(qi, spec, g): replay(traces[qi], build(spec, g), costs=costs, cost_model=model)
            for qi in range(len(prompts)) for spec in specs for g in gammas}

@@ -3,6 +3,7 @@
     specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
     specsweep sweep     CONFIG.yaml [--address ADDR] [--resume] [--dry-run] [--fresh]
     specsweep report    (--experiment NAME [--output DIR] | --parquet DIR) [--format md|csv]
+    specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json] [--format md|csv]
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
 
@@ -206,6 +207,12 @@ def cmd_report(a) -> int:
     return report_main(a)
 
 
+def cmd_replay(a) -> int:
+    from jobs.replay_cli import main as replay_main
+
+    return replay_main(a)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="specsweep", description="Evaluate speculative-decoding policies.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -237,6 +244,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--format", default="md", choices=["md", "csv"])
     r.add_argument("--compare", default=None, help="a second sweep output folder to compare against")
     r.set_defaults(fn=cmd_report)
+    rp = sub.add_parser("replay", help="replay policies on a sweep's stored traces (no model loaded)")
+    rp.add_argument("output", help="the output folder of a sweep run with mode: replay or both")
+    rp.add_argument("--policies", required=True, help="YAML file: policies: [...] and optionally gammas: [...]")
+    rp.add_argument("--costs", default=None, help="another sweep's actors.json: predict times with its cost model "
+                                                   "(what-if)")
+    rp.add_argument("--format", default="md", choices=["md", "csv"])
+    rp.set_defaults(fn=cmd_replay)
     d = sub.add_parser("distill", help="train a small draft for a target by knowledge distillation")
     d.add_argument("--target", default=DEFAULT_TARGET)
     d.add_argument("--out", default="runs/distill")

@@ -85,17 +85,27 @@ class SweepConfig:
     experiment: str = ""
     block_size: int = 0
     calibrate: dict = field(default_factory=lambda: {"context": 256, "max_tokens": 64})
+    mode: str = "live"                  # live | replay | both (docs/replay.md)
+    validate: float = 0.2               # replay: fraction of configs also run live (at least one per policy)
+    rollout_length: int | None = None   # replay: draft proposals recorded per position (None: the whole budget)
 
     def fingerprint(self) -> str:
         """Identity of what the sweep computes (output/tracking locations excluded)."""
         d = asdict(self)
         for k in ("output", "tracking_uri", "experiment"):
             d.pop(k)
+        if d["mode"] == "live":        # live sweeps keep the fingerprints they had before replay existed
+            for k in ("mode", "validate", "rollout_length"):
+                d.pop(k)
         for pair in d["pairs"]:        # engine options left at their defaults keep older outputs' fingerprints
             for k, default in ENGINE_DEFAULTS.items():
                 if pair.get(k) == default:
                     pair.pop(k)
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def replay_settings(self) -> dict | None:
+        """What a PairActor needs to replay (None for a live sweep)."""
+        return None if self.mode == "live" else {"rollout_length": self.rollout_length}
 
     @property
     def experiment_name(self) -> str:
@@ -184,6 +194,9 @@ class _Sweep(BaseModel):
     experiment: str = ""
     block_size: int = Field(0, ge=0)
     calibrate: _Calibrate = Field(default_factory=_Calibrate)
+    mode: Literal["live", "replay", "both"] = "live"
+    validate_: float = Field(0.2, ge=0, le=1, alias="validate")
+    rollout_length: Optional[int] = Field(None, ge=1, le=MAX_GAMMA)
 
 
 _MODELS = {(): _Sweep, ("pairs", "*"): _Pair, ("dataset",): _Dataset, ("generation",): _Generation,
@@ -214,7 +227,7 @@ def _explain(e: dict) -> str:
     if kind == "extra_forbidden":
         shape = tuple("*" if isinstance(p, int) else p for p in loc[:-1])
         model = _MODELS.get(shape)
-        valid = ", ".join(model.model_fields) if model else "see docs/sweeps.md"
+        valid = ", ".join(f.alias or name for name, f in model.model_fields.items()) if model else "see docs/sweeps.md"
         return f"unknown field; valid fields: {valid}"
     if kind == "bool_type":
         return f"must be a YAML boolean (true or false, unquoted), got {value!r}"
@@ -283,6 +296,24 @@ def _no_duplicates(path: str, values: list, what: str, shown: list | None = None
         seen[key] = i
 
 
+def parse_policies_and_gammas(entries, gammas) -> tuple[list[tuple[str, dict]], list[int]]:
+    """A policy list and a γ list as a sweep config takes them (``ar`` dropped: it is the baseline)."""
+    if not isinstance(entries, list) or not entries:
+        _err("policies", f"must be a non-empty list of policies, got {entries!r}")
+    if not isinstance(gammas, list) or not gammas:
+        _err("gammas", f"must be a non-empty list of integers, got {gammas!r}")
+    policies = [_policy(f"policies[{i}]", p) for i, p in enumerate(entries)]
+    _no_duplicates("policies", [list(p) for p in policies], "policy")
+    for i, g in enumerate(gammas):
+        if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= MAX_GAMMA:
+            _err(f"gammas[{i}]", f"must be an integer in [1, {MAX_GAMMA}], got {g!r}")
+    _no_duplicates("gammas", gammas, "initial γ")
+    policies = [p for p in policies if p[0] != "ar"]
+    if not policies:
+        _err("policies", "ar alone: ar is the baseline; list at least one speculative policy")
+    return policies, list(gammas)
+
+
 def _check_tracking_uri(uri: str) -> None:
     scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
     if scheme.split("+")[0] not in TRACKING_SCHEMES:
@@ -328,7 +359,8 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
     cal = {"context": 256, "max_tokens": 64, **m.calibrate.model_dump(exclude_unset=True)}
     return SweepConfig(name=m.name, pairs=pairs, policies=policies, gammas=list(m.gammas), dataset=ds,
                        generation=gen, repeats=m.repeats, seed=m.seed, warmup=m.warmup, output=m.output,
-                       tracking_uri=m.tracking_uri, experiment=m.experiment, block_size=m.block_size, calibrate=cal)
+                       tracking_uri=m.tracking_uri, experiment=m.experiment, block_size=m.block_size, calibrate=cal,
+                       mode=m.mode, validate=float(m.validate_), rollout_length=m.rollout_length)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

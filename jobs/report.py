@@ -31,18 +31,34 @@ def summary_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.Da
     log = ParquetLog(folder)
     if not log.dir.exists():
         raise SpecsweepError(f"{folder} holds no sweep log (expected {log.dir})")
-    df = metrics.ok_rows(log.read())
+    df = _shown_rows(folder, log.read())
     if df.empty:
         raise SpecsweepError(f"{folder}: the log has no successful rows yet")
     return metrics.config_summary(df), metrics.speedup_vs_ar(df), metrics.fraction_of_oracle(df)
+
+
+def _shown_rows(folder: str, df: pd.DataFrame) -> pd.DataFrame:
+    """The successful rows the figures use: one mode per config (``jobs/agreement.py``)."""
+    from jobs.agreement import preferred_mode, primary_rows
+
+    return primary_rows(metrics.ok_rows(df), preferred_mode(folder))
 
 
 def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(Table 2 with intervals, noise floor per pair) from a sweep's Parquet log."""
     from jobs.parquet_log import ParquetLog
 
-    df = metrics.ok_rows(ParquetLog(folder).read())
+    df = _shown_rows(folder, ParquetLog(folder).read())
     return metrics.table2(df), metrics.noise_floor(df)
+
+
+def agreement_from_parquet(folder: str) -> str:
+    """The replay-vs-live agreement section ("" for a sweep without replayed rows)."""
+    from jobs.agreement import agreement_table, agreement_text
+    from jobs.parquet_log import ParquetLog
+
+    table = agreement_table(ParquetLog(folder).read())
+    return f"\n## {agreement_text(table)}\n" if len(table) else ""
 
 
 def summary_from_mlflow(experiment: str, uri: str, output: str | None = None
@@ -189,6 +205,8 @@ def main(a) -> int:
             floor = f.assign(tasks=float("nan"), ar_ratio=float("nan"), ar_ratio_lo=float("nan"),
                              ar_ratio_hi=float("nan"), task_p05=float("nan"), task_p95=float("nan"))
     text = build_report(summary, speed, frac, a.format, t2, floor)
+    if a.parquet:
+        text += agreement_from_parquet(a.parquet)
     if a.compare:
         if not a.parquet:
             raise SpecsweepError("--compare works on Parquet folders: pass --parquet A --compare B")

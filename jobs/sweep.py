@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import signal
@@ -26,42 +25,8 @@ from tqdm import tqdm
 from jobs.config import SweepConfig, load_config, redact_uri
 from jobs.dataset import load_questions
 from jobs.parquet_log import ParquetLog
+from jobs.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
 from policies.errors import SpecsweepError
-
-
-def plan_tasks(cfg: SweepConfig, questions) -> list[dict]:
-    configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
-    block = cfg.block_size or len(configs)
-    tasks = []
-    for p in cfg.pairs:
-        for q in questions:
-            for b in range(0, len(configs), block):
-                chunk = configs[b:b + block]
-                tasks.append({"task_key": f"{p.label}|q{q.question_id}|b{b // block}", "pair": p.label,
-                              "question": {"question_id": q.question_id, "category": q.category, "turns": list(q.turns)},
-                              "configs": chunk, "repeats": cfg.repeats, "seed": cfg.seed, "generation": cfg.generation})
-    return tasks
-
-
-def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
-    turns = sum(len(q.turns) for q in questions)
-    configs = len(cfg.policies) * len(cfg.gammas)
-    gens = len(cfg.pairs) * turns * (configs + math.ceil(configs / (cfg.block_size or configs))) * cfg.repeats
-    tokens = gens * cfg.generation["max_new_tokens"]
-    lines = [f"sweep {cfg.name!r}: {len(cfg.pairs)} pair(s), {len(questions)} questions ({turns} turns), "
-             f"{len(cfg.policies)} policies × {len(cfg.gammas)} initial γ = {configs} configs (+ ar), {cfg.repeats} repeat(s)",
-             f"tasks: {len(tasks)}; generations: {gens}; at most {tokens} new tokens"]
-    for p in cfg.pairs:
-        lines.append(f"  pair {p.label}: target={p.target} draft={p.draft} dtype={p.dtype} quant={p.quantization} "
-                     f"actors={p.actors} num_gpus={p.num_gpus}")
-    for name, params in cfg.policies:
-        lines.append(f"  policy {name} {json.dumps(params)}")
-    lines.append(f"  gammas {cfg.gammas}")
-    # cost estimate: max_new_tokens per generation at a plain-decoding rate of 25 ms/token per actor
-    actors = sum(p.actors for p in cfg.pairs)
-    est = tokens * 0.025 / max(1, actors)
-    lines.append(f"estimated wall time at 25 ms/token: {est / 3600:.2f} h on {actors} actor(s) (an upper bound)")
-    return "\n".join(lines)
 
 
 def _pair_kwargs(p, gammas=()) -> dict:
@@ -72,23 +37,15 @@ def _pair_kwargs(p, gammas=()) -> dict:
             "max_draft": max([32, *gammas])}   # compiled engine: graphs up to gt's default cap
 
 
-def make_actors(cfg: SweepConfig, warmup_question: dict, resources: dict):
-    import ray
+def actor_specs(cfg: SweepConfig, warmup_question: dict) -> list:
+    """One :class:`~cluster.backends.ActorSpec` per pair: what its PairActors are built with."""
+    from cluster.backends import ActorSpec
 
-    from actors.pair_actor import PairActor
-
-    cpus = resources.get("CPU", 1)
-    cpu_actors = sum(p.actors for p in cfg.pairs if not p.num_gpus)
-    actors = {}
-    for p in cfg.pairs:
-        threads = max(1, int(cpus // max(1, cpu_actors))) if not p.num_gpus else None
-        remote = ray.remote(num_gpus=p.num_gpus, num_cpus=p.num_cpus if not p.num_gpus else 0,
-                            max_restarts=2, max_task_retries=2)(PairActor)
-        actors[p.label] = [remote.options(name=f"specsweep-{cfg.fingerprint()}-{p.label}-{i}".replace("/", "_"),
-                                          get_if_exists=False).remote(
-            _pair_kwargs(p, cfg.gammas), p.label, calibrate=cfg.calibrate, warmup_question=warmup_question, warmup=cfg.warmup,
-            generation=cfg.generation, threads=threads) for i in range(p.actors)]
-    return actors
+    return [ActorSpec(p.label, {"pair": _pair_kwargs(p, cfg.gammas), "label": p.label, "calibrate": cfg.calibrate,
+                                "warmup_question": warmup_question, "warmup": cfg.warmup,
+                                "generation": cfg.generation, "replay": cfg.replay_settings()},
+                      copies=p.actors, num_gpus=p.num_gpus, num_cpus=p.num_cpus,
+                      name=f"specsweep-{cfg.fingerprint()}-{p.label}") for p in cfg.pairs]
 
 
 def failure_table(task: dict, reason: str):
@@ -101,8 +58,12 @@ def failure_table(task: dict, reason: str):
 
 
 def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = False, dry_run: bool = False,
-              log_mlflow: bool = True, on_task_done=None, handle_sigterm: bool = False) -> dict:
+              log_mlflow: bool = True, on_task_done=None, handle_sigterm: bool = False,
+              backend: str = "ray") -> dict:
     """Run (or resume) a sweep; returns a summary dict. ``on_task_done(n)`` is a test hook.
+
+    ``backend``: ``"ray"`` (actors on the Ray cluster at ``address``, or a local one) or
+    ``"inprocess"`` (the same actors and tasks in this process, no Ray: tests, debugging).
 
     ``handle_sigterm``: once Ray is connected (its core worker installs a SIGTERM handler
     that aborts the process), SIGTERM raises :class:`Terminated` instead, so the sweep
@@ -116,6 +77,11 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     questions = load_questions(ds.get("source", "sample"), ds.get("categories"), ds.get("limit_per_category"),
                                ds.get("question_ids"))
     tasks = plan_tasks(cfg, questions)
+    if cfg.mode != "live" and not dry_run:
+        from jobs.plan import replay_partition
+
+        for note in replay_partition(cfg)[2]:
+            print(f"specsweep: {note}", file=sys.stderr)
     if dry_run:
         print(describe_plan(cfg, questions, tasks))
         return {"tasks": len(tasks), "dry_run": True}
@@ -138,14 +104,25 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         except Exception as e:  # an MLflow store that cannot be opened fails in many ways
             raise SpecsweepError(f"cannot open the MLflow tracking URI {redact_uri(cfg.tracking_uri)!r} "
                                  f"({_first_line(e)}); default is sqlite:///mlflow.db") from None
-    check_address(address)
-    check_pairs(cfg, local_cluster=target_address(address) is None)
+    if backend not in ("ray", "inprocess"):
+        raise SpecsweepError(f"backend must be 'ray' or 'inprocess', got {backend!r}")
+    if backend == "ray":
+        check_address(address)
+    check_pairs(cfg, local_cluster=backend != "ray" or target_address(address) is None)
     with OutputLock(cfg.output):
-        resources = connect(address)
-        if handle_sigterm and _main_thread():
-            signal.signal(signal.SIGTERM, _on_sigterm)
-        check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
-                        sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
+        if backend == "ray":
+            from cluster.backends import RayBackend
+
+            resources = connect(address)
+            if handle_sigterm and _main_thread():
+                signal.signal(signal.SIGTERM, _on_sigterm)
+            check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
+                            sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
+            runner = RayBackend(resources)
+        else:
+            from cluster.backends import InProcessBackend
+
+            runner = InProcessBackend()
         # checks the folder's config again (now that no other sweep can write here), then writes
         log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)
         done = log.done_keys()
@@ -159,7 +136,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         try:
             failed_tasks = 0
             if todo:
-                failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, resources, questions, on_task_done,
+                failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, runner, questions, on_task_done,
                                         tracker)
             return summarise(cfg, log, tracker, failed_tasks)
         except KeyboardInterrupt:        # Ctrl-C and SIGTERM
@@ -226,84 +203,93 @@ def record_error(cfg: SweepConfig, where: str, e: BaseException) -> Path:
     return path
 
 
-def _fan_out(cfg, todo, total, already, log, resources, questions, on_task_done, tracker=None) -> int:
-    import ray
+def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, tracker=None) -> int:
+    """Start the actors, run ``todo`` on them and write every finished task at once; returns failed tasks."""
+    from cluster.backends import ActorStartError
 
-    warm_q = {"question_id": questions[0].question_id, "category": questions[0].category, "turns": list(questions[0].turns)}
-    actors = make_actors(cfg, warm_q, resources)
+    q0 = questions[0]
+    warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
     try:
-        infos = {}
-        for label, acts in actors.items():
-            try:
-                infos[label] = ray.get([a.info.remote() for a in acts])
-            except Exception as e:   # the actor could not start: models, tokenizer, device, calibration
-                path = record_error(cfg, f"starting the actors of pair {label}", e)
-                raise SpecsweepError(f"pair {label}: the actor failed to start: {root_cause(e)} "
-                                     f"(full traceback in {path})") from None
-        (Path(cfg.output) / "actors.json").write_text(json.dumps(infos, indent=1))   # device, template, cost curve per actor
-        queues = {label: [t for t in todo if t["pair"] == label] for label in actors}
-        inflight: dict = {}
-        load = {id(a): 0 for acts in actors.values() for a in acts}
+        try:
+            infos = backend.start(actor_specs(cfg, warm_q))
+        except ActorStartError as e:   # the actor could not start: models, tokenizer, device, calibration
+            path = record_error(cfg, f"starting the actors of pair {e.label}", e.cause)
+            raise SpecsweepError(f"pair {e.label}: the actor failed to start: {root_cause(e.cause)} "
+                                 f"(full traceback in {path})") from None
+        write_actor_info(cfg, infos)
         bar = tqdm(total=total, initial=already, desc=f"sweep {cfg.name}", unit="task", dynamic_ncols=True)
+        counts = {"failed": 0, "tokens": 0, "t0": time.time()}
 
-        def submit():
-            for label, acts in actors.items():
-                for a in sorted(acts, key=lambda a: load[id(a)]):
-                    while queues[label] and load[id(a)] < 2:
-                        task = queues[label].pop(0)
-                        inflight[a.run_task.remote(task)] = (task, a)
-                        load[id(a)] += 1
+        def on_result(task, result, error) -> None:
+            if error is not None:
+                path = record_error(cfg, f"task {task['task_key']}", error)
+                result = {"rows": failure_table(task, f"{root_cause(error)} (full traceback in {path})")}
+            table = result["rows"]
+            if result.get("traces") is not None:     # before the log entry: a logged task always has its traces
+                write_traces_table(cfg, task, result["traces"])
+            log.write(table)
+            if tracker is not None:      # queues the affected runs' metrics; MLflow calls happen in its thread
+                tracker.task_done(table)
+            if any(s != "ok" for s in table.column("status").to_pylist()):
+                counts["failed"] += 1
+            counts["tokens"] += sum(v or 0 for v in table.column("new_tokens").to_pylist())
+            bar.update(1)
+            bar.set_postfix(tok_s=f"{counts['tokens'] / max(1e-9, time.time() - counts['t0']):.1f}",
+                            failed=counts["failed"])
+            if on_task_done:
+                on_task_done(bar.n)
 
         try:
-            submit()
-            return _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done, tracker)
+            backend.run(todo, on_result)
         finally:
             bar.close()
+        return counts["failed"]
     finally:
-        for acts in actors.values():   # free the actors' CPUs/GPUs for whatever runs next on the cluster
-            for a in acts:
-                ray.kill(a, no_restart=True)
+        backend.stop()
 
 
-def _collect(cfg, inflight, queues, load, log, bar, submit, on_task_done, tracker=None) -> int:
-    import ray
+def write_actor_info(cfg: SweepConfig, infos: dict) -> None:
+    """``OUTPUT/actors.json`` (device, template, cost curve, cost model per actor) and, for replay,
+    ``OUTPUT/traces/cost_models.json`` (the cost model each pair's replayed times were predicted with)."""
+    out = Path(cfg.output)
+    (out / "actors.json").write_text(json.dumps(infos, indent=1))
+    models = {label: [i.get("cost_model") for i in acts] for label, acts in infos.items()
+              if any(i.get("cost_model") for i in acts)}
+    if models:
+        (out / "traces").mkdir(exist_ok=True)
+        (out / "traces" / "cost_models.json").write_text(json.dumps(models, indent=1))
 
-    failed = 0
-    tokens = 0
-    t0 = time.time()
-    while inflight:
-        ready, _ = ray.wait(list(inflight), num_returns=1)
-        ref = ready[0]
-        task, actor = inflight.pop(ref)
-        load[id(actor)] -= 1
-        try:
-            table = ray.get(ref)
-        except Exception as e:  # actor died for good / retries exhausted / unserialisable error
-            path = record_error(cfg, f"task {task['task_key']}", e)
-            table = failure_table(task, f"{root_cause(e)} (full traceback in {path})")
-        log.write(table)
-        if tracker is not None:      # queues the affected runs' metrics; MLflow calls happen in its thread
-            tracker.task_done(table)
-        statuses = table.column("status").to_pylist()
-        if any(s != "ok" for s in statuses):
-            failed += 1
-        tokens += sum(v or 0 for v in table.column("new_tokens").to_pylist())
-        bar.update(1)
-        bar.set_postfix(tok_s=f"{tokens / max(1e-9, time.time() - t0):.1f}", failed=failed)
-        if on_task_done:
-            on_task_done(bar.n)
-        submit()
-    return failed
+
+def write_traces_table(cfg: SweepConfig, task: dict, table) -> Path:
+    """``OUTPUT/traces/<task>.parquet``: the task's traces (one row per turn), written atomically."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    folder = Path(cfg.output) / "traces"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{hashlib.sha1(task['task_key'].encode()).hexdigest()[:16]}.parquet"
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+    return path
 
 
 def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> dict:
     from jobs import metrics
     from jobs.answers import write_all
 
+    from jobs.agreement import agreement_table, agreement_text, primary_rows
+
     df = log.read()
-    ok = df[df["status"] == "ok"]
     failed_rows = int((df["status"] != "ok").sum())
+    everything = df[df["status"] == "ok"]
+    ok = primary_rows(everything, "live" if cfg.mode == "both" else "replay")   # one mode per config in figures
     out = Path(cfg.output)
+    agreement = agreement_table(everything)
+    if len(agreement):
+        agreement.to_csv(out / "replay_agreement.csv", index=False)
+        print(agreement_text(agreement), file=sys.stderr)
     summary = metrics.config_summary(ok) if len(ok) else None
     speed = metrics.speedup_vs_ar(ok) if len(ok) else None
     result = {"rows": len(df), "failed_rows": failed_rows, "failed_tasks": failed_tasks, "output": str(out)}
@@ -325,8 +311,8 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
 
     figures = all_figures(summary, ok, out / "figures") + token_views(cfg, ok, out / "token_views")
     if tracker is not None:
-        arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json")
-                if p.exists()] + figures
+        arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json",
+                            out / "replay_agreement.csv") if p.exists()] + figures
         from jobs.report import specbench_layout, table2_layout
 
         tables = {"table2": table2_layout(summary), "specbench": specbench_layout(summary, speed), "summary": summary}

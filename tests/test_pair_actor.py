@@ -34,7 +34,7 @@ def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
     monkeypatch.setattr(pair_actor, "run_question", lambda pair, q, policy, **kw: (
         warmed.append(policy.name) if tuple(q) == tuple(QUESTION["turns"]) and kw.get("seed") is None else None,
         real(pair, q, policy, **kw))[1])
-    t = actor.run_task(task(repeats=2))
+    t = actor.run_task(task(repeats=2))["rows"]
     rows = order(t)
     assert all(s == "ok" for s in t.column("status").to_pylist())
     for rep in (rows[:6], rows[6:]):
@@ -42,9 +42,9 @@ def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
         assert sorted((p, g) for p, g, _ in rep[1:-1]) == sorted((n, g) for n, _, g in CONFIGS)
         assert all(tm == "" for _, _, tm in rep[1:-1])
     # the shuffle depends on the seed, the task and the repeat, and is reproducible
-    orders = {tuple(order(actor.run_task(task(seed=s)))[1:5]) for s in range(3)} | {tuple(rows[1:5]), tuple(rows[7:11])}
+    orders = {tuple(order(actor.run_task(task(seed=s))["rows"])[1:5]) for s in range(3)} | {tuple(rows[1:5]), tuple(rows[7:11])}
     assert len(orders) > 1
-    assert order(actor.run_task(task(repeats=2))) == rows
+    assert order(actor.run_task(task(repeats=2))["rows"]) == rows
     # fixed and gammatune were each warmed up once, the first time they were met (ar at start-up)
     assert sorted(warmed) == ["fixed", "gammatune"]
 
@@ -61,7 +61,7 @@ def test_report_from_a_logged_task(actor, tmp_path, capsys):
     for qid in (9017, 9021, 9023):
         t = task(key=f"tiny|q{qid}|b0")
         t["question"] = {**QUESTION, "question_id": qid}
-        log.write(actor.run_task(t))
+        log.write(actor.run_task(t)["rows"])
     assert main(argparse.Namespace(parquet=str(tmp_path), experiment=None, format="md", compare=None)) == 0
     text = capsys.readouterr().out
     assert "## Noise floor" in text and "| tiny" in text and "ar last / ar first" in text

@@ -1,0 +1,101 @@
+"""Replay against live: which rows a report shows, and how well replay agreed with live runs.
+
+Rows carry ``mode`` = ``live`` or ``replay`` (logs written before replay existed have none:
+live). A config may have both: a replayed config chosen for live validation, or every
+config in ``mode: both``.
+
+* :func:`primary_rows`: the rows every figure is computed from — per config, its replayed
+  rows when it has them (``prefer="replay"``) or its live rows (``prefer="live"``);
+  ``ar`` is always live (it is the measured baseline of every ratio).
+* :func:`agreement_table`: per (pair, policy spec), over the generations that exist in
+  both modes (same config, question, turn, repeat): the share with identical token ids,
+  the share with identical (k_max, drafted, accepted) step sequences (100 % under greedy
+  decoding, by the replay argument in docs/replay.md), and the median and p90 of
+  |predicted − measured| / measured wall time.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+KEYS = ["config_key", "question_id", "turn", "repeat"]
+
+
+def modes(df: pd.DataFrame) -> pd.Series:
+    """Each row's mode, ``live`` where the column is missing or null."""
+    if "mode" not in df:
+        return pd.Series("live", index=df.index)
+    return df["mode"].fillna("live").replace("", "live")
+
+
+def primary_rows(df: pd.DataFrame, prefer: str = "replay") -> pd.DataFrame:
+    """Per config_key the rows of the preferred mode when there are any, else the other mode's."""
+    if prefer not in ("live", "replay"):
+        raise ValueError(f"prefer must be live or replay, got {prefer!r}")
+    m = modes(df)
+    has = set(df.loc[m == prefer, "config_key"])
+    keep = (m == prefer) | ~df["config_key"].isin(has)
+    return df[keep]
+
+
+def preferred_mode(output: str) -> str:
+    """The mode a sweep's figures are shown in: ``live`` for ``mode: both`` (replay is then the check),
+    ``replay`` otherwise (a live sweep has no replayed rows, so nothing changes for it)."""
+    import json
+    from pathlib import Path
+
+    try:
+        config = json.loads((Path(output) / "log" / "state.json").read_text()).get("config") or {}
+    except (OSError, ValueError):
+        config = {}
+    return "live" if config.get("mode") == "both" else "replay"
+
+
+def agreement_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Replay-vs-live agreement per (pair, policy spec) on the twin generations; empty when there are none."""
+    m = modes(df)
+    ok = df["status"] == "ok"
+    live, rep = df[ok & (m == "live")], df[ok & (m == "replay")]
+    if live.empty or rep.empty:
+        return pd.DataFrame()
+    twins = live.merge(rep, on=KEYS, suffixes=("_live", "_replay"))
+    if twins.empty:
+        return pd.DataFrame()
+
+    def same(a, b) -> bool:
+        return a is not None and b is not None and list(a) == list(b)
+
+    twins["same_tokens"] = [same(a, b) for a, b in zip(twins["token_ids_live"], twins["token_ids_replay"])]
+    step_cols = [c for c in ("k_max", "gammas") if f"{c}_live" in twins][:1] + ["drafted", "accepted"]
+    twins["same_steps"] = [all(same(r[f"{c}_live"], r[f"{c}_replay"]) for c in step_cols)
+                           for _, r in twins.iterrows()]
+    meas, pred = twins["wall_time_live"].astype(float), twins["wall_time_replay"].astype(float)
+    twins["time_error"] = (pred - meas).abs() / meas.where(meas > 0)
+    rows = []
+    for (pair, spec), part in twins.groupby(["pair_live", "policy_spec_live"]):
+        err = part["time_error"].dropna()
+        rows.append({"pair": pair, "policy_spec": spec, "generations": len(part),
+                     "gammas": ",".join(str(g) for g in sorted(part["gamma_live"].unique())),
+                     "tokens_identical": part["same_tokens"].mean(), "steps_identical": part["same_steps"].mean(),
+                     "time_error_median": float(err.median()) if len(err) else np.nan,
+                     "time_error_p90": float(np.percentile(err, 90)) if len(err) else np.nan})
+    out = pd.DataFrame(rows)
+    total = {"pair": "all", "policy_spec": "all", "generations": len(twins), "gammas": "",
+             "tokens_identical": twins["same_tokens"].mean(), "steps_identical": twins["same_steps"].mean(),
+             "time_error_median": float(twins["time_error"].median()),
+             "time_error_p90": float(np.nanpercentile(twins["time_error"], 90))}
+    return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
+
+
+def agreement_text(table: pd.DataFrame) -> str:
+    """The agreement table as report text, with one line saying whether replay was exact."""
+    if table.empty:
+        return "replay vs live: no generation was both replayed and run live"
+    t = table.copy()
+    for c in ("tokens_identical", "steps_identical", "time_error_median", "time_error_p90"):
+        t[c] = (t[c] * 100).map(lambda v: f"{v:.1f} %")
+    allrow = table.iloc[-1]
+    verdict = ("exact: every validated generation replayed step for step" if allrow["steps_identical"] == 1.0 else
+               f"NOT exact: {(1 - allrow['steps_identical']) * 100:.1f} % of validated generations differ "
+               "(see docs/replay.md, floating point)")
+    return "replay vs live (validated configs)\n" + t.to_string(index=False) + f"\n{verdict}"

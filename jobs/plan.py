@@ -1,0 +1,112 @@
+"""A sweep's tasks: pair × question × block of configs, and which configs run live or are replayed.
+
+A config is (policy name, parameters, initial γ). In ``mode: live`` every config runs
+live. In ``mode: replay`` every config that replay reproduces exactly
+(:func:`actors.replay.check_replayable`: greedy decoding, a sequence policy, no clock
+reading) is replayed from the ``ar`` run's trace, and a ``validate`` fraction of the
+configs also runs live — at least one γ per replayable policy, the rest drawn with
+the sweep seed — so every report can show replay against live. Configs that cannot
+be replayed run live, and the plan says so in one line each. In ``mode: both`` every
+config runs live and every replayable one is also replayed.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+
+from jobs.config import SweepConfig
+
+Config = tuple   # (name, params, gamma)
+
+
+def replay_partition(cfg: SweepConfig) -> tuple[list[Config], list[Config], list[str]]:
+    """(configs to replay, configs to run live, one line per config family that cannot be replayed)."""
+    from actors.replay import check_replayable
+    from policies.errors import SpecsweepError
+    from policies.registry import build
+
+    configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
+    if cfg.mode == "live":
+        return [], configs, []
+    temperature = float(cfg.generation.get("temperature", 0.0))
+    replayable, notes = [], []
+    for name, params, g in configs:
+        try:
+            check_replayable(build((name, params), g), temperature)
+            replayable.append((name, params, g))
+        except SpecsweepError as e:
+            line = f"runs live: {e}"
+            if line not in notes:
+                notes.append(line)
+    if cfg.mode == "both":
+        return replayable, configs, notes
+    live = [c for c in configs if c not in replayable] + validation_sample(cfg, replayable)
+    return replayable, [c for c in configs if c in live], notes
+
+
+def validation_sample(cfg: SweepConfig, replayable: list[Config]) -> list[Config]:
+    """The replayable configs also run live: ⌈validate · n⌉ of them (0 when validate = 0), at least one per
+    policy, drawn with the sweep seed."""
+    if cfg.validate <= 0 or not replayable:
+        return []
+    rng = random.Random(f"validate|{cfg.seed}")
+    by_policy: dict[str, list[Config]] = {}
+    for c in replayable:
+        by_policy.setdefault(json.dumps([c[0], c[1]], sort_keys=True), []).append(c)
+    chosen = [rng.choice(cs) for cs in by_policy.values()]
+    rest = [c for c in replayable if c not in chosen]
+    extra = max(0, math.ceil(cfg.validate * len(replayable)) - len(chosen))
+    chosen += rng.sample(rest, min(extra, len(rest)))
+    return chosen
+
+
+def plan_tasks(cfg: SweepConfig, questions) -> list[dict]:
+    """One task per pair × question × block of ``block_size`` configs (0 = all configs in one task)."""
+    to_replay, live, _ = replay_partition(cfg)
+    configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
+    block = cfg.block_size or len(configs)
+    tasks = []
+    for p in cfg.pairs:
+        for q in questions:
+            for b in range(0, len(configs), block):
+                chunk = configs[b:b + block]
+                task = {"task_key": f"{p.label}|q{q.question_id}|b{b // block}", "pair": p.label,
+                        "question": {"question_id": q.question_id, "category": q.category, "turns": list(q.turns)},
+                        "configs": chunk, "repeats": cfg.repeats, "seed": cfg.seed, "generation": cfg.generation}
+                if cfg.mode != "live":
+                    task["live"] = [c for c in chunk if c in live]
+                    task["replay"] = [c for c in chunk if c in to_replay]
+                tasks.append(task)
+    return tasks
+
+
+def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
+    """What ``--dry-run`` prints: sizes, pairs, policies, what runs live and what is replayed, a time bound."""
+    turns = sum(len(q.turns) for q in questions)
+    configs = len(cfg.policies) * len(cfg.gammas)
+    to_replay, live, notes = replay_partition(cfg)
+    per_pair_tasks = len(tasks) // max(1, len(cfg.pairs))
+    live_gens = (len(cfg.pairs) * turns * len(live) + 2 * len(tasks) * turns // max(1, len(questions))) * cfg.repeats
+    tokens = live_gens * cfg.generation["max_new_tokens"]
+    lines = [f"sweep {cfg.name!r}: {len(cfg.pairs)} pair(s), {len(questions)} questions ({turns} turns), "
+             f"{len(cfg.policies)} policies × {len(cfg.gammas)} initial γ = {configs} configs (+ ar), "
+             f"{cfg.repeats} repeat(s); mode {cfg.mode}",
+             f"tasks: {len(tasks)} ({per_pair_tasks} per pair); live generations: {live_gens} (ar first and last "
+             f"included); at most {tokens} new tokens generated live"]
+    if cfg.mode != "live":
+        lines.append(f"replayed: {len(to_replay)} configs from one traced ar run per question; live: {len(live)} "
+                     f"configs (validation fraction {cfg.validate:g}; rollout length "
+                     f"{cfg.rollout_length or 'the whole budget'})")
+        lines += [f"  {n}" for n in notes]
+    for p in cfg.pairs:
+        lines.append(f"  pair {p.label}: target={p.target} draft={p.draft} dtype={p.dtype} quant={p.quantization} "
+                     f"actors={p.actors} num_gpus={p.num_gpus}")
+    for name, params in cfg.policies:
+        lines.append(f"  policy {name} {json.dumps(params)}")
+    lines.append(f"  gammas {cfg.gammas}")
+    # a bound: max_new_tokens per live generation at a plain-decoding rate of 25 ms/token per actor
+    actors = sum(p.actors for p in cfg.pairs)
+    est = tokens * 0.025 / max(1, actors)
+    lines.append(f"estimated wall time at 25 ms/token: {est / 3600:.2f} h on {actors} actor(s) (an upper bound)")
+    return "\n".join(lines)

@@ -1,0 +1,164 @@
+"""``specsweep replay OUTPUT --policies FILE.yaml [--costs ACTORS.json]``: new policies on stored traces.
+
+Reads the traces a sweep in ``mode: replay`` or ``both`` stored under ``OUTPUT/traces/``
+(one per question turn: the target-only greedy output, its measured ``ar`` times, and
+the draft's rollouts along it) and replays every policy × initial γ of FILE.yaml on
+them with :func:`actors.replay.replay` — no model is loaded, so it takes seconds. Token
+ids, accept lengths and (k_max, drafted, accepted) per step are exactly those of a live
+greedy run; wall times are predicted by the cost model each pair's actor fitted
+(``OUTPUT/traces/cost_models.json``), and the policies that read costs (``gt``,
+``goodput``, ``bandit``) get the cost curve the actor measured (``OUTPUT/actors.json``).
+
+``--costs ACTORS.json`` takes both from another sweep's ``actors.json`` (for example one
+measured on a GPU): the figures then answer "what if these traces ran on that machine",
+and every heading says so.
+
+FILE.yaml: ``policies:`` (as in a sweep config) and optionally ``gammas:`` (default: the
+paper grid). Results: the report on stdout, and ``OUTPUT/replays/NAME/`` holding the rows
+(Parquet) and the report.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from policies.errors import SpecsweepError
+
+
+def load_policy_file(path: str) -> tuple[list[tuple[str, dict]], list[int]]:
+    """(policies, initial γ values) from a YAML file, validated like a sweep config."""
+    from jobs.config import PAPER_GAMMAS, parse_policies_and_gammas
+
+    p = Path(path)
+    if not p.is_file():
+        raise SpecsweepError(f"policy file {path} does not exist or is not a file")
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise SpecsweepError(f"{path}: not a valid YAML text file ({str(e).splitlines()[0]})") from None
+    if not isinstance(raw, dict) or "policies" not in raw:
+        raise SpecsweepError(f"{path}: expected a mapping with `policies:` (and optionally `gammas:`)")
+    unknown = sorted(set(raw) - {"policies", "gammas"})
+    if unknown:
+        raise SpecsweepError(f"{path}: unknown field {unknown[0]!r}; valid fields: policies, gammas")
+    try:
+        return parse_policies_and_gammas(raw["policies"], raw.get("gammas", list(PAPER_GAMMAS)))
+    except SpecsweepError as e:
+        raise SpecsweepError(f"{path}: {e}") from None
+
+
+def _read_json(path: Path, what: str):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise SpecsweepError(f"{path} ({what}) is missing or not valid JSON ({type(e).__name__})") from None
+
+
+def actor_costs(infos: dict, pair: str, source: str) -> tuple[object, object]:
+    """(cost curve, cost model) for ``pair`` from an ``actors.json`` mapping; a file of one pair fits any pair."""
+    from actors.cost_model import CostModel
+    from policies.costs import CostCurve
+
+    if not isinstance(infos, dict) or not infos:
+        raise SpecsweepError(f"{source} holds no actor information (expected an actors.json of a sweep)")
+    acts = infos.get(pair) or (next(iter(infos.values())) if len(infos) == 1 else None)
+    if not acts:
+        raise SpecsweepError(f"{source} has no actor of pair {pair!r}; it holds {', '.join(sorted(infos))}")
+    info = acts[0]
+    model = info.get("cost_model")
+    if not model:
+        raise SpecsweepError(f"{source}: the actor of pair {pair!r} fitted no cost model "
+                             "(it ran a live-only sweep); pass --costs with the actors.json of a replay sweep")
+    try:
+        return (CostCurve.from_dict(info["costs"]) if info.get("costs") else None), CostModel.from_dict(model)
+    except (KeyError, TypeError, ValueError) as e:
+        raise SpecsweepError(f"{source}: the cost data of pair {pair!r} is malformed ({e})") from None
+
+
+def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=None) -> dict:
+    from actors.schema import config_key
+
+    meta = trace.meta
+    base = {"task_key": trace.key.rsplit("|t", 1)[0], "pair": pair, "policy": name, "policy_spec": spec,
+            "params": json.dumps(params, sort_keys=True), "gamma": gamma, "repeat": 0, "seed": 0,
+            "temperature": 0.0, "question_id": int(meta.get("question_id", 0)),
+            "category": meta.get("category", ""), "turn": int(meta.get("turn", 0)), "status": "ok", "error": "",
+            "config_key": config_key(pair, spec, gamma), "target": trace.target, "draft": trace.draft,
+            "prompt_ids": trace.prompt_ids}
+    if g is None:       # the measured ar run the trace was recorded along
+        return {**base, "mode": "live", "ar_timing": "first", "new_tokens": len(trace.reference),
+                "wall_time": trace.ar_wall_time, "prefill_time": trace.prefill_time, "token_ids": trace.reference,
+                "accept_lengths": [1] * len(trace.reference), "drafted": [0] * len(trace.reference),
+                "accepted": [0] * len(trace.reference), "decoding_steps": len(trace.reference)}
+    return {**base, "mode": "replay", "ar_timing": "", "new_tokens": g.new_tokens, "wall_time": g.wall_time,
+            "prefill_time": g.prefill_time, "token_ids": g.token_ids, "accept_lengths": g.accept_lengths,
+            "drafted": g.drafted, "accepted": g.accepted, "gammas": g.gammas, "decoding_steps": g.decoding_steps,
+            "draft_time": sum(s.draft_time for s in g.steps), "verify_time": sum(s.verify_time for s in g.steps)}
+
+
+def replay_output(output: str, policies, gammas, costs_file: str | None = None) -> tuple[pd.DataFrame, dict]:
+    """Every policy × γ replayed on every trace of ``output``; (rows, facts for the heading)."""
+    from actors.pair_actor import policy_spec
+    from actors.replay import check_replayable, replay
+    from actors.rollouts import read_traces
+    from actors.schema import to_table
+    from policies.registry import build
+
+    out = Path(output)
+    folder = out / "traces"
+    if not folder.is_dir() or not any(folder.glob("*.parquet")):
+        raise SpecsweepError(f"{output} holds no traces ({folder}): run its sweep with `mode: replay` or "
+                             "`mode: both` first")
+    for name, params in policies:
+        for g in gammas:
+            check_replayable(build((name, params), g))
+    source = costs_file or str(out / "actors.json")
+    infos = _read_json(Path(source), "actor costs")
+    t0 = time.perf_counter()
+    traces = read_traces(folder)
+    rows, models = [], {}
+    for trace in traces:
+        pair = trace.pair
+        if pair not in models:
+            models[pair] = actor_costs(infos, pair, source)
+        curve, model = models[pair]
+        rows.append(_row(trace, pair, "ar", "ar", {}, 0))
+        for name, params in policies:
+            spec = policy_spec(name, params)
+            for gamma in gammas:
+                g = replay(trace, build((name, params), gamma), costs=curve, cost_model=model)
+                rows.append(_row(trace, pair, spec, name, params, gamma, g))
+    df = to_table(rows).to_pandas()
+    facts = {"traces": len(traces), "seconds": time.perf_counter() - t0, "costs": source,
+             "what_if": costs_file is not None, "generations": len(rows) - len(traces)}
+    return df, facts
+
+
+def main(a) -> int:
+    from jobs import metrics
+    from jobs.report import build_report
+
+    policies, gammas = load_policy_file(a.policies)
+    df, facts = replay_output(a.output, policies, gammas, a.costs)
+    summary, speed = metrics.config_summary(df), metrics.speedup_vs_ar(df)
+    frac, t2 = metrics.fraction_of_oracle(df), metrics.table2(df)
+    label = (f"WHAT-IF: times predicted with the cost model in {facts['costs']}, not measured on this sweep's machine"
+             if facts["what_if"] else f"times predicted by the sweep's own cost models ({facts['costs']})")
+    head = (f"# Replay of {a.policies} on {a.output}: {facts['generations']} generations from {facts['traces']} traces "
+            f"in {facts['seconds']:.2f} s, no model loaded\n{label}; ar times are the measured reference runs; "
+            "no noise floor (ar was timed once per trace)\n\n")
+    text = head + build_report(summary, speed, frac, a.format, t2, None)
+    if facts["what_if"]:
+        text = text.replace("\n## ", "\n## (what-if) ")
+    sys.stdout.write(text)
+    dest = Path(a.output) / "replays" / Path(a.policies).stem
+    dest.mkdir(parents=True, exist_ok=True)
+    df.to_parquet(dest / "rows.parquet")
+    (dest / f"report.{a.format}").write_text(text)
+    print(f"specsweep: replay rows and report in {dest}", file=sys.stderr)
+    return 0

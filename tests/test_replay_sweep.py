@@ -1,0 +1,157 @@
+"""Sweeps in ``mode: replay`` / ``both`` on the in-process backend (no Ray) with a tiny pair."""
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jobs.agreement import agreement_table, primary_rows
+from jobs.config import parse_config
+from jobs.parquet_log import ParquetLog
+from jobs.plan import plan_tasks, replay_partition, validation_sample
+from jobs.sweep import run_sweep
+from tests.tiny_pair import save_tiny_pair
+
+QUESTIONS = [9001, 9017]                    # writing (2 turns), translation (1 turn)
+
+
+@pytest.fixture(scope="module")
+def pair_paths(tmp_path_factory):
+    return save_tiny_pair(tmp_path_factory.mktemp("pair"))
+
+
+def raw(tmp: Path, target, draft, **over):
+    cfg = {"name": f"r-{tmp.name}", "output": str(tmp / "out"), "tracking_uri": f"sqlite:///{tmp}/mlflow.db",
+           "pairs": [{"name": "tiny", "target": target, "draft": draft}],
+           "dataset": {"source": "sample", "question_ids": QUESTIONS},
+           "generation": {"max_new_tokens": 10}, "policies": ["fixed", "gammatune", "svip", "sequoia"],
+           "gammas": [1, 3], "warmup": 0, "mode": "replay", "validate": 0.5,
+           "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2}}
+    cfg.update(over)
+    return cfg
+
+
+def test_partition_replays_sequence_policies_and_validates_each(tmp_path, pair_paths):
+    cfg = parse_config(raw(tmp_path, *pair_paths))
+    to_replay, live, notes = replay_partition(cfg)
+    assert {c[0] for c in to_replay} == {"fixed", "gammatune", "svip"}
+    assert {c[0] for c in live} >= {"sequoia", "fixed", "gammatune", "svip"}          # one validated γ per policy
+    assert all(c[0] != "sequoia" for c in to_replay) and len(notes) == 1 and "sequoia" in notes[0]
+    assert len([c for c in live if c[0] != "sequoia"]) == 3                           # ⌈0.5 · 6⌉ = 3
+    assert validation_sample(cfg, to_replay) == validation_sample(cfg, to_replay)     # seeded
+    other = parse_config(raw(tmp_path, *pair_paths, seed=5, validate=0.2))
+    assert len(validation_sample(other, to_replay)) == 3                              # at least one per policy
+    sampling = parse_config(raw(tmp_path, *pair_paths, generation={"max_new_tokens": 10, "temperature": 0.7}))
+    r, lv, notes = replay_partition(sampling)
+    assert r == [] and len(lv) == 8 and any("greedy" in n for n in notes)
+    tasks = plan_tasks(cfg, [type("Q", (), {"question_id": 1, "category": "qa", "turns": ["hi"]})()])
+    assert set(map(str, tasks[0]["live"] + tasks[0]["replay"])) == set(map(str, tasks[0]["configs"]))
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory, pair_paths):
+    tmp = tmp_path_factory.mktemp("sweep")
+    cfg = parse_config(raw(tmp, *pair_paths))
+    return cfg, run_sweep(cfg, backend="inprocess", log_mlflow=False)
+
+
+def test_replay_sweep_end_to_end_in_process(swept):
+    cfg, res = swept
+    assert res["failed_rows"] == 0, res
+    df = ParquetLog(cfg.output).read()
+    out = Path(cfg.output)
+    assert set(df["mode"]) == {"live", "replay"}
+    rep = df[df["mode"] == "replay"]
+    assert set(rep["policy"]) == {"fixed", "gammatune", "svip"} and (rep["wall_time"] > 0).all()
+    # every replayed row has the columns a live row has
+    for col in ("token_ids", "accept_lengths", "drafted", "accepted", "text", "prompt_ids", "config_key"):
+        assert rep[col].map(lambda v: v is not None and (not hasattr(v, "__len__") or len(v) > 0)).all(), col
+    # greedy: a replayed generation emits the target-only output (the ar first row of its turn)
+    ar = df[(df["policy"] == "ar") & (df["ar_timing"] == "first")].set_index(["question_id", "turn"])
+    for _, r in rep.iterrows():
+        assert list(r["token_ids"]) == list(ar.loc[(r["question_id"], r["turn"]), "token_ids"])
+    agree = agreement_table(df)
+    assert agree.iloc[-1]["steps_identical"] == 1.0 and agree.iloc[-1]["tokens_identical"] == 1.0
+    assert (out / "replay_agreement.csv").exists() and (out / "traces" / "cost_models.json").exists()
+    assert len(list((out / "traces").glob("*.parquet"))) == len(QUESTIONS)
+    summary = pd.read_csv(out / "summary.csv")
+    assert len(summary) == 8 + 1                                   # every config once (+ ar), no mode duplicates
+    # the report shows one row per config and the agreement section
+    from jobs.cli import main
+    assert main(["report", "--parquet", cfg.output]) == 0
+    report = (out / "report.md").read_text()
+    assert "replay vs live (validated configs)" in report and "exact: every validated generation" in report
+    # a resume does nothing more
+    again = run_sweep(cfg, backend="inprocess", log_mlflow=False)
+    assert again["rows"] == res["rows"]
+
+
+def test_primary_rows_prefers_one_mode_per_config():
+    df = pd.DataFrame({"config_key": ["a", "a", "b", "c"], "mode": ["live", "replay", "live", None],
+                       "status": ["ok"] * 4})
+    assert list(primary_rows(df, "replay")["mode"].fillna("-")) == ["replay", "live", "-"]
+    assert list(primary_rows(df, "live")["mode"].fillna("-")) == ["live", "live", "-"]
+
+
+def _cli(*argv) -> int:
+    from jobs.cli import main
+
+    return main(list(argv))
+
+
+def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tmp_path, capsys):
+    import shutil
+
+    cfg, _ = swept
+    for folder in pair_paths:                     # no model left to load: replay must not need one
+        shutil.rmtree(folder)
+    pol = tmp_path / "new.yaml"
+    pol.write_text("policies: [bandit, ema-steps, {dv-threshold: {theta: 0.5}}, fixed]\ngammas: [1, 3, 5]\n")
+    assert _cli("replay", cfg.output, "--policies", str(pol)) == 0
+    out = capsys.readouterr().out
+    assert "no model loaded" in out and "ema-steps" in out and "dv-threshold" in out
+    rows = pd.read_parquet(Path(cfg.output) / "replays" / "new" / "rows.parquet")
+    assert set(rows["policy"]) == {"ar", "bandit", "ema-steps", "dv-threshold", "fixed"}
+    assert set(rows.loc[rows["policy"] != "ar", "gamma"]) == {1, 3, 5}
+    ar = rows[rows["policy"] == "ar"].set_index(["question_id", "turn"])
+    for _, r in rows[rows["policy"] != "ar"].iterrows():       # greedy: the target-only output
+        assert list(r["token_ids"]) == list(ar.loc[(r["question_id"], r["turn"]), "token_ids"])
+    # the same fixed γ as the sweep replays to the sweep's own replayed rows
+    log = ParquetLog(cfg.output).read()
+    mine = rows[(rows["policy"] == "fixed")].set_index(["question_id", "turn", "gamma"])
+    theirs = log[(log["policy"] == "fixed") & (log["mode"] == "replay")]
+    assert len(theirs) == 2 * 3                                # γ 1 and 3 × three turns
+    for _, r in theirs.iterrows():
+        assert list(mine.loc[(r["question_id"], r["turn"], r["gamma"]), "accepted"]) == list(r["accepted"])
+    # what-if under another actors.json: every heading says so
+    assert _cli("replay", cfg.output, "--policies", str(pol), "--costs", str(Path(cfg.output) / "actors.json")) == 0
+    assert "(what-if)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content, costs, needle", [
+    ("policies: [sequoia]\n", None, "cannot be replayed"),
+    ("policies: [nosuch]\n", None, "unknown policy"),
+    ("policies: [fixed]\ngammas: [0]\n", None, "gammas[0]"),
+    ("policies: [fixed]\nextra: 1\n", None, "unknown field"),
+    ("policies: [fixed]\n", "missing.json", "missing.json"),
+    ("policies: [fixed]\n", "{}", "holds no actor information"),
+])
+def test_replay_cli_bad_input_is_one_line(swept, tmp_path, capsys, content, costs, needle):
+    cfg, _ = swept
+    pol = tmp_path / "p.yaml"
+    pol.write_text(content)
+    args = ["replay", cfg.output, "--policies", str(pol)]
+    if costs == "{}":
+        (tmp_path / "empty.json").write_text("{}")
+        costs = str(tmp_path / "empty.json")
+    if costs:
+        args += ["--costs", str(tmp_path / costs) if costs == "missing.json" else costs]
+    assert _cli(*args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0], err
+
+
+def test_replay_cli_refuses_an_output_without_traces(tmp_path, capsys):
+    pol = tmp_path / "p.yaml"
+    pol.write_text("policies: [fixed]\n")
+    assert _cli("replay", str(tmp_path), "--policies", str(pol)) == 2
+    assert "holds no traces" in capsys.readouterr().err
