@@ -1,1 +1,2 @@
-"""Ray: connect or start a cluster, place one PairActor per pair per GPU."""
+"""Everything Ray: connecting to or starting a cluster (``ray_setup.py``, loopback only for a local one)
+and where PairActors run — Ray actors or this process — with the in-flight task loop (``backends.py``)."""

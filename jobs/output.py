@@ -31,7 +31,8 @@ MARKER = ".specsweep"
 LOCK = ".specsweep.lock"
 ERRORS = "errors.log"
 ARTIFACTS = ("log", "answers", "figures", "token_views", "state.json", "summary.csv", "speedup_vs_ar.csv",
-             "table2.csv", "actors.json", ERRORS, MARKER)
+             "table2.csv", "actors.json", "traces", "replays", "replay_agreement.csv", "report.md", "report.csv",
+             ERRORS, MARKER)
 
 
 def is_sweep_output(root: Path) -> bool:
@@ -80,6 +81,8 @@ def clear(root: str | Path) -> list[str]:
     if not root.exists():
         return []
     if not is_sweep_output(root):
+        if not _foreign_entries(root):     # new or empty (the lock file aside): nothing to clear
+            return []
         raise SpecsweepError(f"output folder {root} is not a specsweep output (no {MARKER} marker); "
                              "refusing to clear it with --fresh")
     gone = []

@@ -13,17 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import sys
 import time
-import traceback
 from pathlib import Path
 
 from tqdm import tqdm
 
 from jobs.config import SweepConfig, load_config, redact_uri
 from jobs.dataset import load_questions
+from jobs.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
 from jobs.parquet_log import ParquetLog
 from jobs.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
 from policies.errors import SpecsweepError
@@ -103,7 +102,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
             raise SpecsweepError(str(e).replace(cfg.tracking_uri, redact_uri(cfg.tracking_uri))) from None
         except Exception as e:  # an MLflow store that cannot be opened fails in many ways
             raise SpecsweepError(f"cannot open the MLflow tracking URI {redact_uri(cfg.tracking_uri)!r} "
-                                 f"({_first_line(e)}); default is sqlite:///mlflow.db") from None
+                                 f"({first_line(e)}); default is sqlite:///mlflow.db") from None
     if backend not in ("ray", "inprocess"):
         raise SpecsweepError(f"backend must be 'ray' or 'inprocess', got {backend!r}")
     if backend == "ray":
@@ -157,50 +156,6 @@ def _quiet_mlflow() -> None:
 
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def _first_line(e: BaseException) -> str:
-    text = _ANSI.sub("", str(e)).strip()
-    return (text.splitlines() or [type(e).__name__])[0][:300]
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit))(?:\([^)]*\))?: (.+)$")
-
-
-def root_cause(e: BaseException) -> str:
-    """One line naming the original error behind a (possibly Ray-wrapped) exception.
-
-    A ``SpecsweepError`` raised anywhere (an actor included) reads as its own message;
-    any other error as ``Type: message``.
-    """
-    seen = set()
-    while getattr(e, "cause", None) is not None and id(e) not in seen:   # RayTaskError → the user's exception
-        seen.add(id(e))
-        e = e.cause
-    if isinstance(e, SpecsweepError):
-        return _first_line(e)
-    text = _ANSI.sub("", str(e))
-    for line in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
-        m = _EXC_LINE.match(line)
-        if m:          # a remote traceback rendered as text: its last "Type: message" line is the cause
-            return m.group(2)[:300] if m.group(1) == "SpecsweepError" else f"{m.group(1)}: {m.group(2)[:300]}"
-    return f"{type(e).__name__}: {_first_line(e)}"
-
-
-def error_log(cfg: SweepConfig) -> Path:
-    from jobs.output import ERRORS
-
-    return Path(cfg.output) / ERRORS
-
-
-def record_error(cfg: SweepConfig, where: str, e: BaseException) -> Path:
-    """Append the full traceback of ``e`` to the output folder's error log; returns its path."""
-    path = error_log(cfg)
-    text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {where}\n{_ANSI.sub('', text)}\n")
-    return path
 
 
 def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, tracker=None) -> int:
@@ -278,6 +233,7 @@ def write_traces_table(cfg: SweepConfig, task: dict, table) -> Path:
 def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> dict:
     from jobs import metrics
     from jobs.answers import write_all
+    from jobs.token_view import token_views
 
     from jobs.agreement import agreement_table, agreement_text, primary_rows
 
@@ -309,7 +265,7 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     write_all(ok, out / "answers")
     from jobs.figures import all_figures
 
-    figures = all_figures(summary, ok, out / "figures") + token_views(cfg, ok, out / "token_views")
+    figures = all_figures(summary, ok, out / "figures") + token_views(cfg.pairs, ok, out / "token_views")
     if tracker is not None:
         arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json",
                             out / "replay_agreement.csv") if p.exists()] + figures
@@ -322,31 +278,6 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
     result["configs"] = len(summary)
     return result
-
-
-def token_views(cfg: SweepConfig, ok, folder: Path, per_pair: int = 2) -> list[Path]:
-    """HTML token views of the first generations of adaptive policies (skipped if the tokenizer cannot load)."""
-    from actors.models import ModelSpec, load_tokenizer
-    from jobs.token_view import write_token_view
-
-    paths = []
-    for p in cfg.pairs:
-        rows = ok[(ok["pair"] == p.label) & (ok["policy"] != "ar")]
-        rows = rows[rows["token_ids"].map(lambda x: x is not None and len(x) > 0)]
-        if rows.empty:
-            continue
-        try:
-            tok = load_tokenizer(ModelSpec(p.target, trust_remote_code=p.trust_remote_code))
-        except Exception as e:
-            print(f"token views for {p.label} skipped: {e}", file=sys.stderr)
-            continue
-        pick = rows.sort_values(["policy", "gamma"]).drop_duplicates("policy").head(per_pair)
-        for _, r in pick.iterrows():
-            name = f"{p.label}_{r['policy']}_g{r['gamma']}_q{r['question_id']}_t{r['turn']}".replace("/", "_")
-            paths.append(write_token_view(folder / f"{name}.html", tok, list(r["prompt_ids"]), list(r["token_ids"]),
-                                          r["accepted"], r["accept_lengths"], r["drafted"], r["gammas"],
-                                          f"{p.label} · {r['policy_spec']} · γ0={r['gamma']} · question {r['question_id']} turn {r['turn']}"))
-    return paths
 
 
 def _summary_text(summary, speed, failed_rows) -> str:
@@ -412,7 +343,7 @@ def main(argv=None) -> int:
         print("specsweep: terminated (SIGTERM); finished tasks are kept in the log: run again to resume", file=sys.stderr)
         return EXIT_SIGTERM
     except Exception as e:  # a bug, not bad input: one line here, the traceback in a file
-        path = _internal_error_log(cfg, e)
+        path = internal_error_log(cfg, e)
         print(f"specsweep: internal error: {root_cause(e)} (full traceback in {path})", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
@@ -431,17 +362,6 @@ def _main_thread() -> bool:
     import threading
 
     return threading.current_thread() is threading.main_thread()
-
-
-def _internal_error_log(cfg, e: BaseException) -> Path:
-    if cfg is not None and Path(cfg.output).is_dir():
-        return record_error(cfg, "internal error", e)
-    import tempfile
-
-    fd, name = tempfile.mkstemp(prefix="specsweep-error-", suffix=".log")
-    with os.fdopen(fd, "w") as f:
-        f.write("".join(traceback.format_exception(type(e), e, e.__traceback__)))
-    return Path(name)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ bonus token of each step), in three colours, with per-step details on hover."""
 from __future__ import annotations
 
 import html
+import sys
 from pathlib import Path
 
 COLOURS = {"prompt": "#d9d9d9", "draft": "#2ca02c", "target": "#ff7f0e"}
@@ -41,3 +42,27 @@ def write_token_view(path: Path, tokenizer, prompt_ids: list[int], token_ids: li
     path.write_text(render_html(dec(prompt_ids), dec(token_ids), list(accepted), list(emitted), list(drafted),
                                 list(gammas), title))
     return path
+
+
+def token_views(pairs, ok, folder: Path, per_pair: int = 2) -> list[Path]:
+    """HTML token views of the first generations of adaptive policies (skipped if the tokenizer cannot load)."""
+    from actors.models import ModelSpec, load_tokenizer
+
+    paths = []
+    for p in pairs:
+        rows = ok[(ok["pair"] == p.label) & (ok["policy"] != "ar")]
+        rows = rows[rows["token_ids"].map(lambda x: x is not None and len(x) > 0)]
+        if rows.empty:
+            continue
+        try:
+            tok = load_tokenizer(ModelSpec(p.target, trust_remote_code=p.trust_remote_code))
+        except Exception as e:
+            print(f"token views for {p.label} skipped: {e}", file=sys.stderr)
+            continue
+        pick = rows.sort_values(["policy", "gamma"]).drop_duplicates("policy").head(per_pair)
+        for _, r in pick.iterrows():
+            name = f"{p.label}_{r['policy']}_g{r['gamma']}_q{r['question_id']}_t{r['turn']}".replace("/", "_")
+            paths.append(write_token_view(folder / f"{name}.html", tok, list(r["prompt_ids"]), list(r["token_ids"]),
+                                          r["accepted"], r["accept_lengths"], r["drafted"], r["gammas"],
+                                          f"{p.label} · {r['policy_spec']} · γ0={r['gamma']} · question {r['question_id']} turn {r['turn']}"))
+    return paths

@@ -245,10 +245,11 @@ def test_fresh_clears_every_derived_artifact(tmp_path):
     log = ParquetLog(tmp_path / "out")
     log.prepare("fp1", {"a": 1})
     root = log.root
-    for sub in ("answers", "figures", "token_views"):
+    for sub in ("answers", "figures", "token_views", "traces", "replays"):
         (root / sub).mkdir()
         (root / sub / "stale").write_text("x")
-    (root / "summary.csv").write_text("x")
+    for name in ("summary.csv", "replay_agreement.csv", "report.md"):
+        (root / name).write_text("x")
     (root / "log" / "task-x.parquet").write_text("x")
     (root / "notes.md").write_text("mine")
     with pytest.raises(SpecsweepError, match="different config"):
@@ -257,6 +258,16 @@ def test_fresh_clears_every_derived_artifact(tmp_path):
     assert sorted(p.name for p in root.iterdir()) == [".specsweep", "log", "notes.md", "state.json"]
     assert not any((root / "log").iterdir())
     assert json.loads((root / "state.json").read_text())["fingerprint"] == "fp2"
+
+
+def test_fresh_on_a_new_folder_starts(tmp_path):
+    """``--fresh`` on a folder that does not exist yet (or holds only the lock) is a plain start."""
+    from jobs.output import LOCK, OutputLock, check_usable, clear
+
+    root = tmp_path / "new"
+    check_usable(root, fresh=True)
+    with OutputLock(root):
+        assert (root / LOCK).exists() and clear(root) == []
 
 
 def test_exit_status_of_a_finished_sweep():
