@@ -266,22 +266,32 @@ def export(draft, tok, kept, full_vocab, folder: Path, cfg: DistillConfig, step:
 
 
 def run_distill(cfg: DistillConfig) -> Path:
-    from actors.models import ModelSpec, load_model, load_tokenizer
+    from actors.models import ModelSpec, load_model, load_tokenizer, resolve_source
 
     cfg.validate()
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise SpecsweepError(f"distill --out {out} is a file, not a folder: choose a new or existing folder")
+    for f in cfg.extra_text:                    # every input checked before anything is written
+        if not Path(f).is_file():
+            raise SpecsweepError(f"--extra-text file {f} does not exist")
     meta = out / "distill_config.json"
     key = {k: v for k, v in asdict(cfg).items() if k in ("target", "layers", "vocab", "prompts", "max_new_tokens", "topk", "seed")}
     if meta.exists() and json.loads(meta.read_text()) != key:
         raise SpecsweepError(f"{out} holds a distillation with other settings ({meta}): pass another --out or delete it")
-    meta.write_text(json.dumps(key))
     spec = ModelSpec(cfg.target, device=cfg.device)
     tok = load_tokenizer(spec)
+    from transformers import AutoConfig
+
+    n_target = getattr(AutoConfig.from_pretrained(resolve_source(cfg.target)), "num_hidden_layers", None)
+    if n_target is not None and cfg.layers > n_target:
+        raise SpecsweepError(f"distill --layers {cfg.layers} exceeds the target's {n_target} layers")
     target = load_model(spec)
+    out.mkdir(parents=True, exist_ok=True)
+    meta.write_text(json.dumps(key))
     samples = build_data(cfg, target, tok, out)
     kept = None
     full_vocab = target.get_input_embeddings().weight.shape[0]

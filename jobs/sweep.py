@@ -91,7 +91,12 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     check_usable(cfg.output, fresh=fresh)
     log = ParquetLog(cfg.output)
     log.check(cfg.fingerprint(), fresh=fresh)
-    client = None
+    if backend not in ("ray", "inprocess"):
+        raise SpecsweepError(f"backend must be 'ray' or 'inprocess', got {backend!r}")
+    if backend == "ray":
+        check_address(address)
+    check_pairs(cfg, local_cluster=backend != "ray" or target_address(address) is None)
+    client = None    # opened last: a refusal before it leaves no tracking database behind
     if log_mlflow:
         from jobs.tracking import client_for
 
@@ -103,11 +108,6 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         except Exception as e:  # an MLflow store that cannot be opened fails in many ways
             raise SpecsweepError(f"cannot open the MLflow tracking URI {redact_uri(cfg.tracking_uri)!r} "
                                  f"({first_line(e)}); default is sqlite:///mlflow.db") from None
-    if backend not in ("ray", "inprocess"):
-        raise SpecsweepError(f"backend must be 'ray' or 'inprocess', got {backend!r}")
-    if backend == "ray":
-        check_address(address)
-    check_pairs(cfg, local_cluster=backend != "ray" or target_address(address) is None)
     with OutputLock(cfg.output):
         if backend == "ray":
             from cluster.backends import RayBackend

@@ -357,6 +357,12 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
     (tmp / "notutf8.yaml").write_bytes(b"\xff\xfe\x00")
     (tmp / "corrupt" / "log").mkdir(parents=True)
     (tmp / "corrupt" / "log" / "task-x.parquet").write_bytes(b"not parquet")
+
+    def pol(name, text):
+        p = tmp / f"pol-{name}.yaml"
+        p.write_text(text)
+        return str(p)
+
     return [
         (["report", "--parquet", str(tmp / "corrupt")], "unreadable task file(s)"),
         (["report", "--parquet", str(tmp / "foreign")], "holds no sweep log"),
@@ -386,6 +392,19 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
         (["generate", "--dataset", "sample", "--question-ids", "9001,9001"], "lists an id twice"),
         (["generate", "--dataset", "sample", "--answers", str(tmp)], "is a folder"),
         (["generate", "--dataset", "sample", "--answers", str(tmp / "no" / "a.jsonl")], "does not exist"),
+        (["distill", "--target", str(tmp / "nope"), "--out", str(tmp / "d1")], "does not exist"),
+        (["distill", "--target", target, "--steps", "0", "--out", str(tmp / "d2")], "--steps must be >= 1"),
+        (["distill", "--target", target, "--lr", "2", "--out", str(tmp / "d3")], "--lr must be in"),
+        (["distill", "--target", target, "--out", str(tmp / "afile")], "is a file, not a folder"),
+        (["distill", "--target", target, "--layers", "99", "--out", str(tmp / "d4")], "exceeds the target"),
+        (["distill", "--target", target, "--extra-text", str(tmp / "nope.txt"), "--out", str(tmp / "d5")],
+         "does not exist"),
+        (["replay", str(tmp / "foreign"), "--policies", str(tmp / "nope.yaml")], "does not exist"),
+        (["replay", str(tmp / "foreign"), "--policies", str(tmp / "notutf8.yaml")], "not a valid YAML"),
+        (["replay", str(tmp / "foreign"), "--policies", pol("list", "- fixed\n")], "expected a mapping"),
+        (["replay", str(tmp / "foreign"), "--policies", pol("unk", "policies: [nosuch]\n")], "unknown policy"),
+        (["replay", str(tmp / "foreign"), "--policies", pol("g0", "policies: [fixed]\ngammas: [0]\n")], "gammas[0]"),
+        (["replay", str(tmp / "foreign"), "--policies", pol("ok", "policies: [fixed]\n")], "holds no traces"),
     ]
 
 
@@ -401,7 +420,7 @@ def test_cli_bad_input_battery(tiny, tmp_path, capsys, monkeypatch):
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert code == 2, (args, err)
         assert len(lines) == 1 and lines[0].startswith("specsweep: error: ") and msg in lines[0], (args, err)
-        leftover = _tree(tmp_path) - before - {"mlflow.db"}
+        leftover = _tree(tmp_path) - before
         assert not leftover, (args, leftover)
     assert len(cases) + len(BAD_CONFIGS) >= 60
 
