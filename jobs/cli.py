@@ -1,7 +1,7 @@
 """``specsweep`` — the command line.
 
     specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
-    specsweep sweep     CONFIG.yaml [--address ADDR] [--resume] [--dry-run] [--fresh]
+    specsweep sweep     CONFIG.yaml [--address ADDR] [--dry-run] [--fresh]   (a re-run resumes)
     specsweep report    (--experiment NAME [--output DIR] | --parquet DIR) [--format md|csv]
     specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json] [--format md|csv]
     specsweep distill   --target M [--out DIR] ...
@@ -196,7 +196,7 @@ def cmd_distill(a) -> int:
 def cmd_sweep(a) -> int:
     from jobs.sweep import main as sweep_main
 
-    argv = [a.config] + (["--address", a.address] if a.address else []) + (["--resume"] if a.resume else []) \
+    argv = [a.config] + (["--address", a.address] if a.address else []) \
         + (["--dry-run"] if a.dry_run else []) + (["--fresh"] if a.fresh else [])
     return sweep_main(argv)
 
@@ -231,7 +231,6 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sweep", help="run a sweep config on a local or remote Ray cluster")
     s.add_argument("config")
     s.add_argument("--address", default=None)
-    s.add_argument("--resume", action="store_true")
     s.add_argument("--dry-run", action="store_true")
     s.add_argument("--fresh", action="store_true")
     s.set_defaults(fn=cmd_sweep)

@@ -323,7 +323,6 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m jobs.sweep")
     ap.add_argument("config")
     ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
-    ap.add_argument("--resume", action="store_true", help="resume from the output folder's log (also the default)")
     ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     a = ap.parse_args(argv)
