@@ -122,11 +122,15 @@ def cmd_generate(a) -> int:
     g = pair.engine.generate(ids, policy, max_new_tokens=a.max_new_tokens, temperature=a.temperature,
                              top_p=a.top_p, seed=a.seed)
     text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)
+    from jobs.metrics import summarize
+
+    m = summarize([g])
+    defined = lambda v, nd: round(v, nd) if v == v else None          # noqa: E731 — NaN (undefined) → None
     stats = {"new_tokens": g.new_tokens, "wall_time": round(g.wall_time, 4),
-             "throughput": round(g.new_tokens / g.wall_time, 2) if g.wall_time else None,
+             "throughput": defined(m["throughput"], 2),
              "target_calls": g.target_calls, "decoding_steps": g.decoding_steps,
-             "mean_accepted_length": round(sum(g.accept_lengths) / max(1, len(g.accept_lengths)), 3),
-             "acceptance_rate": round(sum(g.accepted) / sum(g.drafted), 4) if sum(g.drafted) else None}
+             "mean_accepted_length": defined(m["mean_accepted_length"], 3),
+             "acceptance_rate": defined(m["acceptance_rate"], 4)}
     if a.json:
         print(json.dumps({"target": target, "draft": draft, "policy": repr(policy), "gamma": a.gamma,
                           "token_ids": g.token_ids, "text": text, **stats, "accept_lengths": g.accept_lengths,
@@ -151,20 +155,22 @@ def _generate_questions(a, pair, policy, template, questions, target, draft) -> 
     if a.warmup:
         for _ in range(a.warmup):
             run_question(pair, questions[0].turns, policy, template=template, max_new_tokens=16)
-    rows = []
+    from jobs.metrics import summarize
+
+    rows, generations = [], []
     for q in tqdm(questions, desc="questions", unit="q"):
         turns = run_question(pair, q.turns, policy, template=template, max_new_tokens=a.max_new_tokens,
                              temperature=a.temperature, top_p=a.top_p, seed=a.seed)
+        generations.append([turn.generation for turn in turns])
         for t, turn in enumerate(turns):
             g = turn.generation
             rows.append({"question_id": q.question_id, "category": q.category, "turn": t, "text": turn.text,
                          "decoding_steps": g.decoding_steps, "new_tokens": g.new_tokens, "wall_time": g.wall_time,
                          "accept_lengths": g.accept_lengths})
     df = pd.DataFrame(rows)
-    per_q = df.groupby("question_id").agg(new=("new_tokens", "sum"), wall=("wall_time", "sum"))
-    mal = sum(map(sum, df["accept_lengths"])) / max(1, sum(map(len, df["accept_lengths"])))
-    print(f"{len(per_q)} questions, {len(df)} turns: throughput {(per_q['new'] / per_q['wall']).mean():.2f} tok/s, "
-          f"mean accepted length {mal:.3f} (policy={policy!r}, γ0={a.gamma}, draft={draft})")
+    m = summarize(generations)
+    print(f"{m['questions']} questions, {m['generations']} turns: throughput {m['throughput']:.2f} tok/s, "
+          f"mean accepted length {m['mean_accepted_length']:.3f} (policy={policy!r}, γ0={a.gamma}, draft={draft})")
     if a.answers:
         model_id = f"{target}-{policy.name}-g{a.gamma}"
         write_answers(Path(a.answers), answer_records(df, model_id))

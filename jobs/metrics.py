@@ -16,20 +16,20 @@ Scalar rules (unit-tested against hand-worked values):
 - Table-2 "average" over pairs: mean of the per-pair means ± pooled std √(mean σ²)
   (the form that reproduces every row of GammaTune Table 2 from its per-pair cells).
 
-Uncertainty (every ratio above gets a 95 % interval):
-- paired bootstrap over questions (Efron & Tibshirani, "An Introduction to the
-  Bootstrap", 1993, ch. 6 and §13.3 percentile interval): draw Q question ids with
-  replacement, RESAMPLES times with a fixed seed; in each resample recompute every
-  ratio from per-question sums weighted by how often its question was drawn; the
-  interval is the 2.5th–97.5th percentile of the resampled values. "Paired": one
-  draw of question ids serves every config, ``ar`` and every pair, so a config and
-  its baseline are always compared on the same questions.
+Uncertainty (every ratio above gets a 95 % interval; the bootstrap itself, its percentile
+interval and the verdict rule live in ``jobs/intervals.py``):
+- paired bootstrap over questions: one draw of question ids serves every config, ``ar`` and
+  every pair; in each resample every ratio is recomputed from per-question sums weighted by how
+  often its question was drawn.
 - noise floor: every task times ``ar`` first and last (``ar_timing`` = first / last).
   The ratio throughput(ar last) / throughput(ar first) over the same questions is a
   comparison of a config with itself; the floor is the largest distance from 1.0 of
   its bootstrap interval. Metrics other than the floor use the first ``ar`` only.
 - a comparison is "no difference resolved" when its interval includes 1.0 or its
   distance from 1.0 is within the floor.
+
+Generations in hand (benchmarks, ``specsweep generate``): ``summarize`` applies the same rules
+to engine ``Generation`` objects grouped by question, so no script recomputes a metric itself.
 """
 from __future__ import annotations
 
@@ -41,13 +41,13 @@ import numpy as np
 import pandas as pd
 
 from jobs.dataset import GROUP_ORDER, group_of
+from jobs.intervals import (NOT_RESOLVED, RESAMPLES, SEED, bootstrap_weights, paired_ratio,  # noqa: F401 (re-exported)
+                            percentile_interval, verdict)
+from jobs.intervals import ratio as _ratio
+from jobs.intervals import with_interval as _with_interval
 
 CONFIG = ["pair", "policy_spec", "gamma"]
-RESAMPLES = 2000        # bootstrap resamples (>= 1000)
-SEED = 0                # bootstrap seed: the same log always gives the same intervals
-LEVEL = 0.95            # two-sided percentile interval
 FLOOR_WARNING = 0.05    # warn loudly when the ar/ar noise floor exceeds 5 %
-NOT_RESOLVED = "no difference resolved"
 
 
 # ---------------------------------------------------------------- scalar definitions
@@ -81,41 +81,36 @@ def pooled_average(means: Sequence[float], stds: Sequence[float]) -> tuple[float
     return statistics.fmean(means), math.sqrt(statistics.fmean([s * s for s in stds]))
 
 
-# ---------------------------------------------------------------- bootstrap machinery
-def bootstrap_weights(n_questions: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
-    """[resamples, n_questions] multiplicities: row b counts how often each question was drawn
-    when n_questions ids are drawn uniformly with replacement (one bootstrap resample)."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n_questions, size=(resamples, n_questions))
-    flat = (idx + n_questions * np.arange(resamples)[:, None]).ravel()
-    return np.bincount(flat, minlength=resamples * n_questions).reshape(resamples, n_questions).astype(float)
+# ---------------------------------------------------------------- generations in hand
+def summarize(questions: Sequence) -> dict:
+    """One config's metrics from engine generations, by the scalar rules above.
+
+    ``questions``: per question, the list of its turns' ``Generation`` objects (a bare
+    generation is a one-turn question). Returns questions, generations, new_tokens, forwards
+    (target forwards after prefill), ``tok_s`` (per-question tok/s, in the given order),
+    throughput (their mean), mean_accepted_length (over all forwards), acceptance_rate
+    (Σ accepted / Σ drafted), drafted_per_forward (mean tokens or tree nodes verified per
+    forward) and max_draft_per_forward (mean k_max, or tree depth, per forward); NaN where
+    undefined (no forwards, nothing drafted)."""
+    qs = [list(q) if isinstance(q, (list, tuple)) else [q] for q in questions]
+    gens = [g for q in qs for g in q]
+    tok_s = [question_tok_s([g.new_tokens for g in q], [g.wall_time for g in q]) for q in qs]
+    per_forward = lambda xs: sum(xs) / len(xs) if xs else float("nan")          # noqa: E731
+    return {"questions": len(qs), "generations": len(gens), "new_tokens": sum(g.new_tokens for g in gens),
+            "forwards": sum(len(g.accept_lengths) for g in gens), "tok_s": tok_s,
+            "throughput": statistics.fmean(tok_s) if tok_s else float("nan"),
+            "mean_accepted_length": mean_accepted_length([a for g in gens for a in g.accept_lengths]),
+            "acceptance_rate": acceptance_rate([a for g in gens for a in g.accepted], [d for g in gens for d in g.drafted]),
+            "drafted_per_forward": per_forward([d for g in gens for d in g.drafted]),
+            "max_draft_per_forward": per_forward([k for g in gens for k in g.gammas])}
 
 
-def percentile_interval(samples: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval (Efron & Tibshirani 1993, §13.3) along axis 0, NaN resamples ignored."""
-    tail = 100 * (1 - level) / 2
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            lo, hi = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
-    return lo, hi
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
-
-
-def verdict(value: float, lo: float, hi: float, floor: float = 0.0) -> str:
-    """``faster``/``slower`` only when the interval excludes 1.0 and |value − 1| exceeds the
-    noise floor; otherwise "no difference resolved"."""
-    if any(x != x for x in (value, lo, hi)):
-        return ""
-    if lo <= 1.0 <= hi or abs(value - 1.0) <= (floor if floor == floor else 0.0):
-        return NOT_RESOLVED
-    return "faster" if value > 1.0 else "slower"
+def speedup(config: dict, base: dict, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
+    """(point, lo, hi): throughput(config) / throughput(base) for two ``summarize`` results over the
+    same questions in the same order, with its paired-bootstrap interval over questions."""
+    if len(config["tok_s"]) != len(base["tok_s"]):
+        raise ValueError(f"speedup needs the same questions: {len(config['tok_s'])} vs {len(base['tok_s'])}")
+    return paired_ratio(config["tok_s"], base["tok_s"], resamples, seed)
 
 
 # ---------------------------------------------------------------- on result tables
@@ -172,11 +167,6 @@ class QuestionSums:
 
     def mal(self, w: np.ndarray) -> np.ndarray:
         return _ratio(w @ self.al.T, w @ self.steps.T)
-
-
-def _with_interval(out: dict, name: str, point: float, samples: np.ndarray) -> None:
-    lo, hi = percentile_interval(samples)
-    out[name], out[f"{name}_lo"], out[f"{name}_hi"] = point, float(lo), float(hi)
 
 
 def noise_floor(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:

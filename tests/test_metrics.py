@@ -177,3 +177,47 @@ def test_table2_intervals_from_rows():
         assert t.loc[(pair, "gt"), ["mean", "mean_lo", "mean_hi"]].tolist() == pytest.approx([1.15] * 3)
         assert t.loc[(pair, "gt"), "std"] == pytest.approx(0.005 ** 0.5)
     assert t.loc[("a", "fixed"), "mean"] == pytest.approx(1.0)
+
+
+class Gen:
+    """The fields of an engine Generation that ``metrics.summarize`` reads."""
+
+    def __init__(self, new_tokens, wall_time, accept_lengths, drafted, gammas=None):
+        self.new_tokens, self.wall_time, self.accept_lengths, self.drafted = new_tokens, wall_time, accept_lengths, drafted
+        self.accepted = [a - 1 for a in accept_lengths]
+        self.gammas = gammas if gammas is not None else drafted
+
+
+def test_summarize_generations_by_hand():
+    # q1: two turns, 20 + 10 tokens in 1 + 2 s → 10 tok/s; q2: one turn, 12 tokens in 0.5 s → 24 tok/s
+    q1 = [Gen(20, 1.0, [3, 1, 2], [3, 3, 3], [3, 3, 4]), Gen(10, 2.0, [4], [4])]
+    q2 = Gen(12, 0.5, [2, 2], [2, 2])
+    s = metrics.summarize([q1, q2])
+    assert (s["questions"], s["generations"], s["new_tokens"], s["forwards"]) == (2, 3, 42, 6)
+    assert s["tok_s"] == pytest.approx([10.0, 24.0]) and s["throughput"] == pytest.approx(17.0)
+    assert s["mean_accepted_length"] == pytest.approx(14 / 6)             # (3+1+2+4+2+2) / 6 forwards
+    assert s["acceptance_rate"] == pytest.approx(8 / 17)                  # Σ(a − 1) = 8 over Σ drafted = 17
+    assert s["drafted_per_forward"] == pytest.approx(17 / 6)
+    assert s["max_draft_per_forward"] == pytest.approx(18 / 6)
+    ar = metrics.summarize([Gen(5, 1.0, [1] * 5, [0] * 5)])
+    assert ar["mean_accepted_length"] == 1.0 and math.isnan(ar["acceptance_rate"])
+
+
+def test_summarize_matches_the_table_rules(table):
+    # the same rows through the table path and the generations path give the same numbers
+    part = table[(table["policy"] == "fixed") & (table["gamma"] == 2)]
+    qs = [[Gen(r.new_tokens, r.wall_time, r.accept_lengths, r.drafted) for r in g.itertuples()]
+          for _, g in part.groupby("question_id")]
+    s, t = metrics.summarize(qs), metrics.config_summary(table).set_index(["policy_spec", "gamma"]).loc[("fixed", 2)]
+    assert s["throughput"] == pytest.approx(t["throughput"])
+    assert s["mean_accepted_length"] == pytest.approx(t["mean_accepted_length"])
+    assert s["acceptance_rate"] == pytest.approx(t["acceptance_rate"])
+
+
+def test_speedup_of_generations_is_paired():
+    # same two questions as test_paired_bootstrap_by_hand: ar 10 and 20 tok/s, config 20 and 20
+    ar = metrics.summarize([Gen(10, 1.0, [1] * 10, [0] * 10), Gen(20, 1.0, [1] * 20, [0] * 20)])
+    cfg = metrics.summarize([Gen(20, 1.0, [2] * 10, [1] * 10), Gen(20, 1.0, [2] * 10, [1] * 10)])
+    assert metrics.speedup(cfg, ar) == pytest.approx((4 / 3, 1.0, 2.0))
+    with pytest.raises(ValueError):
+        metrics.speedup(cfg, metrics.summarize([Gen(10, 1.0, [1], [0])]))
