@@ -2,18 +2,15 @@
 greedy, side by side in one run: acceptance rate and mean accepted length at γ = 4, the cost
 ratio c (draft time per token / target forward time), and `fixed` speedup vs `ar` per γ.
 
-    python bench/draft.py [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 3 4 6 8]
+    python -m bench.draft [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 3 4 6 8]
+
+Throughput is the mean over questions of per-question tok/s and "vs ar" its paired ratio with a
+95 % bootstrap interval over questions (``jobs/metrics.py``).
 Goals: mean accepted length >= 2.0 at γ = 4, c <= 0.25, best speedup > 1.0.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/policies.py shadows the package)
-
 import argparse
-import statistics
 import time
 
 import torch
@@ -31,6 +28,7 @@ def main():
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
     from actors.templates import default_template, render
+    from jobs.metrics import speedup, summarize
     from policies.registry import build
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))
@@ -41,27 +39,23 @@ def main():
     pair.engine.generate(prompts[0], build("ar"), max_new_tokens=16)   # warm-up
 
     def run(spec, gamma):
-        tok, sec, al, acc, dr, outs = 0, 0.0, [], 0, 0, []
-        for p in prompts:
-            g = pair.engine.generate(p, build(spec, gamma), max_new_tokens=a.max_new_tokens)
-            tok, sec = tok + g.new_tokens, sec + g.wall_time
-            al += g.accept_lengths
-            acc, dr = acc + sum(g.accepted), dr + sum(g.drafted)
-            outs.append(g.token_ids)
-        return tok / sec, statistics.fmean(al), (acc / dr if dr else float("nan")), outs
+        gens = [pair.engine.generate(p, build(spec, gamma), max_new_tokens=a.max_new_tokens) for p in prompts]
+        return summarize(gens), [g.token_ids for g in gens]
 
     print(f"# draft benchmark {time.strftime('%Y-%m-%d %H:%M')}: {a.target} + {a.draft}, {len(prompts)} sample "
           f"questions (turn 1), max_new_tokens={a.max_new_tokens}, greedy, {torch.get_num_threads()} threads, {pair.device}")
     print(f"c = t_draft / t_target = {costs.t_draft * 1e3:.2f} ms / {costs.verify(1) * 1e3:.2f} ms = {costs.c:.3f} "
           f"(context {costs.context})")
-    ar_tps, _, _, ar_out = run("ar", 1)
-    print(f"{'config':14s} {'tok/s':>8s} {'MAL':>6s} {'alpha':>6s} {'vs ar':>7s}  lossless")
-    print(f"{'ar':14s} {ar_tps:8.2f} {1.0:6.2f} {'-':>6s} {1.0:7.3f}")
+    ar, ar_out = run("ar", 1)
+    print(f"{'config':14s} {'tok/s':>8s} {'MAL':>6s} {'alpha':>6s} {'vs ar':>7s} {'95 % interval':>15s}  lossless")
+    print(f"{'ar':14s} {ar['throughput']:8.2f} {ar['mean_accepted_length']:6.2f} {'-':>6s} {1.0:7.3f}")
     best = (0.0, None)
     for gm in a.gammas:
-        tps, mal, alpha, outs = run("fixed", gm)
-        best = max(best, (tps / ar_tps, gm))
-        print(f"{f'fixed γ={gm}':14s} {tps:8.2f} {mal:6.2f} {alpha:6.3f} {tps / ar_tps:7.3f}  {outs == ar_out}")
+        m, outs = run("fixed", gm)
+        sp, lo, hi = speedup(m, ar)
+        best = max(best, (sp, gm))
+        print(f"{f'fixed γ={gm}':14s} {m['throughput']:8.2f} {m['mean_accepted_length']:6.2f} {m['acceptance_rate']:6.3f} "
+              f"{sp:7.3f} {f'[{lo:.3f}, {hi:.3f}]':>15s}  {outs == ar_out}")
     print(f"best fixed: γ={best[1]} speedup {best[0]:.3f}×")
 
 

@@ -1,24 +1,19 @@
 """Engine benchmark: `ar` vs `fixed` at several γ, and our engine vs transformers' own
 assisted generation at the same γ, side by side in one run (greedy, batch 1).
 
-    python bench/engine.py [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 4 8]
-    python bench/engine.py --random-shapes llama-7b/vicuna-68m   # GPU: real shapes, random weights
+    python -m bench.engine [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 4 8]
+    python -m bench.engine --random-shapes llama-7b/vicuna-68m   # GPU: real shapes, random weights
 
 transformers' assistant must be a full-vocabulary HF model, so the HF comparison uses a
 full-vocabulary draft: the given draft when it is one, else the target's first `--hf-layers`
 layers (acceptance is then low, but identical for both engines: the comparison is of engine
-overhead at equal acceptance). Prints tok/s, mean accepted length and ratios.
+overhead at equal acceptance). Prints tok/s (mean over prompts of per-prompt tok/s), mean accepted
+length and ratios with 95 % paired-bootstrap intervals over prompts (``jobs/metrics.py``).
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/policies.py shadows the package)
-
 import argparse
 import copy
-import statistics
 import time
 
 import torch
@@ -54,18 +49,21 @@ def random_pair(name: str, device: str):
     return mk(t), mk(d)
 
 
-def time_ours(engine, prompts, policy_fn, max_new):
-    tok, sec, al = 0, 0.0, []
-    for p in prompts:
-        g = engine.generate(p, policy_fn(), max_new_tokens=max_new)
-        tok += g.new_tokens
-        sec += g.wall_time
-        al += g.accept_lengths
-    return tok / sec, statistics.fmean(al), tok
+def time_ours(engine, prompts, policy_fn, max_new) -> dict:
+    """``jobs.metrics.summarize`` of one generation per prompt."""
+    from jobs.metrics import summarize
+
+    return summarize([engine.generate(p, policy_fn(), max_new_tokens=max_new) for p in prompts])
 
 
-def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None):
-    tok, sec = 0, 0.0
+def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None) -> dict:
+    """``jobs.metrics.summarize`` of transformers' ``generate`` per prompt (tokens and time only:
+    it records no steps, so its step metrics are NaN)."""
+    from types import SimpleNamespace
+
+    from jobs.metrics import summarize
+
+    runs = []
     for p in prompts:
         ids = torch.tensor([p], device=target.device)
         kw = dict(max_new_tokens=max_new, do_sample=False, eos_token_id=eos, pad_token_id=eos)
@@ -78,9 +76,9 @@ def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None):
         t = time.perf_counter()
         out = target.generate(ids, **kw)
         _sync(target.device)
-        sec += time.perf_counter() - t
-        tok += out.shape[1] - len(p)
-    return tok / sec, tok
+        runs.append(SimpleNamespace(new_tokens=out.shape[1] - len(p), wall_time=time.perf_counter() - t,
+                                    accept_lengths=[], accepted=[], drafted=[], gammas=[]))
+    return summarize(runs)
 
 
 def main():
@@ -99,6 +97,7 @@ def main():
     from actors.engine import SpecEngine
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
+    from jobs.metrics import speedup
     from actors.templates import default_template, render
     from policies.registry import build
 
@@ -129,21 +128,24 @@ def main():
     time_hf(target, prompts[:1], 8, eos=eos)
     print(f"# engine benchmark: {label}; {len(prompts)} prompts, max_new_tokens={a.max_new_tokens}, greedy, "
           f"{torch.get_num_threads()} threads, {time.strftime('%Y-%m-%d %H:%M')}")
-    ar_tps, _, _ = time_ours(ours, prompts, lambda: build("ar"), a.max_new_tokens)
-    hf_ar_tps, _ = time_hf(target, prompts, a.max_new_tokens, eos=eos)
-    print(f"{'config':34s} {'tok/s':>8s} {'MAL':>6s} {'vs ar':>7s}")
-    print(f"{'ar (ours)':34s} {ar_tps:8.2f} {1.0:6.2f} {1.0:7.3f}")
-    print(f"{'target-only generate (HF)':34s} {hf_ar_tps:8.2f} {1.0:6.2f} {hf_ar_tps / ar_tps:7.3f}")
+    ar = time_ours(ours, prompts, lambda: build("ar"), a.max_new_tokens)
+    hf_ar = time_hf(target, prompts, a.max_new_tokens, eos=eos)
+    cell = lambda r: f"{r[0]:7.3f} [{r[1]:.3f}, {r[2]:.3f}]"                  # noqa: E731 — ratio, 95 % interval
+    print(f"{'config':34s} {'tok/s':>8s} {'MAL':>6s} {'vs ar [95 % interval]':>24s}")
+    print(f"{'ar (ours)':34s} {ar['throughput']:8.2f} {ar['mean_accepted_length']:6.2f} {1.0:7.3f}")
+    print(f"{'target-only generate (HF)':34s} {hf_ar['throughput']:8.2f} {1.0:6.2f} {cell(speedup(hf_ar, ar))}")
     if draft is not None:
         for gm in a.gammas:
-            tps, mal, _ = time_ours(ours, prompts, lambda: build("fixed", gm), a.max_new_tokens)
-            print(f"{f'fixed γ={gm} (ours, draft)':34s} {tps:8.2f} {mal:6.2f} {tps / ar_tps:7.3f}")
+            m = time_ours(ours, prompts, lambda: build("fixed", gm), a.max_new_tokens)
+            print(f"{f'fixed γ={gm} (ours, draft)':34s} {m['throughput']:8.2f} {m['mean_accepted_length']:6.2f} "
+                  f"{cell(speedup(m, ar))}")
     print(f"\n# same full-vocabulary draft in both engines ({'given draft' if hf_draft is draft else f'target first {a.hf_layers} layers'})")
-    print(f"{'γ':>3s} {'ours tok/s':>11s} {'HF tok/s':>9s} {'ours/HF':>8s} {'MAL':>6s}")
+    print(f"{'γ':>3s} {'ours tok/s':>11s} {'HF tok/s':>9s} {'ours/HF [95 % interval]':>24s} {'MAL':>6s}")
     for gm in a.gammas:
-        tps, mal, _ = time_ours(ours_hfdraft, prompts, lambda: build("fixed", gm), a.max_new_tokens)
-        hf, _ = time_hf(target, prompts, a.max_new_tokens, assistant=hf_draft, gamma=gm, eos=eos)
-        print(f"{gm:3d} {tps:11.2f} {hf:9.2f} {tps / hf:8.3f} {mal:6.2f}")
+        m = time_ours(ours_hfdraft, prompts, lambda: build("fixed", gm), a.max_new_tokens)
+        hf = time_hf(target, prompts, a.max_new_tokens, assistant=hf_draft, gamma=gm, eos=eos)
+        print(f"{gm:3d} {m['throughput']:11.2f} {hf['throughput']:9.2f} {cell(speedup(m, hf)):>24s} "
+              f"{m['mean_accepted_length']:6.2f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What the draft-entropy seam costs: one greedy draft step with and without H(q), side by side.
 
-    python bench/entropy_overhead.py [--draft smollm2-135m-draft] [--context 256] [--repeats 300] [--device cpu]
+    python -m bench.entropy_overhead [--draft smollm2-135m-draft] [--context 256] [--repeats 300] [--device cpu]
                                      [--threads N] [--random]
 
 A draft step is what ``actors/drafters.py::ModelDrafter.propose`` does per proposal under
@@ -18,11 +18,6 @@ be loaded (``--random``, or the asset is missing) a random-weight model of the s
 is used: time does not depend on the weights' values.
 """
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/policies.py shadows the package)
 
 import argparse
 import platform

@@ -1,7 +1,7 @@
 """GPU systems benchmark on random-weight models of real shapes (timing only: never read acceptance from it).
 
-    python bench/gpu.py check ar spec curve c      # sections; each prints ratios measured side by side
-    python bench/gpu.py curve70b                   # 70B-shaped int4 target built layer by layer (needs torchao)
+    python -m bench.gpu check ar spec curve c      # sections; each prints ratios measured side by side
+    python -m bench.gpu curve70b                   # 70B-shaped int4 target built layer by layer (needs torchao)
 
 Sections
   check     greedy tokens of eager / static / compiled engines agree on a small CUDA model (lossless on GPU)
@@ -25,11 +25,10 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from actors.drafters import ModelDrafter  # noqa: E402
-from actors.engine import SpecEngine  # noqa: E402
-from policies.fixed import Fixed, TargetOnly  # noqa: E402
+from actors.drafters import ModelDrafter
+from actors.engine import SpecEngine
+from jobs.metrics import throughput
+from policies.fixed import Fixed, TargetOnly
 
 OUT = Path(os.environ.get("OUT", "out"))
 DEV = torch.device("cuda")
@@ -89,7 +88,7 @@ def engine_tokens_per_s(engine, policy, reps=3):
     t = median_time(run, reps)
     g = gens[-1]
     decode = statistics.median([x.wall_time - x.prefill_time for x in gens])
-    return {"tok_s": NEW / t, "decode_ms_per_token": 1e3 * decode / NEW, "new_tokens": g.new_tokens,
+    return {"tok_s": throughput(NEW, t), "decode_ms_per_token": 1e3 * decode / NEW, "new_tokens": g.new_tokens,
             "steps": g.decoding_steps, "tokens": g.token_ids}
 
 
@@ -163,7 +162,7 @@ def section_ar():
             gen()
             warm = time.perf_counter() - t0
             t = median_time(gen)
-            hf[name] = {"tok_s": NEW / t, "ms_per_token": 1e3 * t / NEW, "warmup_s": warm,
+            hf[name] = {"tok_s": throughput(NEW, t), "ms_per_token": 1e3 * t / NEW, "warmup_s": warm,
                         "same_tokens_as_ours": out[0, PROMPT_LEN:].tolist() == res["eager"]["tokens"]}
             print(f"ar {name:26s} {1e3 * t / NEW:.2f} ms/token (prefill included)  "
                   f"same tokens: {hf[name]['same_tokens_as_ours']}", flush=True)
@@ -200,7 +199,7 @@ def section_spec():
             out = gen()
             t = median_time(gen)
             same = out[0, PROMPT_LEN:].tolist() == r["tokens"]
-            hf = {"tok_s": NEW / t, "same_tokens": same}
+            hf = {"tok_s": throughput(NEW, t), "same_tokens": same}
         except Exception as ex:  # noqa: BLE001
             hf = {"error": str(ex).splitlines()[0][:200]}
         r.pop("tokens")
@@ -329,7 +328,7 @@ def main(argv):
     if bad:
         raise SystemExit(f"unknown section(s) {', '.join(bad)}: valid are {', '.join(SECTIONS)}")
     if not torch.cuda.is_available():
-        raise SystemExit("bench/gpu.py needs a CUDA GPU")
+        raise SystemExit("bench.gpu needs a CUDA GPU")
     OUT.mkdir(parents=True, exist_ok=True)
     import transformers
 

@@ -14,16 +14,12 @@ The cost curve (``Pair.calibrate``) is measured once before both and counted in 
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/
-
 import argparse
 import json
 import platform
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -55,6 +51,7 @@ def main(argv=None) -> None:
     from actors.replay import replay
     from actors.rollouts import record_pair_trace
     from jobs.dataset import load_questions
+    from jobs.metrics import summarize
     from actors.templates import default_template, render
     from policies.registry import build
 
@@ -107,8 +104,7 @@ def main(argv=None) -> None:
     print("per policy: median |pred − meas|/meas, live tok/s vs replay tok/s (mean over γ and questions)")
     for spec in specs:
         ks = [k for k in live if k[1] == spec]
-        lt = statistics.mean(live[k].new_tokens / live[k].wall_time for k in ks)
-        rt = statistics.mean(rep[k].new_tokens / rep[k].wall_time for k in ks)
+        lt, rt = (summarize([gens[k] for k in ks])["throughput"] for gens in (live, rep))
         print(f"  {spec:14s} {statistics.median(errs[i] for i, k in enumerate(live) if k[1] == spec) * 100:5.1f} %"
               f"   {lt:6.1f} vs {rt:6.1f}")
     print(f"cost-model fit residuals: {json.dumps(model.residuals)}")

@@ -1,15 +1,10 @@
 """Sweep throughput with 1 and 2 CPU actors on a tiny random-weight pair, side by side in one run.
 
-    python bench/sweep_scaling.py [--questions 8] [--max-new-tokens 48]
+    python -m bench.sweep_scaling [--questions 8] [--max-new-tokens 48]
 Prints generations per second for each actor count and the scaling ratio (2 actors / 1 actor).
 Each actor gets cores / actors torch threads, so the ratio shows what task parallelism adds.
 """
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path[0] = str(Path(__file__).resolve().parents[1])  # the repo root, not bench/ (bench/policies.py shadows the package)
 
 import argparse
 import tempfile

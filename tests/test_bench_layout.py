@@ -1,0 +1,43 @@
+"""bench/ is a package run as ``python -m bench.NAME``: no script shadows a package or edits
+sys.path, every script imports, the docs name only scripts that exist, and the decision-cost
+benchmark covers every registered sequence policy."""
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {"actors", "policies", "jobs", "cluster", "tests", "bench"}
+SCRIPTS = sorted(p.stem for p in (ROOT / "bench").glob("*.py") if p.stem != "__init__")
+
+
+def test_bench_is_a_package_and_no_script_shadows_one():
+    assert (ROOT / "bench" / "__init__.py").exists()
+    assert not PACKAGES & set(SCRIPTS), f"bench scripts named after a package: {PACKAGES & set(SCRIPTS)}"
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_script_imports_as_module_without_path_edits(name):
+    text = (ROOT / "bench" / f"{name}.py").read_text()
+    assert "sys.path" not in text, f"bench/{name}.py edits sys.path"
+    assert "python bench/" not in text, f"bench/{name}.py documents `python bench/…` (use python -m bench.{name})"
+    importlib.import_module(f"bench.{name}")
+
+
+def test_docs_name_only_existing_scripts():
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    named = {(f.name, m) for f in files for m in re.findall(r"\bbench[./]([a-z_]+)\b", f.read_text())}
+    missing = sorted(f"{f}: bench.{m}" for f, m in named if m not in SCRIPTS and m != "py")
+    assert not missing, "docs name bench scripts that do not exist:\n" + "\n".join(missing)
+
+
+def test_decision_cost_covers_every_sequence_policy():
+    from bench.policy_decisions import per_decision_us, sequence_policies
+    from policies.registry import REGISTRY, build
+
+    specs = sequence_policies()
+    trees = {n for n in REGISTRY if getattr(build(n, 4), "is_tree", False)}
+    assert set(REGISTRY) - {"ar"} - trees <= set(specs) and not trees & set(specs)
+    for spec in specs:
+        assert per_decision_us(spec, steps=20) > 0
