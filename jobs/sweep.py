@@ -95,19 +95,13 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         raise SpecsweepError(f"backend must be 'ray' or 'inprocess', got {backend!r}")
     if backend == "ray":
         check_address(address)
+    # a tracking server is probed before the models are checked (nothing is written); a local store
+    # (sqlite/file) is opened only after every check, so a refusal leaves no database behind
+    local_store = cfg.tracking_uri.split(":", 1)[0].lower() in ("sqlite", "file")
+    client = _open_tracking(cfg) if log_mlflow and not local_store else None
     check_pairs(cfg, local_cluster=backend != "ray" or target_address(address) is None)
-    client = None    # opened last: a refusal before it leaves no tracking database behind
-    if log_mlflow:
-        from jobs.tracking import client_for
-
-        _quiet_mlflow()
-        try:
-            client = client_for(cfg.tracking_uri)
-        except SpecsweepError as e:   # the message quotes the URI: never print its credentials
-            raise SpecsweepError(str(e).replace(cfg.tracking_uri, redact_uri(cfg.tracking_uri))) from None
-        except Exception as e:  # an MLflow store that cannot be opened fails in many ways
-            raise SpecsweepError(f"cannot open the MLflow tracking URI {redact_uri(cfg.tracking_uri)!r} "
-                                 f"({first_line(e)}); default is sqlite:///mlflow.db") from None
+    if log_mlflow and client is None:
+        client = _open_tracking(cfg)
     with OutputLock(cfg.output):
         if backend == "ray":
             from cluster.backends import RayBackend
@@ -146,6 +140,20 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
             if tracker is not None:
                 tracker.close("FAILED")
             raise
+
+
+def _open_tracking(cfg: SweepConfig):
+    """The MLflow client of the sweep's tracking URI, or one line saying why it cannot be opened."""
+    from jobs.tracking import client_for
+
+    _quiet_mlflow()
+    try:
+        return client_for(cfg.tracking_uri)
+    except SpecsweepError as e:   # the message quotes the URI: never print its credentials
+        raise SpecsweepError(str(e).replace(cfg.tracking_uri, redact_uri(cfg.tracking_uri))) from None
+    except Exception as e:  # an MLflow store that cannot be opened fails in many ways
+        raise SpecsweepError(f"cannot open the MLflow tracking URI {redact_uri(cfg.tracking_uri)!r} "
+                             f"({first_line(e)}); default is sqlite:///mlflow.db") from None
 
 
 def _quiet_mlflow() -> None:
