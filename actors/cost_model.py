@@ -10,7 +10,7 @@ m = k + 1 tokens:
     verify_time = v₀ + v₁·m + v₂·C/1000 + v₃·m·C/1000
     step_time   = draft_time + verify_time + o
 
-Both lines are fitted by ordinary least squares on the recorded ``draft_time`` /
+Both lines are fitted by least squares, refitted without outlier steps (``_lstsq``), on the recorded ``draft_time`` /
 ``verify_time`` of live :class:`~actors.engine.StepRecord` s; ``o`` (the loop's own
 per-step time: policy calls, bookkeeping — outside both timers) is
 (Σ wall − Σ prefill − Σ step times) / Σ steps over the fitted generations. A
@@ -114,12 +114,29 @@ class CostModel:
                    residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)), label=d.get("label", ""))
 
 
-def _lstsq(X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Least squares; columns that are constant zero (a feature never exercised) get coefficient 0."""
+def _lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0) -> np.ndarray:
+    """Least squares, refitted without outliers; columns that are constant zero (a feature never
+    exercised) get coefficient 0.
+
+    Outliers: a step whose residual lies more than ``k`` scaled median absolute deviations
+    (1.4826·MAD, a robust σ) from the median residual — a step slowed by another process or a
+    page fault. Dropping them ``rounds`` times keeps one disturbed step from bending the fit
+    (on a loaded 2-core machine a plain fit put a negative context slope on verify time).
+    """
     used = np.abs(X).sum(0) > 0
     coef = np.zeros(X.shape[1])
-    if used.any() and len(y):
-        coef[used] = np.linalg.lstsq(X[:, used], y, rcond=None)[0]
+    if not used.any() or not len(y):
+        return coef
+    keep = np.ones(len(y), dtype=bool)
+    for _ in range(rounds + 1):
+        coef[used] = np.linalg.lstsq(X[keep][:, used], y[keep], rcond=None)[0]
+        r = y - X @ coef
+        med = np.median(r[keep])
+        sigma = 1.4826 * np.median(np.abs(r[keep] - med))
+        new = np.abs(r - med) <= k * max(sigma, 1e-9)
+        if new.sum() < max(used.sum() * 2, 1) or (new == keep).all():
+            break
+        keep = new
     return coef
 
 

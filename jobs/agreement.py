@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 KEYS = ["config_key", "question_id", "turn", "repeat"]
+TIME_WARNING = 0.10      # median |predicted − measured| / measured above which replayed times are flagged
 
 
 def modes(df: pd.DataFrame) -> pd.Series:
@@ -98,4 +99,8 @@ def agreement_text(table: pd.DataFrame) -> str:
     verdict = ("exact: every validated generation replayed step for step" if allrow["steps_identical"] == 1.0 else
                f"NOT exact: {(1 - allrow['steps_identical']) * 100:.1f} % of validated generations differ "
                "(see docs/replay.md, floating point)")
+    if allrow["time_error_median"] > TIME_WARNING:
+        verdict += (f"\nWARNING: replayed wall times are off by {allrow['time_error_median']:.1%} (median) against the "
+                    f"live runs (> {TIME_WARNING:.0%}): token and step figures stand, time figures of replayed configs "
+                    "do not; see the cost model's residuals in actors.json (a loaded machine while the actor fitted it?)")
     return "replay vs live (validated configs)\n" + t.to_string(index=False) + f"\n{verdict}"

@@ -155,3 +155,27 @@ def test_replay_cli_refuses_an_output_without_traces(tmp_path, capsys):
     pol.write_text("policies: [fixed]\n")
     assert _cli("replay", str(tmp_path), "--policies", str(pol)) == 2
     assert "holds no traces" in capsys.readouterr().err
+
+
+def test_cost_fit_ignores_disturbed_steps():
+    """A few steps slowed by another process must not bend the fitted step-time lines."""
+    import numpy as np
+
+    from actors.cost_model import _lstsq
+
+    rng = np.random.default_rng(0)
+    X = np.c_[np.ones(200), rng.integers(1, 10, 200), rng.uniform(0.1, 1.0, 200)]
+    y = X @ [0.010, 0.002, 0.004] + rng.normal(0, 1e-4, 200)
+    y[:20] *= 8                                                  # 10 % of the steps disturbed
+    assert np.allclose(_lstsq(X, y), [0.010, 0.002, 0.004], rtol=0.05)
+    plain = np.linalg.lstsq(X, y, rcond=None)[0]
+    assert not np.allclose(plain, [0.010, 0.002, 0.004], rtol=0.05)   # what the plain fit would give
+
+
+def test_agreement_text_warns_when_times_are_off():
+    from jobs.agreement import agreement_text
+
+    t = pd.DataFrame([{"pair": "all", "policy_spec": "all", "generations": 3, "gammas": "", "tokens_identical": 1.0,
+                       "steps_identical": 1.0, "time_error_median": 0.4, "time_error_p90": 0.9}])
+    text = agreement_text(t)
+    assert "exact" in text and "WARNING" in text and "40.0 %" in text
