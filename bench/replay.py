@@ -27,6 +27,7 @@ import torch
 
 PAPER_POLICIES = "fixed,hf-heuristic,threshold,gammatune,gammatune+,gt"
 PAPER_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
+PAPER_QUESTIONS = 480
 
 
 def _ints(text: str) -> list[int]:
@@ -122,6 +123,10 @@ def main(argv=None) -> None:
         Path(args.json).write_text(json.dumps(summary, indent=1))
     print(f"time error p90 = {summary['time_error_p90'] * 100:.1f} %; tokens identical = "
           f"{same_tokens / len(live) * 100:.1f} %")
+    scale = PAPER_QUESTIONS / len(prompts)      # the fit is paid once; traces, replays and live scale with questions
+    paper = (t_fit + (t_trace + t_replay) * scale) / (live_cost * scale)
+    print(f"extrapolated to the paper protocol's {PAPER_QUESTIONS} questions (fit paid once): replay/live cost = "
+          f"{paper:.3f}")
     print(f"replay/live cost = {replay_cost / live_cost:.3f}; steps identical = {same_steps / len(live) * 100:.1f} %; "
           f"median time error = {summary['time_error_median'] * 100:.1f} %")
 
