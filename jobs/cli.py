@@ -2,7 +2,7 @@
 
     specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
     specsweep sweep     CONFIG.yaml [--address ADDR] [--resume] [--dry-run] [--fresh]
-    specsweep report    (--experiment NAME [--output DIR] | --parquet DIR) [--format md|csv]
+    specsweep report    (--experiment NAME [--output DIR] | --parquet DIR | DIR) [--format md|csv] [--specbench]
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
 
@@ -236,6 +236,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--parquet", default=None, help="a sweep's output folder (instead of MLflow)")
     r.add_argument("--format", default="md", choices=["md", "csv"])
     r.add_argument("--compare", default=None, help="a second sweep output folder to compare against")
+    r.add_argument("folder", nargs="?", default=None, help="a sweep's output folder (same as --parquet DIR)")
+    r.add_argument("--specbench", action="store_true", help="Spec-Bench evaluation/speed.py's speedup and mean accepted "
+                   "tokens beside ours, from DIR/answers (loads the target tokenizer)")
     r.set_defaults(fn=cmd_report)
     d = sub.add_parser("distill", help="train a small draft for a target by knowledge distillation")
     d.add_argument("--target", default=DEFAULT_TARGET)
