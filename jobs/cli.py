@@ -2,7 +2,7 @@
 
     specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
     specsweep sweep     CONFIG.yaml [--address ADDR] [--dry-run] [--fresh]   (a re-run resumes)
-    specsweep report    (--experiment NAME [--output DIR] | --parquet DIR) [--format md|csv]
+    specsweep report    (--experiment NAME [--output DIR] | --parquet DIR | DIR) [--format md|csv] [--specbench]
     specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json] [--format md|csv]
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
@@ -248,6 +248,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--parquet", default=None, help="a sweep's output folder (instead of MLflow)")
     r.add_argument("--format", default="md", choices=["md", "csv"])
     r.add_argument("--compare", default=None, help="a second sweep output folder to compare against")
+    r.add_argument("folder", nargs="?", default=None, help="a sweep's output folder (same as --parquet DIR)")
+    r.add_argument("--specbench", action="store_true", help="Spec-Bench evaluation/speed.py's speedup and mean accepted "
+                   "tokens beside ours, from DIR/answers (loads the target tokenizer)")
     r.set_defaults(fn=cmd_report)
     rp = sub.add_parser("replay", help="replay policies on a sweep's stored traces (no model loaded)")
     rp.add_argument("output", help="the output folder of a sweep run with mode: replay or both")

@@ -11,7 +11,9 @@ the means ± the pooled std √(mean σ²). Spec-Bench table: speedup vs ar by c
 with the overall interval and verdict, mean accepted length with its interval; fraction
 of oracle where an oracle ran. A mark † flags "no difference resolved": the interval
 includes 1.0 or the difference lies inside the noise floor. ``--compare DIR`` prints the
-Table-2 means of two sweeps side by side with their ratio.
+Table-2 means of two sweeps side by side with their ratio. ``--specbench`` prints instead
+Spec-Bench evaluation/speed.py's speedup and mean accepted tokens beside ours
+(``jobs/specbench.py``), from the folder's ``answers/`` and the target tokenizer.
 """
 from __future__ import annotations
 
@@ -192,6 +194,16 @@ def compare(a_dir: str, b_dir: str, fmt: str) -> str:
 
 
 def main(a) -> int:
+    if getattr(a, "folder", None) and not a.parquet:            # `report OUTPUT` = `report --parquet OUTPUT`
+        a.parquet = a.folder
+    if getattr(a, "specbench", False):                          # Spec-Bench speed.py's numbers beside ours
+        folder = a.parquet or getattr(a, "output", None)
+        if not folder:
+            raise SpecsweepError("--specbench reads a sweep's output folder: specsweep report OUTPUT --specbench")
+        from jobs.specbench import report_text
+
+        sys.stdout.write(report_text(folder, a.format))
+        return 0
     if not a.parquet and not a.experiment:
         raise SpecsweepError("report needs --parquet OUTPUT_FOLDER or --experiment NAME")
     t2 = floor = None
