@@ -19,6 +19,20 @@ step times. Predictions are clipped at 0.
 
 The fit, its residuals (per step and per generation) and the number of steps are kept
 in :meth:`CostModel.to_dict` (JSON-able) so they can be stored with the actor's info.
+
+Calibration to the turn's own ``ar`` run (:func:`turn_scale`). The fit is made once, when
+the actor starts; a shared machine's speed drifts afterwards (one run here slowed 25 %
+between the fit and the last question), and one question's contexts may lie outside the
+fitted range. Every replayed turn was traced from a live, timed ``ar`` run of that very
+turn, so its predicted step times are multiplied by
+
+    s = Σ_j t_ar(j) / Σ_j verify_time(1, C_j)        (j over the ``ar`` run's steps)
+
+the ratio of the ``ar`` run's measured step times to the model's prediction for them. The
+replayed speedup over ``ar`` then depends only on the model's relative costs, as Spec-Bench's
+speedup depends only on the ratio of two runs measured back to back. A what-if replay
+under another actor's cost model (``--costs``) is not calibrated: its point is that
+machine's speed.
 """
 from __future__ import annotations
 
@@ -174,6 +188,15 @@ def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "") -> CostM
         "wall": _rel_stats([predict_wall(model, plen, g) for plen, g in runs], [g.wall_time for _, g in runs]),
     }
     return model
+
+
+def turn_scale(model: CostModel, prompt_len: int, ar_step_times: Sequence[float]) -> float:
+    """s = Σ measured ``ar`` step times / Σ predicted ones (m = 1, C = prompt_len + j); 1.0 when undefined."""
+    measured = float(sum(ar_step_times))
+    predicted = sum(model.verify_time(1, prompt_len + j) for j in range(len(ar_step_times)))
+    if measured <= 0 or predicted <= 0:
+        return 1.0
+    return measured / predicted
 
 
 def predict_wall(model: CostModel, prompt_len: int, gen) -> float:

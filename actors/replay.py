@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from actors.cost_model import CostModel
+from actors.cost_model import CostModel, turn_scale
 from actors.drafters import Proposal, _decide
 from actors.engine import Generation, StepRecord, emit
 from actors.rollouts import Trace
@@ -100,14 +100,16 @@ class _RolloutDraft:
 
 def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, costs=None,
            cost_model: CostModel | None = None, temperature: float = 0.0, pair: str | None = None,
-           tokenizer_hash: str | None = None, extras: dict | None = None) -> Generation:
+           tokenizer_hash: str | None = None, extras: dict | None = None, calibrate: bool = True) -> Generation:
     """Replay ``policy`` on ``trace``: the :class:`~actors.engine.Generation` the live engine would produce.
 
     ``costs``: the actor's :class:`~policies.costs.CostCurve` — the same object live runs hand
     to policies through :class:`~policies.base.GenerationContext` (``gt``, ``goodput``,
     ``bandit`` read it). ``cost_model``: predicts each step's draft and verify times
     (0 without one); ``wall_time`` = the trace's measured prefill + Σ predicted steps.
-    ``pair`` / ``tokenizer_hash``: when given, the trace must match them.
+    ``pair`` / ``tokenizer_hash``: when given, the trace must match them. ``calibrate``:
+    scale predicted step times by the trace's own ``ar`` run (:func:`~actors.cost_model.turn_scale`);
+    off for a what-if under another machine's cost model.
     """
     check_replayable(policy, temperature)
     budget = check_trace(trace, pair=pair, tokenizer_hash=tokenizer_hash, max_new_tokens=max_new_tokens)
@@ -121,6 +123,8 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
     out = Generation(token_ids=[], prefill_time=trace.prefill_time if len(tokens) > 1 else 0.0)
     dlen = 0                                 # the draft's cache length, as the live drafter's (for the cost model)
     wall = out.prefill_time
+    scale = (turn_scale(cost_model, len(tokens), trace.ar_step_times)
+             if cost_model is not None and calibrate else 1.0)
     while len(out.token_ids) < budget and not out.finished_by_eos:
         j = len(out.token_ids)
         ctx.generated = j
@@ -144,9 +148,9 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
         d_time = v_time = 0.0
         if cost_model is not None:
             catchup = max(base - dlen - 1, 0) if prop.proposed else 0
-            d_time = cost_model.draft_time(prop.proposed, catchup, base)
-            v_time = cost_model.verify_time(k + 1, base)
-            wall += d_time + v_time + cost_model.overhead
+            d_time = scale * cost_model.draft_time(prop.proposed, catchup, base)
+            v_time = scale * cost_model.verify_time(k + 1, base)
+            wall += d_time + v_time + scale * cost_model.overhead
         if prop.proposed:
             dlen = base + prop.proposed - 1
             if k:
@@ -163,7 +167,7 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
 
 def replay_policies(trace_dir, policy_specs: Sequence[str], gammas: Sequence[int], costs=None,
                     cost_model: CostModel | None = None, *, max_new_tokens: int | None = None,
-                    pair: str | None = None, tokenizer_hash: str | None = None) -> list[dict]:
+                    pair: str | None = None, tokenizer_hash: str | None = None, calibrate: bool = True) -> list[dict]:
     """Replay every policy spec × initial γ on every stored trace; one row per (trace, spec, γ).
 
     ``trace_dir``: a Parquet file or a folder of them (:func:`actors.rollouts.read_traces`).
@@ -190,7 +194,7 @@ def replay_policies(trace_dir, policy_specs: Sequence[str], gammas: Sequence[int
         for spec in policy_specs:
             for gamma in gammas:
                 g = replay(trace, build(spec, gamma), max_new_tokens=max_new_tokens, costs=costs,
-                           cost_model=cost_model, pair=pair, tokenizer_hash=tokenizer_hash)
+                           cost_model=cost_model, pair=pair, tokenizer_hash=tokenizer_hash, calibrate=calibrate)
                 rows.append({"mode": "replay", "trace": trace.key, "pair": trace.pair, "policy": spec,
                              "gamma": int(gamma), "token_ids": g.token_ids, "new_tokens": g.new_tokens,
                              "accept_lengths": g.accept_lengths, "drafted": g.drafted, "accepted": g.accepted,

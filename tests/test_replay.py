@@ -189,9 +189,31 @@ def test_replay_wall_time_from_the_cost_model(setup):
     model = fit_cost_model([(p, _synthetic_generation(p, ks, [min(k, 1) for k in ks])) for p in (10, 80, 300)])
     live = engine.generate(PROMPT, build("gammatune", 3), max_new_tokens=MAX_NEW)
     live.prefill_time = trace.prefill_time
-    rep = replay(trace, build("gammatune", 3), cost_model=model)
+    rep = replay(trace, build("gammatune", 3), cost_model=model, calibrate=False)
     assert rep.wall_time == pytest.approx(predict_wall(model, len(PROMPT), live), rel=1e-9)
     assert rep.wall_time > trace.prefill_time
+
+
+def test_replay_is_calibrated_to_the_turns_own_ar_run(setup):
+    """Predicted step times scale by s = Σ measured ar step times / Σ predicted ones: a machine twice as slow
+    as the fit (every ar step measured at 2× the prediction) doubles every replayed step."""
+    import dataclasses
+
+    from actors.cost_model import turn_scale
+
+    engine, trace = setup
+    ks = [3, 1, 4, 0, 2, 5, 3, 3, 1, 6, 2, 0, 4, 5, 2, 1]
+    model = fit_cost_model([(p, _synthetic_generation(p, ks, [min(k, 1) for k in ks])) for p in (10, 80, 300)])
+    plen = len(trace.prompt_ids)
+    slow = dataclasses.replace(trace, ar_step_times=[2 * model.verify_time(1, plen + j)
+                                                     for j in range(len(trace.reference))])
+    assert turn_scale(model, plen, slow.ar_step_times) == pytest.approx(2.0, rel=1e-9)
+    plain = replay(slow, build("fixed", 3), cost_model=model, calibrate=False)
+    scaled = replay(slow, build("fixed", 3), cost_model=model)
+    assert scaled.wall_time - scaled.prefill_time == pytest.approx(2 * (plain.wall_time - plain.prefill_time), rel=1e-9)
+    assert [s.verify_time for s in scaled.steps] == pytest.approx([2 * s.verify_time for s in plain.steps])
+    assert scaled.accept_lengths == plain.accept_lengths        # timing only; the steps are the trace's
+    assert turn_scale(model, plen, []) == 1.0                    # no ar timing recorded: uncalibrated
 
 
 def test_replay_policies_over_a_trace_folder(setup, tmp_path):

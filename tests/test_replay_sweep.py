@@ -122,9 +122,13 @@ def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tm
     assert len(theirs) == 2 * 3                                # γ 1 and 3 × three turns
     for _, r in theirs.iterrows():
         assert list(mine.loc[(r["question_id"], r["turn"], r["gamma"]), "accepted"]) == list(r["accepted"])
-    # what-if under another actors.json: every heading says so
+        # the same cost model and the same per-turn calibration: the same predicted time
+        assert mine.loc[(r["question_id"], r["turn"], r["gamma"]), "wall_time"] == pytest.approx(r["wall_time"])
+    # what-if under another actors.json: every heading says so, and ar is predicted under that model too
     assert _cli("replay", cfg.output, "--policies", str(pol), "--costs", str(Path(cfg.output) / "actors.json")) == 0
     assert "(what-if)" in capsys.readouterr().out
+    what_if = pd.read_parquet(Path(cfg.output) / "replays" / "new" / "rows.parquet")
+    assert set(what_if.loc[what_if["policy"] == "ar", "mode"]) == {"replay"}
 
 
 @pytest.mark.parametrize("content, costs, needle", [
