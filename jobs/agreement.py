@@ -11,7 +11,10 @@ config in ``mode: both``.
   both modes (same config, question, turn, repeat): the share with identical token ids,
   the share with identical (k_max, drafted, accepted) step sequences (100 % under greedy
   decoding, by the replay argument in docs/replay.md), and the median and p90 of
-  |predicted − measured| / measured wall time.
+  |predicted − measured| / measured wall time; the ``all`` row adds ``live_spread_median``,
+  the median |t_last − t_first| / t_first of the two live ``ar`` runs of each task and turn —
+  how far two live timings of one config lie apart on this machine, the scale a time error
+  is to be read against.
 """
 from __future__ import annotations
 
@@ -85,20 +88,38 @@ def agreement_table(df: pd.DataFrame) -> pd.DataFrame:
              "tokens_identical": twins["same_tokens"].mean(), "steps_identical": twins["same_steps"].mean(),
              "time_error_median": float(twins["time_error"].median()),
              "time_error_p90": float(np.nanpercentile(twins["time_error"], 90))}
+    total["live_spread_median"] = live_spread(df)
     return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
+
+
+def live_spread(df: pd.DataFrame) -> float:
+    """Median |t_last − t_first| / t_first over the (pair, question, turn, repeat) whose ``ar`` ran first and last."""
+    if "ar_timing" not in df:
+        return np.nan
+    ar = df[(df["status"] == "ok") & (df["policy"] == "ar") & (modes(df) == "live")]
+    keys = ["pair", "question_id", "turn", "repeat"]
+    first = ar[ar["ar_timing"] == "first"].drop_duplicates(keys).set_index(keys)["wall_time"].astype(float)
+    last = ar[ar["ar_timing"] == "last"].drop_duplicates(keys).set_index(keys)["wall_time"].astype(float)
+    both = pd.concat([first.rename("first"), last.rename("last")], axis=1, join="inner")
+    both = both[both["first"] > 0]
+    return float(((both["last"] - both["first"]).abs() / both["first"]).median()) if len(both) else np.nan
 
 
 def agreement_text(table: pd.DataFrame) -> str:
     """The agreement table as report text, with one line saying whether replay was exact."""
     if table.empty:
         return "replay vs live: no generation was both replayed and run live"
-    t = table.copy()
+    t = table.drop(columns=["live_spread_median"], errors="ignore")
     for c in ("tokens_identical", "steps_identical", "time_error_median", "time_error_p90"):
         t[c] = (t[c] * 100).map(lambda v: f"{v:.1f} %")
     allrow = table.iloc[-1]
     verdict = ("exact: every validated generation replayed step for step" if allrow["steps_identical"] == 1.0 else
                f"NOT exact: {(1 - allrow['steps_identical']) * 100:.1f} % of validated generations differ "
                "(see docs/replay.md, floating point)")
+    spread = allrow.get("live_spread_median", np.nan)
+    if not pd.isna(spread):
+        verdict += (f"\nlive timing spread: two live ar runs of the same turn differ by {spread:.1%} (median); "
+                    "a time error of that size is the machine's noise, not the cost model's")
     if allrow["time_error_median"] > TIME_WARNING:
         verdict += (f"\nWARNING: replayed wall times are off by {allrow['time_error_median']:.1%} (median) against the "
                     f"live runs (> {TIME_WARNING:.0%}): token and step figures stand, time figures of replayed configs "

@@ -1,6 +1,7 @@
 """Sweeps in ``mode: replay`` / ``both`` on the in-process backend (no Ray) with a tiny pair."""
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -80,6 +81,7 @@ def test_replay_sweep_end_to_end_in_process(swept):
     assert main(["report", "--parquet", cfg.output]) == 0
     report = (out / "report.md").read_text()
     assert "replay vs live (validated configs)" in report and "exact: every validated generation" in report
+    assert agree.iloc[-1]["live_spread_median"] >= 0 and "live timing spread" in report
     # a resume does nothing more
     again = run_sweep(cfg, backend="inprocess", log_mlflow=False)
     assert again["rows"] == res["rows"]
@@ -183,3 +185,17 @@ def test_agreement_text_warns_when_times_are_off():
                        "steps_identical": 1.0, "time_error_median": 0.4, "time_error_p90": 0.9}])
     text = agreement_text(t)
     assert "exact" in text and "WARNING" in text and "40.0 %" in text
+
+
+def test_live_spread_is_the_median_ar_first_last_distance():
+    from jobs.agreement import live_spread
+
+    def ar(q, timing, t, mode="live", status="ok"):
+        return {"pair": "p", "policy": "ar", "question_id": q, "turn": 0, "repeat": 0, "ar_timing": timing,
+                "wall_time": t, "mode": mode, "status": status}
+    rows = [ar(1, "first", 1.0), ar(1, "last", 1.2), ar(2, "first", 2.0), ar(2, "last", 1.0),
+            ar(3, "first", 5.0),                                   # no closing run: not a pair
+            ar(4, "first", 1.0), ar(4, "last", 9.0, status="error"),
+            {**ar(1, "", 7.0), "policy": "fixed"}]
+    assert live_spread(pd.DataFrame(rows)) == pytest.approx((0.2 + 0.5) / 2)
+    assert np.isnan(live_spread(pd.DataFrame(rows).drop(columns="ar_timing")))
