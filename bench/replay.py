@@ -76,6 +76,7 @@ def main(argv=None) -> None:
     # between phases does not masquerade as a model error
     live, traces = {}, []
     live_cost = t_trace = 0.0
+    spreads: list[float] = []
     for qi, (q, p) in enumerate(zip(qs, prompts)):
         t1 = time.perf_counter()
         traces.append(record_pair_trace(pair, p, max_new_tokens=M, max_draft=args.max_draft or None,
@@ -86,6 +87,9 @@ def main(argv=None) -> None:
                 live[qi, spec, g] = pair.engine.generate(p, build(spec, g), max_new_tokens=M)
         t3 = time.perf_counter()
         t_trace, live_cost = t_trace + t2 - t1, live_cost + t3 - t2
+        # ar again after the brute force (outside both costs): two live timings of one config, the noise scale
+        again = pair.engine.generate(p, build("ar", 0), max_new_tokens=M).wall_time
+        spreads.append(abs(again - traces[-1].ar_wall_time) / traces[-1].ar_wall_time)
         print(f"question {q.question_id}: trace {t2 - t1:.1f} s ({traces[-1].meta['draft_forwards']} draft forwards), "
               f"live {len(specs) * len(gammas)} generations {t3 - t2:.1f} s", flush=True)
     model = fit_cost_model(fit_runs, label=f"{(pair.cfg.name or pair.cfg.target)} {pair.device}")
@@ -107,6 +111,8 @@ def main(argv=None) -> None:
     same_steps = sum(steps(live[k]) == steps(rep[k]) and live[k].token_ids == rep[k].token_ids for k in live)
     errs = [abs(rep[k].wall_time - live[k].wall_time) / live[k].wall_time for k in live]
     raw_errs = [abs(raw[k].wall_time - live[k].wall_time) / live[k].wall_time for k in live]
+    print(f"live timing spread (ar before vs after each question's brute force): median "
+          f"{statistics.median(spreads) * 100:.1f} %, max {max(spreads) * 100:.1f} %")
     print(f"time error without the per-turn ar calibration: median {statistics.median(raw_errs) * 100:.1f} %, "
           f"p90 {float(np.percentile(raw_errs, 90)) * 100:.1f} %")
     bad = [k for k in live if steps(live[k]) != steps(rep[k])]
@@ -126,6 +132,7 @@ def main(argv=None) -> None:
                "tokens_identical": same_tokens / len(live), "steps_identical": same_steps / len(live),
                "time_error_median": statistics.median(errs), "time_error_p90": float(np.percentile(errs, 90)),
                "uncalibrated_time_error_median": statistics.median(raw_errs),
+               "live_spread_median": statistics.median(spreads),
                "cost_model": model.to_dict()}
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1))
