@@ -81,16 +81,14 @@ def history(c, run, key):
 
 
 def with_mode(table, mode, slower: float = 1.0, keep=lambda r: True):
-    """``table``'s rows that ``keep`` selects, with a ``mode`` column (None = a row written before modes
-    existed) and speculative rows' wall times scaled by ``slower`` so the modes' figures differ."""
-    import pyarrow as pa
-
+    """``table``'s rows that ``keep`` selects, their ``mode`` set to ``mode`` (None = a row written before
+    modes existed) and speculative rows' wall times scaled by ``slower`` so the modes' figures differ."""
     rows = [r for r in table.to_pylist() if keep(r)]
     for r in rows:
+        r["mode"] = mode
         if r["policy"] != "ar":
             r["wall_time"] *= slower
-    out = to_table(rows)
-    return out.append_column("mode", pa.array([mode] * len(rows), pa.string()))
+    return to_table(rows)
 
 
 def replayed(table):
