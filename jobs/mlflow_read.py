@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from jobs.mlflow_client import client_for
 from jobs.mlflow_runs import ACROSS_PREFIXES, ROLE, SWEEP_KEY, mask_credentials, preferred_mode
 from policies.errors import SpecsweepError
 
@@ -42,7 +43,6 @@ def _pick_sweep(client, exp_id: str, experiment: str, output: str | None):
 def read_experiment(experiment: str, uri: str, output: str | None = None):
     """(summary, speedups, fraction of oracle) of one sweep in ``experiment`` (see the module docstring)."""
     from jobs.dataset import GROUP_ORDER
-    from jobs.tracking import client_for
 
     client = client_for(uri)
     exp = client.get_experiment_by_name(experiment)

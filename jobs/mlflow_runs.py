@@ -38,8 +38,10 @@ def mask_credentials(text) -> str:
 
 
 def first_line(e: BaseException) -> str:
-    """The first line of an exception's message (≤ 200 characters), credentials masked."""
-    return mask_credentials((str(e).strip().splitlines() or [type(e).__name__])[0][:200])
+    """``jobs.failures.first_line`` with credentials masked, ≤ 200 characters."""
+    from jobs.failures import first_line as plain
+
+    return mask_credentials(plain(e))[:200]
 
 
 def safe(d: dict) -> dict:

@@ -1,8 +1,9 @@
 """MLflow as the comparison surface of a sweep: runs stream in while it runs, γ curves per policy.
 
-Layout (the "MLflow" section of docs/sweeps.md says why); run identity and tags are in
-``jobs/mlflow_runs.py``, running sums and the sender thread in ``jobs/mlflow_stream.py``, the
-γ-curve figure and the dataset input in ``jobs/mlflow_artifacts.py``, reading back in
+Layout (the "MLflow" section of docs/sweeps.md says why); opening the store is
+``jobs/mlflow_client.py``, run identity and tags ``jobs/mlflow_runs.py``, running sums and the
+sender thread ``jobs/mlflow_stream.py``, the summary into the runs ``jobs/mlflow_summary.py``,
+the γ-curve figure and the dataset input ``jobs/mlflow_artifacts.py``, reading back
 ``jobs/mlflow_read.py``.
 
 - The experiment (the sweep's ``experiment`` or ``name``) carries the tag
@@ -48,7 +49,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -56,34 +56,12 @@ from pathlib import Path
 import pandas as pd
 
 from jobs.mlflow_artifacts import dataset_entity, log_dataset
-from jobs.mlflow_read import read_experiment  # noqa: F401  (public: specsweep report reads MLflow through here)
-from jobs.mlflow_runs import (KIND, KIND_TAG, LIVE, PROGRESS, ROLE, SWEEP, SWEEP_KEY,  # noqa: F401
-                              experiment_id, find_policy_runs, finite, first_line, mask_credentials, planned_modes,
-                              policy_params, policy_tags, row_mode, run_key, run_name, run_url, safe, sweep_key)
-from jobs.mlflow_stream import Config, Sender, contribution, measure, records  # noqa: F401
+from jobs.mlflow_read import read_experiment  # noqa: F401  (jobs/report.py reads MLflow through here)
+from jobs.mlflow_runs import (LIVE, PROGRESS, ROLE, SWEEP, SWEEP_KEY, experiment_id, find_policy_runs, finite,
+                              first_line, mask_credentials, planned_modes, policy_params, policy_tags, row_mode,
+                              run_key, run_name, run_url, safe, sweep_key)
+from jobs.mlflow_stream import Config, Sender, contribution, measure, records
 from jobs.mlflow_summary import AT_COMPLETION, log_summary
-from policies.errors import SpecsweepError
-
-
-def client_for(uri: str):
-    """An MlflowClient on ``uri``, checked reachable before any model loads; messages never show credentials."""
-    import logging
-
-    logging.getLogger("mlflow").setLevel(logging.ERROR)
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")   # an unreachable server fails in seconds
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
-    os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"   # its "View run at" line shows user:token@
-    import mlflow
-    from mlflow.tracking import MlflowClient
-
-    mlflow.set_tracking_uri(uri)
-    client = MlflowClient(tracking_uri=uri)
-    try:
-        client.search_experiments(max_results=1)
-    except Exception as e:
-        raise SpecsweepError(f"cannot reach the MLflow tracking URI {mask_credentials(uri)!r} ({first_line(e)}); "
-                             "default is sqlite:///mlflow.db") from None
-    return client
 
 
 class SweepTracker:

@@ -15,8 +15,9 @@ import pytest
 pytest.importorskip("mlflow")
 
 from jobs.config import parse_config  # noqa: E402
-from jobs.tracking import (KIND, KIND_TAG, SWEEP_KEY, SweepTracker, mask_credentials,  # noqa: E402
-                           read_experiment)
+from jobs.mlflow_read import read_experiment  # noqa: E402
+from jobs.mlflow_runs import KIND, KIND_TAG, SWEEP_KEY, mask_credentials  # noqa: E402
+from jobs.tracking import SweepTracker  # noqa: E402
 
 from tests.mlflow_rows import (GAMMAS, QUESTIONS, client, history, make_cfg, policy_runs_by, replayed,  # noqa: E402
                                runs_of, scripted_table, summarise_into, tasks_of, with_mode)
@@ -177,7 +178,7 @@ def test_credentials_never_reach_mlflow_or_the_console(tmp_path, capsys):
 
 
 def test_unreachable_server_message_is_masked():
-    from jobs.tracking import client_for
+    from jobs.mlflow_client import client_for
     from policies.errors import SpecsweepError
 
     with pytest.raises(SpecsweepError) as e:
@@ -193,7 +194,7 @@ def test_live_values_match_the_summary_definitions(tmp_path):
     import pyarrow as pa
 
     from jobs import metrics
-    from jobs.tracking import measure
+    from jobs.mlflow_stream import measure
 
     cfg = make_cfg(tmp_path)
     tasks = tasks_of(cfg)
