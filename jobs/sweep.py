@@ -144,7 +144,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
 
 def _open_tracking(cfg: SweepConfig):
     """The MLflow client of the sweep's tracking URI, or one line saying why it cannot be opened."""
-    from jobs.tracking import client_for
+    from jobs.mlflow_client import client_for
 
     _quiet_mlflow()
     try:

@@ -7,85 +7,28 @@ pair on a local Ray cluster, including Ctrl-C and a resume.
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("mlflow")
 
 from jobs.config import parse_config  # noqa: E402
-from jobs.dataset import load_questions  # noqa: E402
-from actors.schema import config_key, to_table  # noqa: E402
-from jobs.sweep import plan_tasks  # noqa: E402
-from jobs.tracking import (KIND, KIND_TAG, ROLE, SWEEP_KEY, SweepTracker, mask_credentials,  # noqa: E402
-                           read_experiment)
+from jobs.mlflow_read import read_experiment  # noqa: E402
+from jobs.mlflow_runs import KIND, KIND_TAG, SWEEP_KEY, mask_credentials  # noqa: E402
+from jobs.tracking import SweepTracker  # noqa: E402
+
+from tests.mlflow_rows import (GAMMAS, QUESTIONS, client, history, make_cfg, policy_runs_by, replayed,  # noqa: E402
+                               runs_of, scripted_table, summarise_into, tasks_of, with_mode)
 
 SECRET = "Zq9secret"
-QUESTIONS = [9001, 9017, 9021]          # writing (2 turns), translation, qa
-GAMMAS = [2, 4]
 
 
-def make_cfg(tmp: Path, output: str = "out", **over):
-    raw = {"name": "surface", "output": str(tmp / output), "tracking_uri": f"sqlite:///{tmp}/mlflow.db",
-           "pairs": [{"name": "tiny", "target": "t", "draft": "d"}], "dataset": {"source": "sample", "question_ids": QUESTIONS},
-           "generation": {"max_new_tokens": 8}, "policies": ["fixed", {"gammatune": {"eta": 0.5}}], "gammas": GAMMAS,
-           "warmup": 0, "block_size": 2}
-    raw.update(over)
-    return parse_config(raw)
-
-
-def client(cfg):
-    from mlflow.tracking import MlflowClient
-
-    return MlflowClient(tracking_uri=f"sqlite:///{Path(cfg.output).parent}/mlflow.db")
-
-
-def scripted_table(task: dict, fail: bool = False, seed: int = 0):
-    """The rows a PairActor would return for ``task``: ar first, then each config, every turn."""
-    from actors.pair_actor import policy_spec
-
-    rng = random.Random(f"{task['task_key']}-{seed}")
-    q = task["question"]
-    rows = []
-    for name, params, g in [("ar", {}, 0)] + [tuple(c) for c in task["configs"]]:
-        spec = policy_spec(name, params) if name != "ar" else "ar"
-        for turn in range(len(q["turns"])):
-            steps = rng.randint(3, 6)
-            al = [1] * steps if name == "ar" else [rng.randint(1, g + 1) for _ in range(steps)]
-            drafted = [0] * steps if name == "ar" else [g] * steps
-            rows.append({"task_key": task["task_key"], "config_key": config_key(task["pair"], spec, g),
-                         "pair": task["pair"], "policy": name, "policy_spec": spec, "gamma": g, "repeat": 0,
-                         "question_id": q["question_id"], "category": q["category"], "turn": turn,
-                         "new_tokens": sum(al), "wall_time": 0.05 * steps + rng.random() * 0.01,
-                         "accept_lengths": al, "accepted": [a - 1 for a in al], "drafted": drafted,
-                         "status": "failed" if fail else "ok", "error": "boom" if fail else ""})
-    return to_table(rows)
-
-
-def tasks_of(cfg):
-    ds = cfg.dataset
-    return plan_tasks(cfg, load_questions(ds["source"], None, None, ds["question_ids"]))
-
-
-def summarise_into(tracker, tables, status="FINISHED"):
-    import pyarrow as pa
-
-    from jobs import metrics
-
-    df = pa.concat_tables(tables).to_pandas()
-    ok = df[df["status"] == "ok"]
-    return tracker.finish(status, metrics.config_summary(ok), metrics.speedup_vs_ar(ok), int((df["status"] != "ok").sum()))
-
-
-def runs_of(c, cfg, role=None):
-    exp = c.get_experiment_by_name(cfg.experiment_name)
-    runs = c.search_runs([exp.experiment_id], max_results=1000)
-    return [r for r in runs if role is None or r.data.tags.get(ROLE) == role]
-
-
-def history(c, run, key):
-    return [(m.step, m.value) for m in sorted(c.get_metric_history(run.info.run_id, key), key=lambda m: m.timestamp)]
+@pytest.fixture(autouse=True)
+def _artifacts_in_tmp(tmp_path, monkeypatch):
+    """A sqlite store puts artifacts under ./mlruns of the working directory: keep them in tmp_path."""
+    monkeypatch.chdir(tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------- unit
@@ -235,7 +178,7 @@ def test_credentials_never_reach_mlflow_or_the_console(tmp_path, capsys):
 
 
 def test_unreachable_server_message_is_masked():
-    from jobs.tracking import client_for
+    from jobs.mlflow_client import client_for
     from policies.errors import SpecsweepError
 
     with pytest.raises(SpecsweepError) as e:
@@ -251,7 +194,7 @@ def test_live_values_match_the_summary_definitions(tmp_path):
     import pyarrow as pa
 
     from jobs import metrics
-    from jobs.tracking import measure
+    from jobs.mlflow_stream import measure
 
     cfg = make_cfg(tmp_path)
     tasks = tasks_of(cfg)
@@ -261,8 +204,10 @@ def test_live_values_match_the_summary_definitions(tmp_path):
     df = pa.concat_tables(tables).to_pandas()
     summary = metrics.config_summary(df).set_index(["pair", "policy_spec", "gamma"])
     speed = metrics.speedup_vs_ar(df).set_index(["pair", "policy_spec", "gamma"])
-    for key, conf in tracker.configs.items():
-        ar = tracker.configs[(key[0], "ar", 0)]
+    for (*key, mode), conf in tracker.configs.items():     # (pair, spec, γ, mode)
+        key = tuple(key)
+        assert mode == "live"
+        ar = tracker.configs[(key[0], "ar", 0, "live")]
         m = measure(conf.parts, ar.parts if key[1] != "ar" else None)
         row = summary.loc[key]
         for k in ("throughput", "mean_accepted_length", "questions"):
@@ -270,6 +215,119 @@ def test_live_values_match_the_summary_definitions(tmp_path):
         if key[1] != "ar":
             assert m["acceptance_rate"] == pytest.approx(row["acceptance_rate"])
             assert m["speedup"] == pytest.approx(speed.loc[key, "overall"])
+
+
+# ---------------------------------------------------------------------------------------------- modes
+
+def test_live_and_replayed_rows_go_to_separate_runs(tmp_path):
+    """Rows carry mode live / replay / none (= live): one run per (pair, spec, mode), histories never merge."""
+    import pyarrow as pa
+
+    from jobs import metrics
+    from jobs.mlflow_runs import RUN_KEY
+
+    cfg = make_cfg(tmp_path)
+    c = client(cfg)
+    tasks = tasks_of(cfg)                              # a plan without modes: the replay runs appear with their rows
+    tracker = SweepTracker(c, cfg, tasks)
+    tracker.start()
+    tables = []
+    for i, t in enumerate(tasks):
+        live = scripted_table(t)
+        tables += [with_mode(live, None if i % 2 else "live"), replayed(live)]
+        tracker.task_done(pa.concat_tables(tables[-2:]))
+    tracker.flush()
+    runs = policy_runs_by(c, cfg)
+    assert sorted(runs) == [("ar", "live"), ("fixed", "live"), ("fixed", "replay"), ("gammatune:eta=0.5", "live"),
+                            ("gammatune:eta=0.5", "replay")]
+    rep = runs[("fixed", "replay")]
+    assert rep.info.run_name == "fixed · tiny · replay" and rep.data.tags[RUN_KEY] == "tiny|fixed|replay"
+    assert rep.data.params["mode"] == "replay" and "replayed" in rep.data.tags["mlflow.note.content"]
+    df = pa.concat_tables(tables).to_pandas()
+    mode = df["mode"].fillna("live")
+    want = {m: metrics.config_summary(df[(mode == m) | (df["policy"] == "ar")]).set_index(["policy_spec", "gamma"])
+            for m in ("live", "replay")}
+    for (spec, m), r in runs.items():
+        if spec == "ar":
+            continue
+        got = history(c, r, "throughput")
+        assert [s for s, _ in got] == GAMMAS, (spec, m)
+        assert [v for _, v in got] == pytest.approx([want[m].loc[(spec, g), "throughput"] for g in GAMMAS]), (spec, m)
+    # the sweep's summary holds one mode per config (replay preferred): it goes to the replay runs only
+    has_replay = set(df.loc[mode == "replay", "config_key"])
+    ok = df[(mode == "replay") | ~df["config_key"].isin(has_replay)]
+    tracker.finish("FINISHED", metrics.config_summary(ok), metrics.speedup_vs_ar(ok))
+    runs = policy_runs_by(c, cfg)
+    for spec in ("fixed", "gammatune:eta=0.5"):
+        live, rep = runs[(spec, "live")], runs[(spec, "replay")]
+        assert len(history(c, live, "throughput")) == len(GAMMAS)            # nothing merged into the live run
+        assert "speedup" not in live.data.metrics and "across_gamma/best_gamma" not in live.data.metrics
+        assert [s for s, _ in history(c, rep, "speedup")] == GAMMAS
+        assert "across_gamma/table2_speedup_mean" in rep.data.metrics
+    assert {r.info.status for r in runs_of(c, cfg)} == {"FINISHED"}
+    read, speed, _ = read_experiment(cfg.experiment_name, cfg.tracking_uri)     # the summary's mode, not a mix
+    read = read[read["policy"] != "ar"].set_index(["policy_spec", "gamma"])["throughput"]
+    assert read.to_dict() == pytest.approx(want["replay"].loc[read.index, "throughput"].to_dict())
+    assert len(speed) == 2 * len(GAMMAS)
+
+
+def test_planned_modes_summary_by_mode_curves_and_dataset(tmp_path):
+    """Tasks that announce their live and replayed configs: every run exists before the first task;
+    a summary with a mode column goes run by run; each policy run holds its γ curve and the dataset."""
+    import pyarrow as pa
+
+    from jobs import metrics
+
+    cfg = make_cfg(tmp_path)
+    c = client(cfg)
+    tasks = tasks_of(cfg)
+    for t in tasks:                                    # the shape of a replay sweep's plan: fixed is also validated live
+        t["replay"] = [list(x) for x in t["configs"]]
+        t["live"] = [list(x) for x in t["configs"] if x[0] == "fixed"]
+    tracker = SweepTracker(c, cfg, tasks)
+    tracker.start()
+    assert sorted(policy_runs_by(c, cfg)) == [("ar", "live"), ("fixed", "live"), ("fixed", "replay"),
+                                              ("gammatune:eta=0.5", "replay")]
+    tables = []
+    for t in tasks:
+        live = scripted_table(t)
+        tables += [with_mode(live, "live", keep=lambda r: r["policy"] in ("ar", "fixed")), replayed(live)]
+        tracker.task_done(pa.concat_tables(tables[-2:]))
+    df = pa.concat_tables(tables).to_pandas()
+    parts = []
+    for m in ("live", "replay"):
+        rows = df[(df["mode"] == m) | (df["policy"] == "ar")]
+        s = metrics.config_summary(rows)
+        parts.append(s[s["policy"] != "ar"].assign(mode=m) if m == "replay" else s.assign(mode=m))
+    summary = pd.concat(parts, ignore_index=True)
+    tracker.finish("FINISHED", summary, None)
+    runs = policy_runs_by(c, cfg)
+    assert {r.info.status for r in runs_of(c, cfg)} == {"FINISHED"}
+    for (spec, m), r in runs.items():
+        want = summary[(summary["policy_spec"] == spec) & (summary["mode"] == m)]
+        got = dict(history(c, r, "throughput"))
+        if spec != "ar":
+            assert got == pytest.approx(dict(zip(want["gamma"], want["throughput"]))), (spec, m)
+            assert [s for s, _ in history(c, r, "throughput_lo")] == GAMMAS
+            assert "across_gamma/best_gamma" in r.data.metrics
+            arts = {a.path: a.file_size for a in c.list_artifacts(r.info.run_id)}
+            assert arts.get("gamma_curve.png", 0) > 1000, arts
+            png = Path(c.download_artifacts(r.info.run_id, "gamma_curve.png", str(tmp_path)))
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        ds = [d for d in r.inputs.dataset_inputs]
+        assert len(ds) == 1 and ds[0].dataset.name == "sample", (spec, m)
+        assert "sample_questions.jsonl" in ds[0].dataset.source
+        assert {t.key: t.value for t in ds[0].tags}["mlflow.data.context"] == "eval"
+    digest = ds[0].dataset.digest
+    assert all(r.inputs.dataset_inputs[0].dataset.digest == digest for r in runs_of(c, cfg))
+    # a resume logs the dataset no second time; another selection of the same source has another digest
+    again = SweepTracker(c, cfg, tasks)
+    again.start(df)
+    again.close("FINISHED")
+    assert all(len(r.inputs.dataset_inputs) == 1 for r in runs_of(c, cfg))
+    from jobs.mlflow_artifacts import dataset_entity
+
+    assert dataset_entity("sample", tasks[:1]).digest != digest == dataset_entity("sample", tasks).digest
 
 
 # ---------------------------------------------------------------------------------------------- real sweeps

@@ -1,0 +1,35 @@
+"""Opening the MLflow tracking store of a sweep or a report.
+
+Rules:
+- The store is checked reachable (one cheap query) before any model loads; an http(s) server
+  that does not answer fails within seconds (no retries, 10 s timeout), as one line.
+- No message shows credentials (``mask_credentials``), and MLflow's own "View run at" lines are
+  switched off (they would print ``user:token@``); specsweep prints a masked address instead.
+"""
+from __future__ import annotations
+
+import os
+
+from jobs.mlflow_runs import first_line, mask_credentials
+from policies.errors import SpecsweepError
+
+
+def client_for(uri: str):
+    """An MlflowClient on ``uri``, checked reachable; SpecsweepError (one line, masked) when it is not."""
+    import logging
+
+    logging.getLogger("mlflow").setLevel(logging.ERROR)
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")   # an unreachable server fails in seconds
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
+    os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"   # its "View run at" line shows user:token@
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    mlflow.set_tracking_uri(uri)
+    client = MlflowClient(tracking_uri=uri)
+    try:
+        client.search_experiments(max_results=1)
+    except Exception as e:
+        raise SpecsweepError(f"cannot reach the MLflow tracking URI {mask_credentials(uri)!r} ({first_line(e)}); "
+                             "default is sqlite:///mlflow.db") from None
+    return client

@@ -1,0 +1,150 @@
+"""Which MLflow runs a sweep writes, how they are found again, and what they are tagged with.
+
+Rules:
+- Every run of one sweep carries ``specsweep.sweep_key`` = hash(config fingerprint, resolved
+  output folder): a resumed sweep finds and reuses its runs, two output folders never share runs.
+- The sweep run has ``specsweep.role = sweep``; each policy run has ``specsweep.role = policy``
+  and ``specsweep.run_key`` = ``pair|policy spec|mode``, so the live and the replayed
+  measurements of one policy are two runs with two histories that never merge. A live policy
+  run written before runs carried a mode (key ``pair|policy spec``) is found and reused as the
+  live run.
+- A row's mode is its ``mode`` column, ``live`` where the column is missing, null or empty.
+  ``ar`` is always live (the measured baseline of every ratio).
+- Every tag and param value passes :func:`mask_credentials` (``scheme://user:token@host`` →
+  ``scheme://***@host``) before it reaches MLflow.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from pathlib import Path
+
+from policies.errors import SpecsweepError
+
+ROLE, SWEEP, SWEEP_KEY, RUN_KEY, PARENT = ("specsweep.role", "specsweep.sweep", "specsweep.sweep_key",
+                                           "specsweep.run_key", "specsweep.parent_run")
+KIND_TAG, KIND = "mlflow.experimentKind", "custom_model_development"
+MODES = ("live", "replay")
+LIVE, ACROSS, PROGRESS = "live/", "across_gamma/", "progress/"     # metric sections that are not per-γ values
+ACROSS_PREFIXES = (LIVE, ACROSS, PROGRESS)
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/@]+@")
+
+
+def mask_credentials(text) -> str:
+    """``text`` with the user-info of every URL in it masked (``http://u:t@h`` → ``http://***@h``)."""
+    return _USERINFO.sub(r"\1***@", str(text))
+
+
+def first_line(e: BaseException) -> str:
+    """``jobs.failures.first_line`` with credentials masked, ≤ 200 characters."""
+    from jobs.failures import first_line as plain
+
+    return mask_credentials(plain(e))[:200]
+
+
+def safe(d: dict) -> dict:
+    """Values as MLflow strings with credentials masked (params ≤ 6000 characters); None values dropped."""
+    return {k: mask_credentials(v if isinstance(v, str) else json.dumps(v, default=str))[:6000]
+            for k, v in d.items() if v is not None}
+
+
+def finite(v) -> bool:
+    """True for a real finite number (not a bool, not None, not NaN or ±inf)."""
+    try:
+        return v is not None and not isinstance(v, bool) and math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def run_url(uri: str, experiment_id: str, run_id: str) -> str | None:
+    """The UI address of a run on an http(s) tracking server, credentials masked; None for a local store."""
+    if not uri.startswith(("http://", "https://")):
+        return None
+    return f"{mask_credentials(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+
+
+def sweep_key(fingerprint: str, output: str) -> str:
+    """Identity of one sweep's runs: the config fingerprint and the resolved output folder."""
+    return hashlib.sha256(f"{fingerprint}\0{Path(output).resolve()}".encode()).hexdigest()[:16]
+
+
+def experiment_id(client, name: str) -> str:
+    """Get or create the experiment and make the UI open it on its runs (``mlflow.experimentKind``).
+
+    An explicit kind someone set is kept; a missing or inferred one is replaced."""
+    exp = client.get_experiment_by_name(name)
+    if exp is None:
+        return client.create_experiment(name, tags={KIND_TAG: KIND})
+    if exp.lifecycle_stage == "deleted":
+        raise SpecsweepError(f"MLflow experiment {name!r} is deleted; restore it or set `experiment:` to another name")
+    kind = exp.tags.get(KIND_TAG, "")
+    if kind in ("", "no_inferred_type") or kind.endswith("_inferred"):
+        client.set_experiment_tag(exp.experiment_id, KIND_TAG, KIND)
+    return exp.experiment_id
+
+
+# ------------------------------------------------------------------------------ modes and run identity
+def row_mode(value) -> str:
+    """A row's mode: its ``mode`` value, ``live`` where that is missing, null, NaN or empty."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
+        return "live"
+    return str(value)
+
+
+def planned_modes(task: dict, config) -> list[str]:
+    """The modes a task runs one of its configs in: the task's ``live`` and ``replay`` lists when it
+    has them (a replay sweep's plan), else ``live`` alone."""
+    if "live" not in task and "replay" not in task:
+        return ["live"]
+    c = list(config)
+    return [m for m in MODES if any(list(x) == c for x in task.get(m) or [])]
+
+
+def run_key(pair: str, spec: str, mode: str) -> str:
+    """The ``specsweep.run_key`` tag of one policy run."""
+    return f"{pair}|{spec}|{mode}"
+
+
+def find_policy_runs(found) -> dict:
+    """run_key → run among a sweep's runs; a live run from before modes (key ``pair|spec``) counts as
+    ``pair|spec|live`` unless a run with the full key exists."""
+    out = {}
+    for r in found:
+        if r.data.tags.get(ROLE) != "policy":
+            continue
+        key = r.data.tags.get(RUN_KEY, "")
+        if key.count("|") == 1:
+            out.setdefault(key + "|live", r)
+        else:
+            out[key] = r
+    return out
+
+
+def run_name(pair: str, spec: str, mode: str) -> str:
+    """``SPEC · PAIR`` for a live run, ``SPEC · PAIR · replay`` for a replayed one."""
+    return f"{spec} · {pair}" + ("" if mode == "live" else f" · {mode}")
+
+
+def policy_tags(common: dict, parent: str, pair: str, policy: str, spec: str, mode: str) -> dict:
+    """Tags of one policy run (before masking): identity, the UI's "Group by" fields and a description."""
+    how = ("replayed from the ar run's trace, wall times predicted by the actor's cost model"
+           if mode == "replay" else "measured live")
+    return {**common, ROLE: "policy", RUN_KEY: run_key(pair, spec, mode), PARENT: parent, "pair": pair,
+            "policy": policy, "policy_spec": spec, "mode": mode,
+            "mlflow.note.content": f"{spec} on pair {pair} ({how}): metrics at step = initial γ; sweep run {parent}."}
+
+
+def policy_params(pair: str, policy: str, spec: str, mode: str, gammas, params: dict) -> dict:
+    """Params of one policy run: identity, the γ list and the policy's resolved parameters (≤ 100)."""
+    out = {"pair": pair, "policy": policy, "policy_spec": spec, "mode": mode,
+           "gammas": ",".join(map(str, gammas)) if policy != "ar" else "0"}
+    out.update({(k if k not in out else f"param.{k}"): v for k, v in sorted(params.items())})
+    return dict(list(safe(out).items())[:100])
+
+
+def preferred_mode(sweep_mode: str) -> str:
+    """The mode whose figures a sweep's summary shows when a config has both: ``live`` for
+    ``mode: both`` (replay is then the check), ``replay`` otherwise."""
+    return "live" if sweep_mode == "both" else "replay"

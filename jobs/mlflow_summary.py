@@ -1,0 +1,127 @@
+"""A summarised sweep into its policy runs: per-γ points, speedups, across-γ metrics, γ curves.
+
+Rules:
+- A summary (or speedup) row belongs to the run of its ``mode`` column. Without that column
+  (one mode per config, as the sweep's figures use) it belongs to the run of the sweep's
+  preferred mode (``live`` for ``mode: both``, else ``replay``) when that config has rows in
+  it, else to the config's other mode. ``ar`` rows belong to the live ``ar`` run. Rows of a
+  run the sweep never had are not logged.
+- Per-γ values are logged at step = γ: the summary's columns named in ``AT_COMPLETION`` and
+  ``FROM_SUMMARY``, the overall speedup as ``speedup[_lo|_hi]`` and each group's as
+  ``speedup_<group>[_lo|_hi]``. The ``ar`` run repeats its one measurement at each γ.
+- Across-γ metrics (``across_gamma/...``, step 0) go to a run only when it holds every γ of its
+  (pair, policy spec) in the summary (per mode when the summary has a mode column): an
+  across-γ figure never mixes live and replayed values.
+- Every speculative run whose curve has a point gets ``gamma_curve.png``: its summary rows
+  (with intervals), else its completed configs' running values (no intervals).
+- Each point passes the tracker's once-only rule (``SweepTracker.new_points``).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from jobs.mlflow_artifacts import log_gamma_curve
+from jobs.mlflow_runs import ACROSS, MODES, finite, preferred_mode, row_mode
+from jobs.mlflow_stream import MAX_BATCH, measure
+
+AT_COMPLETION = ("throughput", "mean_accepted_length", "acceptance_rate", "questions")
+FROM_SUMMARY = ("throughput_lo", "throughput_hi", "mal_lo", "mal_hi", "speedup", "speedup_lo", "speedup_hi",
+                "noise_floor")
+_IDENTITY = ("policy", "pair", "policy_spec", "gamma", "mode")
+
+
+def owners(configs: dict, sweep_mode: str, df: pd.DataFrame) -> list[tuple]:
+    """The run, (pair, spec, mode), each row of ``df`` belongs to; ``configs``: (pair, spec, γ, mode) → Config."""
+    prefer = preferred_mode(sweep_mode)
+    out = []
+    for r in df[[c for c in ("pair", "policy_spec", "gamma", "policy", "mode") if c in df.columns]].to_dict("records"):
+        pair, spec = r["pair"], r["policy_spec"]
+        if r.get("policy") == "ar" or spec == "ar":
+            out.append((pair, "ar", "live"))
+        elif "mode" in r:
+            out.append((pair, spec, row_mode(r["mode"])))
+        else:
+            confs = {m: configs.get((pair, spec, int(r["gamma"]), m)) for m in MODES}
+            have = [m for m, cf in confs.items() if cf is not None and cf.parts] or \
+                   [m for m, cf in confs.items() if cf is not None] or ["live"]
+            out.append((pair, spec, prefer if prefer in have else have[0]))
+    return out
+
+
+def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now: int) -> None:
+    """Log ``summary`` (index 0..n-1) and ``speed`` into ``tracker``'s policy runs (module docstring)."""
+    from jobs import metrics
+
+    c, sweep_mode = tracker.client, getattr(tracker.cfg, "mode", "live")
+    owner = owners(tracker.configs, sweep_mode, summary)
+    speed_at = {}
+    if speed is not None and len(speed):
+        for rk, (_, row) in zip(owners(tracker.configs, sweep_mode, speed), speed.iterrows()):
+            speed_at[(rk, int(row["gamma"]))] = row
+    mode_of = pd.Series([o[2] for o in owner], index=summary.index)
+    scopes = {m: summary[mode_of == m] for m in set(mode_of)} if "mode" in summary.columns else {None: summary}
+    table2 = {m: metrics.table2_from_summary(s) for m, s in scopes.items()}
+    ar_of = {o[0]: float(r["throughput"]) for o, (_, r) in zip(owner, summary.iterrows())
+             if o[1] == "ar" and finite(r["throughput"])}
+    for rk, run in tracker.runs.items():
+        pair, spec, mode = rk
+        if run["id"] is None:
+            continue
+        part = summary[pd.Series([o == rk for o in owner], index=summary.index)]
+        batch = []
+        if spec == "ar":
+            if len(part):
+                r = part.iloc[0]
+                for g in tracker.cfg.gammas:   # one measurement, drawn as a flat baseline across γ
+                    batch += tracker.new_points(run["id"], {k: r[k] for k in ("throughput", "mean_accepted_length",
+                                                                               "questions") if k in r}, g, now)
+                c.log_batch(run["id"], metrics=batch)
+            continue
+        for _, r in part.iterrows():
+            g = int(r["gamma"])
+            vals = {k: r[k] for k in AT_COMPLETION + FROM_SUMMARY if k in r}
+            row = speed_at.get((rk, g))
+            for col in row.index if row is not None else ():
+                if col in _IDENTITY:
+                    continue
+                if col.startswith("overall"):      # overall = "speedup", unless the summary has it
+                    vals.setdefault("speedup" + col[len("overall"):], row[col])
+                else:
+                    vals[f"speedup_{col}"] = row[col]
+            batch += tracker.new_points(run["id"], vals, g, now)
+        key = mode if None not in scopes else None
+        scope = scopes.get(key, summary.iloc[0:0])
+        whole = scope[(scope["pair"] == pair) & (scope["policy_spec"] == spec)]
+        if len(part) and len(part) == len(whole):      # never an across-γ figure that mixes modes
+            batch += tracker.new_points(run["id"], across(part, table2[key], scope, pair, spec), 0, now)
+        for i in range(0, len(batch), MAX_BATCH):
+            c.log_batch(run["id"], metrics=batch[i:i + MAX_BATCH])
+        log_gamma_curve(c, run["id"], curve_points(tracker, rk, part), ar_of.get(pair),
+                        f"{spec} · {pair}" + ("" if mode == "live" else f" · {mode}"))
+
+
+def curve_points(tracker, rk: tuple, part: pd.DataFrame) -> pd.DataFrame:
+    """The γ-curve points of run ``rk``: its summary rows, else its completed configs' running values."""
+    if len(part):
+        return part[[c for c in ("gamma", "throughput", "throughput_lo", "throughput_hi") if c in part.columns]]
+    return pd.DataFrame([{"gamma": cf.gamma, "throughput": measure(cf.parts)["throughput"]}
+                         for cf in tracker.configs.values() if cf.run == rk and cf.parts and tracker.complete(cf)],
+                        columns=["gamma", "throughput"])
+
+
+def across(part: pd.DataFrame, t2: pd.DataFrame, summary: pd.DataFrame, pair: str, spec: str) -> dict:
+    """Across-γ metrics of one run: best γ, its throughput, the mean, Table 2 mean/std, fraction of oracle."""
+    out = {}
+    best = part.loc[part["throughput"].idxmax()] if part["throughput"].notna().any() else None
+    if best is not None:
+        out.update({ACROSS + "best_gamma": int(best["gamma"]), ACROSS + "throughput_best": best["throughput"],
+                    ACROSS + "throughput_mean": part["throughput"].mean()})
+    if len(t2):
+        row = t2[(t2["pair"] == pair) & (t2["policy_spec"] == spec)]
+        if len(row):
+            out[ACROSS + "table2_speedup_mean"] = row["mean"].iloc[0]
+            out[ACROSS + "table2_speedup_std"] = row["std"].iloc[0]
+    orc = summary[(summary["pair"] == pair) & (summary["policy"] == "oracle")]
+    if len(orc) and not (part["policy"] == "oracle").all():
+        out[ACROSS + "fraction_of_oracle"] = part["throughput"].mean() / orc["throughput"].mean()
+    return out
