@@ -42,9 +42,14 @@ def primary_rows(df: pd.DataFrame, prefer: str = "replay") -> pd.DataFrame:
     return df[keep]
 
 
+def mode_shown(sweep_mode: str) -> str:
+    """The mode a sweep's figures are shown in when a config has both: ``live`` for ``mode: both``
+    (replay is then the check), ``replay`` otherwise (a live sweep has no replayed rows)."""
+    return "live" if sweep_mode == "both" else "replay"
+
+
 def preferred_mode(output: str) -> str:
-    """The mode a sweep's figures are shown in: ``live`` for ``mode: both`` (replay is then the check),
-    ``replay`` otherwise (a live sweep has no replayed rows, so nothing changes for it)."""
+    """:func:`mode_shown` for the sweep whose log is in ``output`` (its config read from ``log/state.json``)."""
     import json
     from pathlib import Path
 
@@ -52,7 +57,7 @@ def preferred_mode(output: str) -> str:
         config = json.loads((Path(output) / "log" / "state.json").read_text()).get("config") or {}
     except (OSError, ValueError):
         config = {}
-    return "live" if config.get("mode") == "both" else "replay"
+    return mode_shown(config.get("mode", "live"))
 
 
 def agreement_table(df: pd.DataFrame) -> pd.DataFrame:

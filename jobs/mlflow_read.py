@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from jobs.mlflow_client import client_for
-from jobs.mlflow_runs import ACROSS_PREFIXES, ROLE, SWEEP_KEY, mask_credentials, preferred_mode
+from jobs.agreement import mode_shown
+from jobs.mlflow_runs import ACROSS_PREFIXES, ROLE, SWEEP_KEY, mask_credentials
 from policies.errors import SpecsweepError
 
 
@@ -51,7 +52,7 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
         raise SpecsweepError(f"no MLflow experiment {experiment!r} at {mask_credentials(uri)}; "
                              f"experiments: {', '.join(names) or 'none'}")
     sweep = _pick_sweep(client, exp.experiment_id, experiment, output)
-    prefer = preferred_mode(sweep.data.tags.get("mode", "live"))
+    prefer = mode_shown(sweep.data.tags.get("mode", "live"))
     runs = client.search_runs([exp.experiment_id], max_results=10000, filter_string=
                               f"tags.`{SWEEP_KEY}` = '{sweep.data.tags[SWEEP_KEY]}' and tags.`{ROLE}` = 'policy'")
     runs = sorted(runs, key=lambda r: r.data.tags.get("mode", "live") != prefer)   # preferred mode first

@@ -142,9 +142,3 @@ def policy_params(pair: str, policy: str, spec: str, mode: str, gammas, params: 
            "gammas": ",".join(map(str, gammas)) if policy != "ar" else "0"}
     out.update({(k if k not in out else f"param.{k}"): v for k, v in sorted(params.items())})
     return dict(list(safe(out).items())[:100])
-
-
-def preferred_mode(sweep_mode: str) -> str:
-    """The mode whose figures a sweep's summary shows when a config has both: ``live`` for
-    ``mode: both`` (replay is then the check), ``replay`` otherwise."""
-    return "live" if sweep_mode == "both" else "replay"

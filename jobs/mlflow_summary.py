@@ -21,7 +21,8 @@ from __future__ import annotations
 import pandas as pd
 
 from jobs.mlflow_artifacts import log_gamma_curve
-from jobs.mlflow_runs import ACROSS, MODES, finite, preferred_mode, row_mode
+from jobs.agreement import mode_shown
+from jobs.mlflow_runs import ACROSS, MODES, finite, row_mode
 from jobs.mlflow_stream import MAX_BATCH, measure
 
 AT_COMPLETION = ("throughput", "mean_accepted_length", "acceptance_rate", "questions")
@@ -32,7 +33,7 @@ _IDENTITY = ("policy", "pair", "policy_spec", "gamma", "mode")
 
 def owners(configs: dict, sweep_mode: str, df: pd.DataFrame) -> list[tuple]:
     """The run, (pair, spec, mode), each row of ``df`` belongs to; ``configs``: (pair, spec, γ, mode) → Config."""
-    prefer = preferred_mode(sweep_mode)
+    prefer = mode_shown(sweep_mode)
     out = []
     for r in df[[c for c in ("pair", "policy_spec", "gamma", "policy", "mode") if c in df.columns]].to_dict("records"):
         pair, spec = r["pair"], r["policy_spec"]

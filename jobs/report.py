@@ -65,8 +65,8 @@ def agreement_from_parquet(folder: str) -> str:
 
 def summary_from_mlflow(experiment: str, uri: str, output: str | None = None
                         ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """One sweep of the experiment (the one into ``output``, else the latest): ``jobs.tracking.read_experiment``."""
-    from jobs.tracking import read_experiment
+    """One sweep of the experiment (the one into ``output``, else the latest): ``jobs.mlflow_read.read_experiment``."""
+    from jobs.mlflow_read import read_experiment
 
     return read_experiment(experiment, uri, output)
 

@@ -243,12 +243,12 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     from jobs.answers import write_all
     from jobs.token_view import token_views
 
-    from jobs.agreement import agreement_table, agreement_text, primary_rows
+    from jobs.agreement import agreement_table, agreement_text, mode_shown, primary_rows
 
     df = log.read()
     failed_rows = int((df["status"] != "ok").sum())
     everything = df[df["status"] == "ok"]
-    ok = primary_rows(everything, "live" if cfg.mode == "both" else "replay")   # one mode per config in figures
+    ok = primary_rows(everything, mode_shown(cfg.mode))   # one mode per config in figures
     out = Path(cfg.output)
     agreement = agreement_table(everything)
     if len(agreement):

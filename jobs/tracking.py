@@ -56,7 +56,6 @@ from pathlib import Path
 import pandas as pd
 
 from jobs.mlflow_artifacts import dataset_entity, log_dataset
-from jobs.mlflow_read import read_experiment  # noqa: F401  (jobs/report.py reads MLflow through here)
 from jobs.mlflow_runs import (LIVE, PROGRESS, ROLE, SWEEP, SWEEP_KEY, experiment_id, find_policy_runs, finite,
                               first_line, mask_credentials, planned_modes, policy_params, policy_tags, row_mode,
                               run_key, run_name, run_url, safe, sweep_key)
