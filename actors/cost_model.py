@@ -6,25 +6,32 @@ draft up on e extra tokens in its first forward (e = fed − 1: the draft's prom
 prefill on its first step, one more after a fully accepted draft) and verified
 m = k + 1 tokens:
 
-    draft_time  = d₀·[p > 0] + d₁·p + d₂·e + d₃·p·C/1000
-    verify_time = v₀ + v₁·m + v₂·C/1000 + v₃·m·C/1000
+    draft_time  = d₀·[p > 0] + d₁·p + d₂·[e > 0] + d₃·e + d₄·p·C/1000
+    verify_time = T(m) + v_C·C/1000 + v_mC·m·C/1000
     step_time   = draft_time + verify_time + o
 
-Both lines are fitted by least squares, refitted without outlier steps (``_lstsq``), on the recorded ``draft_time`` /
-``verify_time`` of live :class:`~actors.engine.StepRecord` s; ``o`` (the loop's own
-per-step time: policy calls, bookkeeping — outside both timers) is
-(Σ wall − Σ prefill − Σ step times) / Σ steps over the fitted generations. A
-replayed generation's wall time = its reference run's measured prefill + Σ predicted
-step times. Predictions are clipped at 0.
+T is a table over the verified lengths the fit saw (its knots), linear between knots and
+beyond the last two. A forward's cost is far from linear in m on a CPU: measured here,
+t(2)/t(1) = 1.7 and m = 3 slower than m = 5 (the kernels chosen per shape differ), so a line
+in m missed single steps by 10–25 %. The context slopes v_C, v_mC and d₄ are kept ≥ 0 (a
+slope a narrow context range cannot identify is dropped rather than fitted negative).
+
+Both lines are fitted by least squares, refitted without outlier steps (``_lstsq``), on the
+recorded ``draft_time`` / ``verify_time`` of live :class:`~actors.engine.StepRecord` s; ``o``
+(the loop's own per-step time: policy calls, bookkeeping — outside both timers) is
+(Σ wall − Σ prefill − Σ step times) / Σ steps over the fitted generations. A replayed
+generation's wall time = its reference run's measured prefill + Σ predicted step times.
+Predictions are clipped at 0. The fit is only as wide as its data: the actor fits on ``ar``
+and ``fixed`` at every γ of :data:`actors.replay_task.FIT_GAMMAS`, so T has a knot at each
+verified length up to 25.
 
 The fit, its residuals (per step and per generation) and the number of steps are kept
 in :meth:`CostModel.to_dict` (JSON-able) so they can be stored with the actor's info.
 
 Calibration to the turn's own ``ar`` run (:func:`turn_scale`). The fit is made once, when
 the actor starts; a shared machine's speed drifts afterwards (one run here slowed 25 %
-between the fit and the last question), and one question's contexts may lie outside the
-fitted range. Every replayed turn was traced from a live, timed ``ar`` run of that very
-turn, so its predicted step times are multiplied by
+between the fit and the last question). Every replayed turn was traced from a live, timed
+``ar`` run of that very turn, so its predicted step times are multiplied by
 
     s = Σ_j t_ar(j) / Σ_j verify_time(1, C_j)        (j over the ``ar`` run's steps)
 
@@ -42,16 +49,31 @@ from typing import Sequence
 
 import numpy as np
 
-DRAFT_FEATURES = ("per_step", "per_proposal", "per_catchup_token", "per_proposal_kctx")
-VERIFY_FEATURES = ("intercept", "per_token", "per_kctx", "per_token_kctx")
+DRAFT_FEATURES = ("per_step", "per_proposal", "per_catchup", "per_catchup_token", "per_proposal_kctx")
+CONTEXT_TERMS = ("per_kctx", "per_token_kctx")        # verify: v_C, v_mC
+MIN_KNOT_STEPS = 3                                    # a verified length needs this many fitted steps to be a knot
 
 
 def draft_features(p: int, e: int, context: int) -> list[float]:
-    return [1.0 if p > 0 else 0.0, float(p), float(e) if p > 0 else 0.0, p * context / 1000.0]
+    if p <= 0:
+        return [0.0] * len(DRAFT_FEATURES)
+    return [1.0, float(p), 1.0 if e > 0 else 0.0, float(e), p * context / 1000.0]
 
 
-def verify_features(m: int, context: int) -> list[float]:
-    return [1.0, float(m), context / 1000.0, m * context / 1000.0]
+def knot_weights(m: float, knots: Sequence[int]) -> list[float]:
+    """Weights w with T(m) = Σ w_i·T(knot_i): linear interpolation, linear extrapolation past either end."""
+    w = [0.0] * len(knots)
+    if len(knots) == 1:
+        return [1.0]
+    i = int(np.clip(np.searchsorted(knots, m) - 1, 0, len(knots) - 2))     # the segment [k_i, k_i+1] used
+    a, b = knots[i], knots[i + 1]
+    t = (m - a) / (b - a)
+    w[i], w[i + 1] = 1.0 - t, t
+    return w
+
+
+def verify_features(m: int, context: int, knots: Sequence[int]) -> list[float]:
+    return knot_weights(m, knots) + [context / 1000.0, m * context / 1000.0]
 
 
 @dataclass
@@ -100,7 +122,7 @@ def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
 @dataclass
 class CostModel:
     draft: dict[str, float]
-    verify: dict[str, float]
+    verify: dict            # {"knots": [m…], "values": [T(m)…], "per_kctx": v_C, "per_token_kctx": v_mC}
     overhead: float = 0.0
     residuals: dict = field(default_factory=dict)
     n_steps: int = 0
@@ -110,21 +132,34 @@ class CostModel:
         if proposals <= 0:
             return 0.0
         x = draft_features(proposals, catchup, context)
-        return max(0.0, sum(c * v for c, v in zip((self.draft[k] for k in DRAFT_FEATURES), x)))
+        return max(0.0, sum(self.draft.get(k, 0.0) * v for k, v in zip(DRAFT_FEATURES, x)))
 
     def verify_time(self, verified: int, context: int) -> float:
-        x = verify_features(verified, context)
-        return max(0.0, sum(c * v for c, v in zip((self.verify[k] for k in VERIFY_FEATURES), x)))
+        v = self.verify
+        x = verify_features(verified, context, v["knots"])
+        return max(0.0, sum(c * f for c, f in zip(list(v["values"]) + [v["per_kctx"], v["per_token_kctx"]], x)))
 
     def to_dict(self) -> dict:
-        return {"draft": dict(self.draft), "verify": dict(self.verify), "overhead": self.overhead,
-                "residuals": dict(self.residuals), "n_steps": self.n_steps, "label": self.label,
-                "rule": "draft = d0[p>0] + d1 p + d2 e + d3 p C/1000; verify = v0 + v1 m + v2 C/1000 + v3 m C/1000"}
+        return {"draft": dict(self.draft), "verify": {k: (list(v) if isinstance(v, (list, tuple)) else v)
+                                                       for k, v in self.verify.items()},
+                "overhead": self.overhead, "residuals": dict(self.residuals), "n_steps": self.n_steps,
+                "label": self.label,
+                "rule": "draft = d0[p>0] + d1 p + d2[e>0] + d3 e + d4 p C/1000; "
+                        "verify = T(m) (linear between knots) + vC C/1000 + vmC m C/1000"}
 
     @classmethod
     def from_dict(cls, d: dict) -> "CostModel":
-        return cls(draft={k: float(d["draft"][k]) for k in DRAFT_FEATURES},
-                   verify={k: float(d["verify"][k]) for k in VERIFY_FEATURES}, overhead=float(d.get("overhead", 0.0)),
+        v = d["verify"]
+        if "knots" in v:
+            verify = {"knots": [int(k) for k in v["knots"]], "values": [float(x) for x in v["values"]],
+                      "per_kctx": float(v["per_kctx"]), "per_token_kctx": float(v["per_token_kctx"])}
+        else:   # stored before the table: v0 (+ v[m ≥ 2]) + v1 m + C terms; knots 1, 2, 3 (linear beyond) are exact
+            line = [float(v.get("intercept", 0.0)) + float(v.get("multi_token", 0.0)) * (m >= 2)
+                    + float(v.get("per_token", 0.0)) * m for m in (1, 2, 3)]
+            verify = {"knots": [1, 2, 3], "values": line, "per_kctx": float(v.get("per_kctx", 0.0)),
+                      "per_token_kctx": float(v.get("per_token_kctx", 0.0))}
+        return cls(draft={k: float(d["draft"].get(k, 0.0)) for k in DRAFT_FEATURES}, verify=verify,
+                   overhead=float(d.get("overhead", 0.0)),
                    residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)), label=d.get("label", ""))
 
 
@@ -162,21 +197,41 @@ def _rel_stats(pred: Sequence[float], meas: Sequence[float]) -> dict:
             "max_abs_rel": max(err)}
 
 
+def _lstsq_nonneg(X: np.ndarray, y: np.ndarray, nonneg: Sequence[int]) -> np.ndarray:
+    """:func:`_lstsq`, then any column of ``nonneg`` fitted negative is dropped (coefficient 0) and the rest refitted."""
+    cols = list(range(X.shape[1]))
+    while True:
+        coef = np.zeros(X.shape[1])
+        coef[cols] = _lstsq(X[:, cols], y)
+        bad = [c for c in nonneg if c in cols and coef[c] < 0]
+        if not bad:
+            return coef
+        cols.remove(bad[0])
+
+
 def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "") -> CostModel:
     """Fit on live runs: ``runs`` = [(prompt length, Generation), …] of one actor (any policies, ``ar`` included)."""
     samples = [s for plen, gen in runs for s in samples_from_generation(plen, gen)]
-    if len(samples) < len(VERIFY_FEATURES):
-        raise ValueError(f"a cost model needs at least {len(VERIFY_FEATURES)} live steps, got {len(samples)}")
+    counts: dict[int, int] = {}
+    for s in samples:
+        counts[s.verified] = counts.get(s.verified, 0) + 1
+    knots = sorted(m for m, n in counts.items() if n >= MIN_KNOT_STEPS) or sorted(counts)[:1]
+    if len(samples) < len(knots) + len(CONTEXT_TERMS):
+        raise ValueError(f"a cost model needs at least {len(knots) + len(CONTEXT_TERMS)} live steps, "
+                         f"got {len(samples)}")
     Xd = np.array([draft_features(s.proposals, s.catchup, s.context) for s in samples])
-    Xv = np.array([verify_features(s.verified, s.context) for s in samples])
+    Xv = np.array([verify_features(s.verified, s.context, knots) for s in samples])
     yd = np.array([s.draft_time for s in samples])
     yv = np.array([s.verify_time for s in samples])
     drafting = Xd[:, 0] > 0
-    cd = _lstsq(Xd[drafting], yd[drafting])
-    cv = _lstsq(Xv, yv)
+    cd = _lstsq_nonneg(Xd[drafting], yd[drafting], nonneg=[DRAFT_FEATURES.index("per_proposal_kctx")]) \
+        if drafting.any() else np.zeros(len(DRAFT_FEATURES))
+    cv = _lstsq_nonneg(Xv, yv, nonneg=[len(knots), len(knots) + 1])
     steps = sum(len(g.steps) for _, g in runs)
     gap = sum(g.wall_time - g.prefill_time - sum(s.draft_time + s.verify_time for s in g.steps) for _, g in runs)
-    model = CostModel(dict(zip(DRAFT_FEATURES, map(float, cd))), dict(zip(VERIFY_FEATURES, map(float, cv))),
+    verify = {"knots": knots, "values": [float(c) for c in cv[:len(knots)]],
+              "per_kctx": float(cv[len(knots)]), "per_token_kctx": float(cv[len(knots) + 1])}
+    model = CostModel(dict(zip(DRAFT_FEATURES, map(float, cd))), verify,
                       overhead=max(0.0, gap / steps) if steps else 0.0, n_steps=len(samples), label=label)
     pd = [model.draft_time(s.proposals, s.catchup, s.context) for s in samples]
     pv = [model.verify_time(s.verified, s.context) for s in samples]

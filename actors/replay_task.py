@@ -11,8 +11,9 @@ A sweep in ``mode: replay`` (or ``both``) runs, per task (question × block of c
 3. the configs chosen for live validation (and those that cannot be replayed) live.
 
 The cost model is fitted once per actor, when it starts, on live generations of the
-warm-up question: ``ar`` and ``fixed`` at :data:`FIT_GAMMAS` under the sweep's
-``max_new_tokens``, so the fit covers the context lengths the sweep reaches.
+warm-up question's first turn: ``ar`` and ``fixed`` at every γ of :data:`FIT_GAMMAS` (the
+paper's grid, so the verify table has a knot at each verified length up to 25) under the
+sweep's ``max_new_tokens``.
 """
 from __future__ import annotations
 
@@ -24,15 +25,15 @@ from actors.replay import replay
 from actors.rollouts import Trace, record_pair_trace
 from policies.fixed import Fixed, TargetOnly
 
-FIT_GAMMAS = (1, 3, 6)
+FIT_GAMMAS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24)
 
 
 def fit_pair_cost_model(pair, user_turns: Sequence[str], *, template: str, max_new_tokens: int,
                         gammas: Sequence[int] = FIT_GAMMAS, label: str = "") -> CostModel:
-    """Fit the actor's step-time model on live runs of one question (``ar`` + ``fixed`` at ``gammas``)."""
+    """Fit the actor's step-time model on live runs of one question's first turn (``ar`` + ``fixed`` at ``gammas``)."""
     runs = []
     for policy in [TargetOnly()] + [Fixed(g) for g in gammas]:
-        for turn in run_question(pair, user_turns, policy, template=template, max_new_tokens=max_new_tokens):
+        for turn in run_question(pair, user_turns[:1], policy, template=template, max_new_tokens=max_new_tokens):
             runs.append((len(turn.prompt_ids), turn.generation))
     return fit_cost_model(runs, label=label or f"{(pair.cfg.name or pair.cfg.target)} {pair.device}")
 

@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from actors.replay_task import FIT_GAMMAS
+
 PAPER_POLICIES = "fixed,hf-heuristic,threshold,gammatune,gammatune+,gt"
 PAPER_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
 PAPER_QUESTIONS = 480
@@ -42,7 +44,8 @@ def main(argv=None) -> None:
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--policies", default=PAPER_POLICIES)
     ap.add_argument("--gammas", default=PAPER_GAMMAS)
-    ap.add_argument("--fit-gammas", default="2,6", help="fixed γ run live to fit the cost model (replay's cost)")
+    ap.add_argument("--fit-gammas", default=",".join(map(str, FIT_GAMMAS)),
+                    help="fixed γ run live to fit the cost model (replay's cost; default: a sweep actor's)")
     ap.add_argument("--max-draft", type=int, default=0, help="rollout length L (0 = the whole remaining budget)")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--json", default="", help="write the numbers here")

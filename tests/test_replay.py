@@ -151,18 +151,22 @@ def test_refuses_a_draft_longer_than_recorded():
         replay(trace, build("fixed", 3))
 
 
-def _synthetic_generation(prompt_len, ks, ns, d=(1e-3, 2e-3, 1e-5, 4e-4), v=(5e-3, 1e-3, 2e-3, 3e-4)):
+def _true_verify(m, ctx, v=(5e-3, 3e-3, 1e-3, 2e-3, 3e-4)):
+    """v0 + v1·[m ≥ 2] + v2·m + v3·C/1000 + v4·m·C/1000: a cost with the jump from one token to two."""
+    return v[0] + v[1] * (m >= 2) + v[2] * m + v[3] * ctx / 1000 + v[4] * m * ctx / 1000
+
+
+def _synthetic_generation(prompt_len, ks, ns, d=(1e-3, 2e-3, 5e-4, 1e-5, 4e-4)):
     """Steps whose times follow known coefficients exactly (no discards)."""
     gen, ctx, dlen = Generation(token_ids=[], prefill_time=0.01), prompt_len, 0
-    from actors.cost_model import draft_features, verify_features
+    from actors.cost_model import draft_features
     for k, n in zip(ks, ns):
         e = max(ctx - dlen - 1, 0) if k else 0
         if k:
             dlen = min(ctx + k - 1, ctx + n)
         dt = sum(a * b for a, b in zip(d, draft_features(k, e, ctx))) if k else 0.0
-        vt = sum(a * b for a, b in zip(v, verify_features(k + 1, ctx)))
         gen.steps.append(StepRecord(max_draft=k, drafted=k, accepted=n, emitted=n + 1, q_tokens=[], draft_time=dt,
-                                    verify_time=vt, proposed=k))
+                                    verify_time=_true_verify(k + 1, ctx), proposed=k))
         ctx += n + 1
     gen.wall_time = gen.prefill_time + sum(s.draft_time + s.verify_time for s in gen.steps)
     return gen
@@ -174,12 +178,40 @@ def test_cost_model_recovers_known_coefficients():
     runs = [(p, _synthetic_generation(p, ks, ns)) for p in (10, 80, 300)]
     model = fit_cost_model(runs, label="synthetic")
     assert model.draft["per_proposal"] == pytest.approx(2e-3, rel=1e-6)
-    assert model.verify["per_token"] == pytest.approx(1e-3, rel=1e-6)
+    assert model.draft["per_catchup"] == pytest.approx(5e-4, rel=1e-6)
+    assert model.verify["knots"] == [1, 2, 3, 4, 5, 6, 7]           # every verified length the fit saw
+    assert model.verify["per_kctx"] == pytest.approx(2e-3, rel=1e-6)
+    assert model.verify["per_token_kctx"] == pytest.approx(3e-4, rel=1e-6)
+    for m in range(1, 8):                                             # the table holds the jump from 1 to 2
+        assert model.verify_time(m, 200) == pytest.approx(_true_verify(m, 200), rel=1e-6)
+    assert model.verify_time(12, 200) == pytest.approx(_true_verify(12, 200), rel=1e-6)   # linear beyond
     assert model.residuals["step"]["median_abs_rel"] < 1e-9
     for p, g in runs:
         assert predict_wall(model, p, g) == pytest.approx(g.wall_time, rel=1e-9)
     again = CostModel.from_dict(json.loads(json.dumps(model.to_dict())))
     assert again.verify_time(5, 200) == pytest.approx(model.verify_time(5, 200))
+    # a cost model stored before the table (a line in m) reads back as the same line
+    old = {"draft": {k: model.draft[k] for k in ("per_step", "per_proposal", "per_catchup_token", "per_proposal_kctx")},
+           "verify": {"intercept": 5e-3, "per_token": 1e-3, "per_kctx": 2e-3, "per_token_kctx": 3e-4}}
+    line = CostModel.from_dict(old)
+    for m in (1, 2, 5, 40):
+        assert line.verify_time(m, 300) == pytest.approx(5e-3 + 1e-3 * m + 2e-3 * 0.3 + 3e-4 * m * 0.3)
+
+
+def test_cost_model_drops_a_negative_context_slope():
+    """A context range too narrow to identify a slope gives no slope, not a negative one."""
+    import random
+
+    rng = random.Random(0)
+    runs = []
+    for p in (50, 52):                       # two nearly equal prompts: C barely varies
+        g = _synthetic_generation(p, [2, 0, 3, 1] * 6, [1, 0, 2, 1] * 6)
+        for s in g.steps:                    # noise that, fitted freely, could tilt the slope either way
+            s.verify_time *= 1 + 0.05 * rng.uniform(-1, 1)
+        runs.append((p, g))
+    model = fit_cost_model(runs)
+    assert model.verify["per_kctx"] >= 0 and model.verify["per_token_kctx"] >= 0
+    assert model.draft["per_proposal_kctx"] >= 0
 
 
 def test_replay_wall_time_from_the_cost_model(setup):
