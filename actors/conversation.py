@@ -15,6 +15,8 @@ from actors.templates import render
 
 @dataclass
 class Turn:
+    """One generated turn: its :class:`~actors.engine.Generation`, the decoded answer and the rendered prompt ids."""
+
     generation: Generation
     text: str
     prompt_ids: list

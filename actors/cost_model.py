@@ -17,7 +17,7 @@ in m missed single steps by 10–25 %. The context slopes v_C, v_mC and d₄ are
 slope a narrow context range cannot identify is dropped rather than fitted negative).
 
 Both lines are fitted by least squares, refitted without outlier steps (``_lstsq``), on the
-recorded ``draft_time`` / ``verify_time`` of live :class:`~actors.engine.StepRecord` s; ``o``
+recorded ``draft_time`` / ``verify_time`` of live :class:`~policies.base.Step` records; ``o``
 (the loop's own per-step time: policy calls, bookkeeping — outside both timers) is
 (Σ wall − Σ prefill − Σ step times) / Σ steps over the fitted generations. A replayed
 generation's wall time = its reference run's measured prefill + Σ predicted step times.
@@ -55,6 +55,7 @@ MIN_KNOT_STEPS = 3                                    # a verified length needs 
 
 
 def draft_features(p: int, e: int, context: int) -> list[float]:
+    """Draft-time features [p > 0, p, e > 0, e, p·C/1000] of the module's rule (all zero when p = 0)."""
     if p <= 0:
         return [0.0] * len(DRAFT_FEATURES)
     return [1.0, float(p), 1.0 if e > 0 else 0.0, float(e), p * context / 1000.0]
@@ -73,6 +74,7 @@ def knot_weights(m: float, knots: Sequence[int]) -> list[float]:
 
 
 def verify_features(m: int, context: int, knots: Sequence[int]) -> list[float]:
+    """Verify-time features: the knot weights of T(m), then C/1000 and m·C/1000."""
     return knot_weights(m, knots) + [context / 1000.0, m * context / 1000.0]
 
 
@@ -97,7 +99,7 @@ def draft_feeds(prompt_len: int, steps) -> list[int]:
     """
     out, dlen, length = [], 0, prompt_len
     for s in steps:
-        p = s.proposed if getattr(s, "proposed", 0) else s.drafted
+        p = s.proposed or s.drafted
         if p > 0:
             out.append(max(length - dlen - 1, 0))
             dlen = length + p - 1
@@ -113,7 +115,7 @@ def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
     """Step samples of one live :class:`~actors.engine.Generation` (``proposed`` falls back to ``drafted``)."""
     out, context = [], prompt_len
     for s, e in zip(gen.steps, draft_feeds(prompt_len, gen.steps)):
-        p = s.proposed if getattr(s, "proposed", 0) else s.drafted
+        p = s.proposed or s.drafted
         out.append(StepSample(p, e, s.drafted + 1, context, s.draft_time, s.verify_time))
         context += s.emitted
     return out
@@ -121,6 +123,10 @@ def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
 
 @dataclass
 class CostModel:
+    """Fitted step-time model of one actor (ours; the module docstring's rule):
+    draft_time = d₀[p>0] + d₁p + d₂[e>0] + d₃e + d₄pC/1000, verify_time = T(m) (piecewise linear over
+    knots) + v_C·C/1000 + v_mC·m·C/1000, plus overhead o."""
+
     draft: dict[str, float]
     verify: dict            # {"knots": [m…], "values": [T(m)…], "per_kctx": v_C, "per_token_kctx": v_mC}
     overhead: float = 0.0
@@ -258,7 +264,7 @@ def predict_wall(model: CostModel, prompt_len: int, gen) -> float:
     """Predicted wall time of a generation with ``gen``'s steps: its measured prefill + Σ predicted steps."""
     total, context = gen.prefill_time, prompt_len
     for s, e in zip(gen.steps, draft_feeds(prompt_len, gen.steps)):
-        p = s.proposed if getattr(s, "proposed", 0) else s.drafted
+        p = s.proposed or s.drafted
         total += model.draft_time(p, e, context) + model.verify_time(s.drafted + 1, context) + model.overhead
         context += s.emitted
     return total

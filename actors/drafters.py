@@ -16,37 +16,76 @@ from typing import Callable, Sequence
 import torch
 
 from actors.acceptance import warp
-from actors.runners import EagerRunner
+from actors.kv import cached_length
+from actors.runners import EagerRunner, make_runner
+from actors.tree_step import draft_tree, keep_positions
 from policies.base import DISCARD, MORE, STOP
+from policies.errors import SpecsweepError
 
 
 @dataclass
 class Proposal:
-    tokens: list[int] = field(default_factory=list)        # to verify
-    q_rows: list = field(default_factory=list)             # draft distribution per token (None = point mass)
-    q_tokens: list[float] = field(default_factory=list)    # q(x_i) per token
-    q_max: list[float] = field(default_factory=list)       # max q at each token's position
-    entropy: list[float] = field(default_factory=list)     # H(q) in nats at each token's position
+    """A sequence draft: the tokens to verify and the draft's numbers at each of them (lists of length k)."""
+
+    tokens: list[int] = field(default_factory=list)        # x_1 … x_k, to verify
+    q_rows: list = field(default_factory=list)             # q at each position, [vocab] tensors (None = point mass / greedy)
+    q_tokens: list[float] = field(default_factory=list)    # q(x_i)
+    q_max: list[float] = field(default_factory=list)       # max q at each position
+    entropy: list[float] = field(default_factory=list)     # H(q) in nats at each position
     proposed: int = 0                                      # proposals made, a discarded one included
 
 
 class Drafter:
+    """The drafter seam: everything the engine asks of a drafter.
+
+    ``reset(sampling, generator, stop_ids, tree)`` fixes a generation's settings: ``sampling``
+    ``{"temperature", "top_p"}`` or None for greedy; ``generator`` the ``torch.Generator`` that
+    sampled drafts draw from; ``stop_ids`` the EOS ids (a draft ends after one); ``tree`` whether
+    this generation drafts trees. ``propose(tokens, k_max, ask)`` drafts a chain after the
+    committed ``tokens`` (prompt + output so far), asking the policy ``ask(i, x_i, q(x_i), max q,
+    H(q))`` after each proposal (:func:`record_proposal`). ``rollback(valid)`` forgets everything
+    after the first ``valid`` committed tokens. Tree drafters (``supports_trees``) also give
+    ``propose_tree(tokens, policy, max_depth)`` and ``keep_tree_path(committed, tree, path)``.
+    The engine reaches a drafter only through these methods.
+    """
+
     name = "drafter"
-    model = None
+    supports_trees = False
+    sampling: dict | None = None
+    generator: torch.Generator | None = None
+    stop_ids: frozenset = frozenset()
 
-    def reset(self) -> None:
-        pass
+    def reset(self, sampling: dict | None = None, generator: torch.Generator | None = None,
+              stop_ids: frozenset = frozenset(), tree: bool = False) -> None:
+        """Start a generation with these settings (see the class docstring); forgets any cached context."""
+        self.sampling, self.generator, self.stop_ids = sampling, generator, frozenset(stop_ids)
 
-    def propose(self, tokens: Sequence[int], k_max: int, ask: Callable, sampling: dict | None,
-                generator: torch.Generator | None, stop_ids: frozenset) -> Proposal:
+    def propose(self, tokens: Sequence[int], k_max: int, ask: Callable) -> Proposal:
+        """At most ``k_max`` draft tokens after ``tokens`` (prompt + output so far), stopping when ``ask`` says so,
+        after a stop id, or when there is nothing to propose."""
         raise NotImplementedError
 
     def rollback(self, valid: int) -> None:
-        pass
+        """Keep only what was computed for the first ``valid`` committed tokens."""
+
+    def use_engine(self, engine: str, capacity: int, inductor: bool | None) -> None:
+        """Run on the target's engine kind (``actors/runners.py``); drafters without a model ignore it."""
+
+    def prepare(self) -> None:
+        """Compile/capture before anything is timed; a no-op for drafters without a model."""
+
+    def propose_tree(self, tokens: Sequence[int], policy, max_depth: int):
+        """The :class:`~policies.base.TreePolicy`'s tree (``actors.tree_step.Tree``) after ``tokens``, at most
+        ``max_depth`` levels."""
+        raise SpecsweepError(f"tree policy {policy.name} needs a draft model (not {self.name})")
+
+    def keep_tree_path(self, committed: int, tree, path: Sequence[int]) -> None:
+        """After verification: keep the ``committed`` prefix and the accepted ``path`` (node indices) of ``tree``."""
+        raise SpecsweepError(f"the {self.name} drafter does not draft trees")
 
 
-def _decide(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, k_max: int, stop_ids,
-            sampled: bool = False, entropy: float = 0.0) -> bool:
+def record_proposal(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, k_max: int, stop_ids,
+                    sampled: bool = False, entropy: float = 0.0) -> bool:
     """Record proposal i and ask the policy; True = keep drafting.
 
     A DISCARD is honoured only for deterministic proposals (greedy or n-gram). A
@@ -104,48 +143,63 @@ def token_stats(probs: torch.Tensor, token: int) -> tuple[float, float, float]:
 
 
 class ModelDrafter(Drafter):
-    """A draft LM behind a runner (``actors/runners.py``): feeds only what its cache lacks, one token per proposal."""
+    """A draft LM behind a runner (``actors/runners.py``): feeds only what its cache lacks, one token per proposal.
+
+    Trees: a tree generation runs eagerly (tree steps edit a ``DynamicCache`` in place,
+    ``actors/tree_step.py``); after verification only the committed prefix and the accepted
+    path stay in the draft's cache.
+    """
 
     name = "model"
+    supports_trees = True
 
     def __init__(self, model, runner=None):
         self.model = model
-        self.device = model.device
         self.runner = runner if runner is not None else EagerRunner(model)
         self._main = self.runner
+        self._eager = self.runner if isinstance(self.runner, EagerRunner) else None
+        self.reset()
 
-    def use_eager(self, eager: bool) -> None:
-        """Tree steps edit a DynamicCache directly: switch to an eager runner for them."""
-        if not eager:
-            self.runner = self._main
-        elif not isinstance(self.runner, EagerRunner):
-            self._eager = getattr(self, "_eager", None) or EagerRunner(self.model)
-            self.runner = self._eager
-
-    @property
-    def cache(self):
-        return self.runner.cache
+    def use_engine(self, engine: str, capacity: int, inductor: bool | None) -> None:
+        if engine != "eager" and isinstance(self._main, EagerRunner):
+            self.runner = self._main = make_runner(self.model, engine, capacity, inductor)
 
     def prepare(self) -> None:
-        self.runner.prepare(2)     # a step feeds the draft one token, or two after a fully accepted draft
+        self._main.prepare(2)     # a step feeds the draft one token, or two after a fully accepted draft
 
-    def reset(self) -> None:
+    def reset(self, sampling=None, generator=None, stop_ids=frozenset(), tree: bool = False) -> None:
+        super().reset(sampling, generator, stop_ids, tree)
+        if tree and self._eager is None:
+            self._eager = EagerRunner(self.model)
+        self.runner = self._eager if tree else self._main
         self.runner.reset()
 
     @torch.no_grad()
-    def propose(self, tokens, k_max, ask, sampling, generator, stop_ids) -> Proposal:
+    def propose(self, tokens, k_max, ask) -> Proposal:
         prop = Proposal()
         feed = list(tokens[self.runner.length:])
         while True:
             logits = self.runner.forward(feed, last_only=True)[-1]
-            token, q_tok, q_max, h, q_row = pick_draft_token(logits, sampling, generator)
-            if not _decide(ask, prop, token, q_tok, q_max, q_row, k_max, stop_ids, sampled=sampling is not None,
-                           entropy=h):
+            token, q_tok, q_max, h, q_row = pick_draft_token(logits, self.sampling, self.generator)
+            if not record_proposal(ask, prop, token, q_tok, q_max, q_row, k_max, self.stop_ids,
+                                   sampled=self.sampling is not None, entropy=h):
                 return prop
             feed = [token]
 
     def rollback(self, valid: int) -> None:
         self.runner.rollback(valid)
+
+    def propose_tree(self, tokens, policy, max_depth):
+        """The policy's tree after the committed ``tokens`` (``actors.tree_step.draft_tree``)."""
+        return draft_tree(self.model, self.runner.cache, policy, list(tokens), max_depth, self.sampling,
+                          self.generator, self.stop_ids)
+
+    def keep_tree_path(self, committed, tree, path) -> None:
+        """Keep the committed prefix and the accepted ``path`` (tree node indices) in the draft's cache."""
+        cache = self.runner.cache
+        d_len = cached_length(cache)      # the draft lags behind when it did not run this step
+        slots = [tree.draft_slot[i] for i in path if i in tree.draft_slot] if d_len >= committed else []
+        keep_positions(cache, list(range(min(committed, d_len))) + slots)
 
 
 class NgramDrafter(Drafter):
@@ -173,10 +227,10 @@ class NgramDrafter(Drafter):
                     return seq[L:]
         return []
 
-    def propose(self, tokens, k_max, ask, sampling, generator, stop_ids) -> Proposal:
+    def propose(self, tokens, k_max, ask) -> Proposal:
         prop = Proposal()
         for token in self.continuation(tokens, k_max):
-            if not _decide(ask, prop, token, 1.0, 1.0, None, k_max, stop_ids):
+            if not record_proposal(ask, prop, token, 1.0, 1.0, None, k_max, self.stop_ids):
                 break
         return prop
 

@@ -20,24 +20,11 @@ from typing import Sequence
 import torch
 
 from actors.acceptance import accept_greedy, accept_sampling, warp
-from actors.drafters import Drafter, ModelDrafter, Proposal
-from actors.kv import cached_length
+from actors.drafters import Drafter, Proposal
 from actors.runners import EagerRunner, make_runner
-from actors.tree_step import draft_tree, keep_positions, verify_tree
-from policies.base import GenerationContext, Policy, StepOutcome
+from actors.tree_step import keep_positions, verify_tree
+from policies.base import GenerationContext, Policy, SequencePolicy, Step, TreePolicy
 from policies.errors import SpecsweepError
-
-
-@dataclass
-class StepRecord:
-    max_draft: int          # γ the policy asked for
-    drafted: int            # k verified drafts
-    accepted: int           # n accepted
-    emitted: int            # tokens appended (n + 1 unless EOS / max_new_tokens cut it)
-    q_tokens: list[float]
-    draft_time: float
-    verify_time: float
-    proposed: int = 0       # draft proposals made (a discarded one included) = draft forwards run
 
 
 @dataclass
@@ -45,13 +32,14 @@ class Generation:
     """One turn's output and record. Times in seconds; ``wall_time`` includes prefill."""
 
     token_ids: list[int]
-    steps: list[StepRecord] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     wall_time: float = 0.0
     prefill_time: float = 0.0
     finished_by_eos: bool = False
 
     @property
     def new_tokens(self) -> int:
+        """Tokens generated."""
         return len(self.token_ids)
 
     @property
@@ -61,6 +49,7 @@ class Generation:
 
     @property
     def target_calls(self) -> int:
+        """Target forwards, prefill included."""
         return len(self.steps) + (1 if self.prefill_time > 0 else 0)
 
     @property
@@ -70,15 +59,18 @@ class Generation:
 
     @property
     def drafted(self) -> list[int]:
+        """Draft tokens verified per step (trees: nodes)."""
         return [s.drafted for s in self.steps]
 
     @property
     def accepted(self) -> list[int]:
+        """Draft tokens accepted per step."""
         return [s.accepted for s in self.steps]
 
     @property
-    def gammas(self) -> list[int]:
-        return [s.max_draft for s in self.steps]
+    def k_max(self) -> list[int]:
+        """The per-step draft cap the policy chose (tree steps: the tree's depth)."""
+        return [s.k_max for s in self.steps]
 
 
 def emit(new: list[int], tokens: list[int], out: Generation, remaining: int, eos: frozenset) -> list[int]:
@@ -113,8 +105,8 @@ class SpecEngine:
         self.runner = make_runner(target, engine, capacity, inductor)
         self.engine = self.runner.engine
         self._eager_runner = self.runner if isinstance(self.runner, EagerRunner) else None
-        if isinstance(drafter, ModelDrafter) and engine != "eager" and isinstance(drafter.runner, EagerRunner):
-            drafter.runner = drafter._main = make_runner(drafter.model, engine, capacity, inductor)
+        if drafter is not None:
+            drafter.use_engine(engine, capacity, inductor)
         self.max_draft = max_draft    # the largest draft the compiled engine captures a graph for
         self._prepared = 0
 
@@ -127,7 +119,7 @@ class SpecEngine:
         if max_draft + 1 <= self._prepared:
             return
         self.runner.prepare(max_draft + 1)
-        if isinstance(self.drafter, ModelDrafter):
+        if self.drafter is not None:
             self.drafter.prepare()
         self._prepared = max_draft + 1
 
@@ -143,6 +135,9 @@ class SpecEngine:
     def generate(self, prompt_ids: Sequence[int], policy: Policy, *, max_new_tokens: int = 128,
                  temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
                  reference: Sequence[int] | None = None) -> Generation:
+        """Generate up to ``max_new_tokens`` after ``prompt_ids`` with ``policy``; greedy when ``temperature`` is 0,
+        else sampled (temperature, top-p) from a generator seeded with ``seed``. ``reference``: the target-only
+        greedy output for ``oracle`` (computed here, untimed, when not given)."""
         if not prompt_ids:
             raise SpecsweepError("prompt is empty: give at least one token")
         if max_new_tokens < 1:
@@ -155,26 +150,26 @@ class SpecEngine:
             raise SpecsweepError(f"policy {policy.name} needs a draft: pass --draft MODEL or --draft ngram")
         greedy = temperature == 0
         sampling = None if greedy else {"temperature": float(temperature), "top_p": float(top_p)}
-        if getattr(policy, "needs_reference", False):
+        if not isinstance(policy, (SequencePolicy, TreePolicy)):
+            raise SpecsweepError(f"{policy!r} is neither a SequencePolicy nor a TreePolicy (policies/base.py)")
+        if policy.needs_reference:
             if not greedy:
                 raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only (temperature 0)")
             if reference is None:
                 reference = self.reference(prompt_ids, max_new_tokens)
         gen = torch.Generator(device=self.device).manual_seed(int(seed)) if not greedy else None
         ctx = GenerationContext(costs=self.costs, reference=reference, greedy=greedy,
-                                extras={"rank_acceptance": self.rank_acceptance})
+                                rank_acceptance=self.rank_acceptance)
         policy.reset(ctx)
 
-        is_tree = getattr(policy, "is_tree", False)
+        is_tree = isinstance(policy, TreePolicy)
         if is_tree and not greedy and policy.dynamic:
             raise SpecsweepError(f"dynamic tree policy {policy.name} is greedy-only: its node selection depends on "
                                  "the sampled drafts; use sequoia or gt-static for sampling")
-        if is_tree and not isinstance(self.drafter, ModelDrafter):
-            raise SpecsweepError(f"tree policy {policy.name} needs a draft model (not ngram)")
+        if is_tree and not self.drafter.supports_trees:
+            raise SpecsweepError(f"tree policy {policy.name} needs a draft model (not {self.drafter.name})")
         self.prepare()
         runner = self._runner_for(is_tree)
-        if isinstance(self.drafter, ModelDrafter):
-            self.drafter.use_eager(is_tree)
 
         tokens = list(int(t) for t in prompt_ids)
         out = Generation(token_ids=[])
@@ -184,21 +179,22 @@ class SpecEngine:
             runner.forward(tokens[:-1], last_only=True)
             out.prefill_time = self._clock() - t_start
         if self.drafter is not None and policy.needs_draft:
-            self.drafter.reset()
+            self.drafter.reset(sampling, gen, self.eos, tree=is_tree)
 
         while len(out.token_ids) < max_new_tokens and not out.finished_by_eos:
             ctx.generated = len(out.token_ids)
             remaining = max_new_tokens - len(out.token_ids)
             if is_tree:
-                out.steps.append(self._tree_step(tokens, out, runner.cache, policy, remaining, sampling, gen))
+                step = self._tree_step(tokens, out, runner.cache, policy, remaining, sampling, gen)
+                out.steps.append(step)
+                policy.update(step)
                 continue
             k_max = int(policy.max_draft())
             if k_max < 0:
                 raise RuntimeError(f"policy {policy!r} asked for {k_max} drafts; must be >= 0")
             cap = min(k_max, remaining - 1) if policy.needs_draft else 0
             t0 = self._clock()
-            prop = (self.drafter.propose(tokens, cap, policy.after_draft, sampling, gen, self.eos)
-                    if cap > 0 else Proposal())
+            prop = self.drafter.propose(tokens, cap, policy.after_draft) if cap > 0 else Proposal()
             t1 = self._clock()
             k = len(prop.tokens)
             logits = runner.forward([tokens[-1], *prop.tokens])     # [k + 1, vocab]
@@ -212,12 +208,11 @@ class SpecEngine:
             if k:
                 self.drafter.rollback(base + n)
             t2 = self._clock()
-            rec = StepRecord(max_draft=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens,
-                             draft_time=t1 - t0, verify_time=t2 - t1, proposed=prop.proposed)
-            out.steps.append(rec)
-            policy.update(StepOutcome(drafted=k, accepted=n, q_tokens=prop.q_tokens, draft_time=rec.draft_time,
-                                      verify_time=rec.verify_time, emitted=len(new), max_draft=k_max,
-                                      q_max=prop.q_max, entropy=prop.entropy))
+            step = Step(k_max=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens,
+                        q_max=prop.q_max, entropy=prop.entropy, draft_time=t1 - t0, verify_time=t2 - t1,
+                        proposed=prop.proposed)
+            out.steps.append(step)
+            policy.update(step)
         out.wall_time = self._clock() - t_start
         return out
 
@@ -232,22 +227,21 @@ class SpecEngine:
     def _emit(self, new: list[int], tokens: list[int], out: Generation, remaining: int) -> list[int]:
         return emit(new, tokens, out, remaining, self.eos)
 
-    def _tree_step(self, tokens, out, cache, policy, remaining, sampling, gen) -> StepRecord:
+    def _tree_step(self, tokens, out, cache, policy, remaining, sampling, gen) -> Step:
         """Draft a tree, verify it in one target forward, keep the accepted path (``actors/tree_step.py``)."""
         t0 = self._clock()
-        tree = draft_tree(self.drafter, policy, tokens, remaining - 1, sampling, gen, self.eos)
+        tree = self.drafter.propose_tree(tokens, policy, remaining - 1)
         t1 = self._clock()
-        path, nxt, _ = verify_tree(self.target, cache, tokens, tree, sampling, gen)
+        path, nxt = verify_tree(self.target, cache, tokens, tree, sampling, gen)
         base = len(tokens)
         new = self._emit([tree.tokens[i] for i in path] + [nxt], tokens, out, remaining)
         keep_positions(cache, list(range(base)) + [base + i for i in path])          # root + accepted path
-        d_len = cached_length(self.drafter.cache)      # the draft may lag behind if it did not run this step
-        d_slots = [tree.draft_slot[i] for i in path if i in tree.draft_slot] if d_len >= base else []
-        keep_positions(self.drafter.cache, list(range(min(base, d_len))) + d_slots)
+        self.drafter.keep_tree_path(base, tree, path)
         t2 = self._clock()
         depth = max(tree.depths, default=0)
-        return StepRecord(max_draft=depth, drafted=len(tree), accepted=len(path), emitted=len(new),
-                          q_tokens=[tree.cum[i] for i in path], draft_time=t1 - t0, verify_time=t2 - t1)
+        return Step(k_max=depth, drafted=len(tree), accepted=len(path), emitted=len(new),
+                    q_tokens=[tree.cum[i] for i in path], draft_time=t1 - t0, verify_time=t2 - t1,
+                    tree_nodes=len(tree), tree_depth=depth)
 
     @torch.no_grad()
     def reference(self, prompt_ids: Sequence[int], max_new_tokens: int) -> list[int]:

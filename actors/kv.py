@@ -3,6 +3,7 @@ from __future__ import annotations
 
 
 def new_cache(model):
+    """An empty transformers ``DynamicCache`` for ``model`` (built from its config where the version allows)."""
     from transformers import DynamicCache
 
     try:
@@ -12,6 +13,7 @@ def new_cache(model):
 
 
 def cached_length(cache) -> int:
+    """Number of positions held in ``cache`` (0 for None)."""
     return int(cache.get_seq_length()) if cache is not None else 0
 
 

@@ -68,10 +68,12 @@ class ModelSpec:
 
 
 def cache_root() -> Path:
+    """Folder for converted models: ``$SPECSWEEP_CACHE``, else ``~/.cache/specsweep``."""
     return Path(os.environ.get("SPECSWEEP_CACHE", Path.home() / ".cache" / "specsweep"))
 
 
 def resolve_device(device: str) -> torch.device:
+    """The torch device for ``device`` (auto = CUDA when visible, else CPU); refuses CUDA when none is visible."""
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -136,6 +138,7 @@ def resolve_source(name: str) -> str:
 
 
 def load_tokenizer(spec: ModelSpec):
+    """The tokenizer of ``spec``'s model (alias, local folder or hub id); a one-line error when it cannot load."""
     from transformers import AutoTokenizer
 
     source = resolve_source(spec.name)

@@ -64,6 +64,9 @@ class PairConfig:
 
 
 class Pair:
+    """A loaded target/draft pair: tokenizer, models, drafter (model, n-gram or none), EOS ids and its
+    :class:`~actors.engine.SpecEngine`; ``calibrate`` measures the cost curve and per-rank acceptance on demand."""
+
     def __init__(self, cfg: PairConfig):
         if cfg.engine is not None and cfg.engine not in ENGINES:
             raise SpecsweepError(f"engine {cfg.engine!r} is not valid: use one of {', '.join(ENGINES)} "
@@ -90,24 +93,32 @@ class Pair:
         engine = cfg.engine or default_engine(self.target.device)
         self.engine = SpecEngine(self.target, self.drafter, self.eos_ids, engine=engine, capacity=cfg.max_context,
                                  max_draft=cfg.max_draft, inductor=cfg.inductor)
-        self.costs = None
-        self.rank_acceptance = None
 
     @property
     def device(self) -> str:
         return str(self.target.device)
+
+    @property
+    def costs(self):
+        """The cost curve policies read (held by the engine, which hands it to them); None until calibrated."""
+        return self.engine.costs
+
+    @property
+    def rank_acceptance(self) -> list[float] | None:
+        """Per-rank acceptance, unconditional (held by the engine for static trees); None until measured."""
+        return self.engine.rank_acceptance
 
     def calibrate(self, **kw):
         """Measure (once) and attach the cost curve that ``gt``/``goodput`` read."""
         if self.costs is None:
             from actors.calibrate import calibrate
 
-            self.costs = calibrate(self.target, self.draft_model, **kw)
+            costs = calibrate(self.target, self.draft_model, **kw)
             if self.cfg.draft == NGRAM:
-                self.costs.t_draft = 1e-6  # model-free: drafting is (almost) free
-            self.engine.costs = self.costs
+                costs.t_draft = 1e-6  # model-free: drafting is (almost) free
+            self.engine.costs = costs
             if self.draft_model is not None:
-                self.engine.rank_acceptance = self.measure_rank_acceptance()
+                self.measure_rank_acceptance()
         return self.costs
 
     def measure_rank_acceptance(self, prompts: int = 4, max_new_tokens: int = 48) -> list[float]:
@@ -119,11 +130,12 @@ class Pair:
         tmpl = self.cfg.template or default_template(self.cfg.target, self.tokenizer)
         ids = [render(tmpl, self.tokenizer, [{"role": "user", "content": t}])
                for t in distill_prompts(prompts, seed=12345)]
-        self.rank_acceptance = rank_acceptance(self.target, self.draft_model, ids, max_new_tokens=max_new_tokens)
-        return self.rank_acceptance
+        self.engine.rank_acceptance = rank_acceptance(self.target, self.draft_model, ids, max_new_tokens=max_new_tokens)
+        return self.engine.rank_acceptance
 
 
 def eos_ids(tokenizer, model) -> list[int]:
+    """Sorted ids that end a generation: the tokenizer's EOS plus the model's generation-config EOS ids."""
     ids = set()
     if tokenizer.eos_token_id is not None:
         ids.add(int(tokenizer.eos_token_id))

@@ -36,6 +36,7 @@ from policies.registry import build
 
 
 def versions() -> str:
+    """JSON of the torch, transformers and specsweep versions, logged with every row."""
     import torch
     import transformers
 
@@ -43,6 +44,10 @@ def versions() -> str:
 
 
 class PairActor:
+    """One target/draft pair on one device serving sweep tasks: models load and calibrate once, warm-up runs are
+    discarded (as Spec-Bench does), and each task times ``ar`` first, the shuffled live configs, ``ar`` last, then
+    replays the ``replay`` configs from the first ``ar`` run's traces (see the module docstring)."""
+
     def __init__(self, pair: dict, label: str, *, calibrate: dict | None = None, warmup_question: dict | None = None,
                  warmup: int = 3, generation: dict | None = None, threads: int | None = None,
                  replay: dict | None = None):
@@ -54,7 +59,8 @@ class PairActor:
         self.cfg = PairConfig(**pair)
         self.pair = Pair(self.cfg)
         self.template = self.cfg.template or default_template(self.cfg.target, self.pair.tokenizer)
-        self.costs = self.pair.calibrate(**(calibrate or {})) if self.pair.drafter is not None else None
+        if self.pair.drafter is not None:
+            self.pair.calibrate(**(calibrate or {}))
         self.name = f"{label}@{socket.gethostname()}:{os.getpid()}"
         self.versions = versions()
         self.policies: dict[str, object] = {}      # one instance per config: persist=true carries state across generations
@@ -85,7 +91,7 @@ class PairActor:
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
                 "engine": self.pair.engine.engine, "peak_gpu_memory": peak_gpu_memory(),
-                "costs": self.costs.to_dict() if self.costs else None, "rank_acceptance": self.pair.rank_acceptance,
+                "costs": self.pair.costs.to_dict() if self.pair.costs else None, "rank_acceptance": self.pair.rank_acceptance,
                 "cost_model": self.cost_model.to_dict() if self.cost_model else None,
                 "versions": self.versions, "pid": os.getpid()}
 
@@ -152,7 +158,7 @@ class PairActor:
                 "prefill_time": g.prefill_time, "draft_time": sum(s.draft_time for s in g.steps),
                 "verify_time": sum(s.verify_time for s in g.steps), "decoding_steps": g.decoding_steps,
                 "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,
-                "drafted": g.drafted, "accepted": g.accepted, "gammas": g.gammas, "text": text,
+                "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max, "text": text,
                 "token_ids": g.token_ids, "prompt_ids": list(prompt_ids),
                 "peak_gpu_bytes": sum(peak_gpu_memory().values()), "status": "ok", "error": ""}
 

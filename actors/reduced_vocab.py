@@ -15,6 +15,9 @@ from torch import nn
 
 
 class ReducedVocabLM(nn.Module):
+    """A draft whose head covers only ``kept_ids`` (plus one catch-all input row), with logits scattered back to the
+    full vocabulary and −inf elsewhere, so q is a full-vocabulary distribution that is zero outside ``kept_ids``."""
+
     def __init__(self, model: nn.Module, kept_ids, full_vocab_size: int):
         super().__init__()
         self.model = model

@@ -8,14 +8,14 @@ a step:
    policy that needs no draft), remaining = max_new_tokens − j;
 2. shows the policy the draft's proposals one at a time — in replay, the rollout at j,
    x_1, x_2, … with their q(x), max q and H(q) — through the drafter's own
-   :func:`~actors.drafters._decide` (MORE / STOP / DISCARD, the cap, the stop at an
+   :func:`~actors.drafters.record_proposal` (MORE / STOP / DISCARD, the cap, the stop at an
    EOS proposal); k = proposals kept;
 3. accepts n = the number of leading proposals equal to y_j, y_{j+1}, … (n ≤ k) — what
    the target's argmax check accepts, because the target's argmax after prompt + y_<j+i
    *is* y_{j+i};
 4. emits x_1 … x_n and the target's next token y_{j+n}, cut after the first EOS and at
    max_new_tokens (:func:`actors.engine.emit`, the engine's own helper);
-5. tells the policy the :class:`~policies.base.StepOutcome` (same fields as live; the
+5. tells the policy the :class:`~policies.base.Step` (same fields as live; the
    times are the cost model's predictions).
 
 Nothing else in the engine's loop depends on the models, so the policy sees the same
@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from actors.cost_model import CostModel, turn_scale
-from actors.drafters import Proposal, _decide
-from actors.engine import Generation, StepRecord, emit
+from actors.drafters import Proposal, record_proposal
+from actors.engine import Generation, emit
 from actors.rollouts import Trace
-from policies.base import GenerationContext, Policy, StepOutcome
+from policies.base import GenerationContext, Policy, SequencePolicy, Step
 from policies.errors import SpecsweepError
 
 
@@ -45,13 +45,10 @@ def check_replayable(policy: Policy, temperature: float = 0.0) -> None:
     """Refuse (one line) what replay cannot reproduce exactly."""
     if temperature != 0:
         raise SpecsweepError(f"replay is exact for greedy decoding only; temperature={temperature} must run live")
-    if getattr(policy, "is_tree", False):
-        kind = "dynamic trees need the draft at every node" if getattr(policy, "dynamic", False) else \
-            "static trees are not replayed yet"
-        raise SpecsweepError(f"tree policy {policy.name} cannot be replayed ({kind}); run it live")
-    if getattr(policy, "reward", None) == "clock":
-        raise SpecsweepError(f"policy {policy.name} with reward=clock reads the measured clock; "
-                             "replay it with reward=model or run it live")
+    if policy.replay_blocker is not None:
+        raise SpecsweepError(f"policy {policy.name} cannot be replayed ({policy.replay_blocker}); run it live")
+    if not isinstance(policy, SequencePolicy):
+        raise SpecsweepError(f"{policy!r} is not a SequencePolicy: replay drafts chains only")
 
 
 def check_trace(trace: Trace, *, pair: str | None = None, tokenizer_hash: str | None = None,
@@ -100,7 +97,7 @@ class _RolloutDraft:
 
 def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, costs=None,
            cost_model: CostModel | None = None, temperature: float = 0.0, pair: str | None = None,
-           tokenizer_hash: str | None = None, extras: dict | None = None, calibrate: bool = True) -> Generation:
+           tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = True) -> Generation:
     """Replay ``policy`` on ``trace``: the :class:`~actors.engine.Generation` the live engine would produce.
 
     ``costs``: the actor's :class:`~policies.costs.CostCurve` — the same object live runs hand
@@ -115,8 +112,8 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
     budget = check_trace(trace, pair=pair, tokenizer_hash=tokenizer_hash, max_new_tokens=max_new_tokens)
     reference = trace.reference[:budget]
     eos = frozenset(trace.eos_ids)
-    ctx = GenerationContext(costs=costs, reference=reference if getattr(policy, "needs_reference", False) else None,
-                            greedy=True, extras=dict(extras or {"rank_acceptance": None}))
+    ctx = GenerationContext(costs=costs, reference=reference if policy.needs_reference else None,
+                            greedy=True, rank_acceptance=rank_acceptance)
     policy.reset(ctx)
 
     tokens = list(trace.prompt_ids)          # the loop's state: prompt + y_<j
@@ -136,7 +133,7 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
         prop = Proposal()
         if cap > 0:
             for x, q, qmax, h in _RolloutDraft(trace, j).proposals():
-                if not _decide(policy.after_draft, prop, x, q, qmax, None, cap, eos, sampled=False, entropy=h):
+                if not record_proposal(policy.after_draft, prop, x, q, qmax, None, cap, eos, sampled=False, entropy=h):
                     break
         k = len(prop.tokens)
         n = _accepted(prop.tokens, reference, j)
@@ -155,12 +152,10 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
             dlen = base + prop.proposed - 1
             if k:
                 dlen = min(dlen, base + n)
-        rec = StepRecord(max_draft=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens,
-                         draft_time=d_time, verify_time=v_time, proposed=prop.proposed)
-        out.steps.append(rec)
-        policy.update(StepOutcome(drafted=k, accepted=n, q_tokens=prop.q_tokens, draft_time=d_time,
-                                  verify_time=v_time, emitted=len(new), max_draft=k_max,
-                                  q_max=prop.q_max, entropy=prop.entropy))
+        step = Step(k_max=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens, q_max=prop.q_max,
+                    entropy=prop.entropy, draft_time=d_time, verify_time=v_time, proposed=prop.proposed)
+        out.steps.append(step)
+        policy.update(step)
     out.wall_time = wall
     return out
 
@@ -198,7 +193,7 @@ def replay_policies(trace_dir, policy_specs: Sequence[str], gammas: Sequence[int
                 rows.append({"mode": "replay", "trace": trace.key, "pair": trace.pair, "policy": spec,
                              "gamma": int(gamma), "token_ids": g.token_ids, "new_tokens": g.new_tokens,
                              "accept_lengths": g.accept_lengths, "drafted": g.drafted, "accepted": g.accepted,
-                             "max_draft": g.gammas, "decoding_steps": g.decoding_steps,
+                             "k_max": g.k_max, "decoding_steps": g.decoding_steps,
                              "finished_by_eos": g.finished_by_eos, "prefill_time": g.prefill_time,
                              "wall_time": g.wall_time if cost_model is not None else None})
     return rows

@@ -61,5 +61,5 @@ def replay_turns(pair, traces: Sequence[Trace], policy, cost_model: CostModel | 
     """One replayed :class:`~actors.engine.Generation` per traced turn, the policy's state carried across turns
     as a live conversation carries it."""
     return [replay(t, policy, costs=pair.costs, cost_model=cost_model,
-                   extras={"rank_acceptance": pair.rank_acceptance}) for t in traces]
+                   rank_acceptance=pair.rank_acceptance) for t in traces]
 

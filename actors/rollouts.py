@@ -246,6 +246,7 @@ def traces_to_table(traces: Sequence[Trace]):
 
 
 def table_to_traces(table) -> list[Trace]:
+    """The traces stored in ``table`` (the inverse of :func:`traces_to_table`); refuses another trace version."""
     version = (table.schema.metadata or {}).get(b"specsweep.trace_version", b"?").decode()
     if version != str(TRACE_VERSION):
         raise SpecsweepError(f"trace file has version {version}; this specsweep reads version {TRACE_VERSION}")

@@ -2,7 +2,14 @@
 
 Every task returns a ``pyarrow.Table`` with exactly these columns; the Parquet log,
 MLflow summaries and reports all read them. A failed task becomes rows with
-``status = "failed"`` and the reason in ``error``.
+``status = "failed"`` and the reason in ``error``. Times are seconds; token counts are
+tokens. The per-step lists (``accept_lengths``, ``drafted``, ``accepted``, ``k_max``) hold
+one entry per target forward after prefill, from the generation's
+:class:`~policies.base.Step` records.
+
+Stable names (other code and users rely on them): ``config_key, pair, policy,
+policy_spec, gamma, repeat, question_id, category, turn, status, error, new_tokens,
+wall_time, token_ids, accept_lengths, drafted, accepted``.
 """
 from __future__ import annotations
 
@@ -15,30 +22,30 @@ SCHEMA = pa.schema([
     ("pair", pa.string()),
     ("target", pa.string()),
     ("draft", pa.string()),
-    ("policy", pa.string()),
+    ("policy", pa.string()),          # registry name (policies/registry.py)
     ("policy_spec", pa.string()),     # name:params as built (defaults filled in)
     ("params", pa.string()),          # JSON
-    ("gamma", pa.int32()),            # initial γ (0 for ar)
+    ("gamma", pa.int32()),            # the config's initial γ (0 for ar); the per-step cap is k_max
     ("ar_timing", pa.string()),       # ar only: "first" (the baseline) or "last" (the noise control); "" otherwise
-    ("repeat", pa.int32()),
-    ("seed", pa.int64()),
-    ("temperature", pa.float64()),
+    ("repeat", pa.int32()),           # 0-based repetition of the same (config, question)
+    ("seed", pa.int64()),             # sampling seed (unused when greedy)
+    ("temperature", pa.float64()),    # 0 = greedy
     ("question_id", pa.int64()),
-    ("category", pa.string()),
-    ("turn", pa.int32()),
-    ("new_tokens", pa.int32()),
-    ("wall_time", pa.float64()),
+    ("category", pa.string()),        # Spec-Bench task category
+    ("turn", pa.int32()),             # 0-based turn of a multi-turn question
+    ("new_tokens", pa.int32()),       # tokens generated this turn
+    ("wall_time", pa.float64()),      # prefill + every step, synchronized clock (replay: predicted)
     ("tstamp", pa.float64()),         # unix time when this turn finished (Spec-Bench answer tstamp)
-    ("prefill_time", pa.float64()),
-    ("draft_time", pa.float64()),
-    ("verify_time", pa.float64()),
-    ("decoding_steps", pa.int32()),
-    ("target_calls", pa.int32()),
-    ("accept_lengths", INT_LIST),
-    ("drafted", INT_LIST),
-    ("accepted", INT_LIST),
-    ("gammas", INT_LIST),
-    ("text", pa.string()),
+    ("prefill_time", pa.float64()),   # the prompt's target forward
+    ("draft_time", pa.float64()),     # Σ steps' drafting
+    ("verify_time", pa.float64()),    # Σ steps' target forward + acceptance
+    ("decoding_steps", pa.int32()),   # target forwards after prefill (Spec-Bench's steps)
+    ("target_calls", pa.int32()),     # decoding_steps + 1 when there was a prefill
+    ("accept_lengths", INT_LIST),     # per step: tokens emitted, the bonus token counted (Spec-Bench's accept length)
+    ("drafted", INT_LIST),            # per step: draft tokens verified (trees: the tree's nodes)
+    ("accepted", INT_LIST),           # per step: draft tokens accepted (accept length − 1 unless EOS/budget cut it)
+    ("k_max", INT_LIST),              # per step: the draft cap the policy chose (trees: the tree's depth)
+    ("text", pa.string()),            # decoded new tokens
     ("token_ids", INT_LIST),          # generated ids (token views)
     ("prompt_ids", INT_LIST),         # the rendered prompt of this turn
     ("status", pa.string()),
@@ -54,9 +61,19 @@ SCHEMA = pa.schema([
 
 
 def config_key(pair: str, policy_spec: str, gamma: int) -> str:
+    """The ``config_key`` column: ``pair|policy_spec|gamma``."""
     return f"{pair}|{policy_spec}|{gamma}"
 
 
 def to_table(rows: list[dict]) -> pa.Table:
+    """``rows`` as a ``pyarrow.Table`` in :data:`SCHEMA` (a missing column is null)."""
     cols = {f.name: [r.get(f.name) for r in rows] for f in SCHEMA}
     return pa.Table.from_pydict(cols, schema=SCHEMA)
+
+
+def upgrade(table: pa.Table) -> pa.Table:
+    """A table written by an earlier version, in today's column names (``gammas`` → ``k_max``)."""
+    names = table.column_names
+    if "gammas" in names and "k_max" not in names:
+        table = table.rename_columns(["k_max" if n == "gammas" else n for n in names])
+    return table

@@ -33,6 +33,9 @@ from actors.kv import cached_length
 
 @dataclass
 class Tree:
+    """A drafted token tree in insertion order: tokens, parents, depths and cumulative draft probabilities, plus the
+    draft distribution at each expanded parent, children in drawing order and each node's draft-cache slot."""
+
     tokens: list[int] = field(default_factory=list)
     parents: list[int] = field(default_factory=list)   # -1 = child of the last committed token
     depths: list[int] = field(default_factory=list)    # 1 for the root's children
@@ -96,12 +99,12 @@ def _ancestors_in_cache(tree: Tree, node: int) -> list[int]:
 
 
 @torch.no_grad()
-def _draft_dists(drafter, tree: Tree, nodes: list[int], tokens: list[int], sampling) -> list[torch.Tensor]:
-    """Draft distributions at ``nodes`` (-1 = root). Root: feed the uncached committed tail causally."""
-    model, cache = drafter.model, drafter.cache
+def _draft_dists(model, cache, tree: Tree, nodes: list[int], tokens: list[int], sampling) -> list[torch.Tensor]:
+    """Draft distributions at ``nodes`` (-1 = root), each [vocab]. Root: feed the uncached committed tail causally."""
+    device = model.device
     if nodes == [-1]:
         feed = list(tokens[cached_length(cache):])
-        logits = model(input_ids=torch.tensor([feed], device=drafter.device), past_key_values=cache, use_cache=True,
+        logits = model(input_ids=torch.tensor([feed], device=device), past_key_values=cache, use_cache=True,
                        logits_to_keep=1).logits[0, -1:]
     else:
         prefix = len(tokens)  # committed tokens are all in the draft cache now
@@ -109,12 +112,12 @@ def _draft_dists(drafter, tree: Tree, nodes: list[int], tokens: list[int], sampl
         extra = {i: _ancestors_in_cache(tree, n) for i, n in enumerate(nodes)}
         dtype = next(p for p in model.parameters()).dtype
         dtype = dtype if dtype.is_floating_point else torch.float32
-        mask = tree_mask(prefix, [-1] * len(nodes), extra, dtype, drafter.device, fed_before)
-        pos = torch.tensor([[prefix - 1 + tree.depths[n] for n in nodes]], device=drafter.device)
+        mask = tree_mask(prefix, [-1] * len(nodes), extra, dtype, device, fed_before)
+        pos = torch.tensor([[prefix - 1 + tree.depths[n] for n in nodes]], device=device)
         start = cached_length(cache)
-        logits = model(input_ids=torch.tensor([[tree.tokens[n] for n in nodes]], device=drafter.device),
+        logits = model(input_ids=torch.tensor([[tree.tokens[n] for n in nodes]], device=device),
                        past_key_values=cache, use_cache=True, attention_mask=mask, position_ids=pos,
-                       cache_position=torch.arange(start, start + len(nodes), device=drafter.device)).logits[0]
+                       cache_position=torch.arange(start, start + len(nodes), device=device)).logits[0]
         for i, n in enumerate(nodes):
             tree.draft_slot[n] = start + i
     if sampling is None:
@@ -136,7 +139,9 @@ def _candidates(q: torch.Tensor, k: int, sampling, generator) -> list[int]:
 
 
 @torch.no_grad()
-def draft_tree(drafter, policy, tokens: list[int], max_depth: int, sampling, generator, stop_ids) -> Tree:
+def draft_tree(model, cache, policy, tokens: list[int], max_depth: int, sampling, generator, stop_ids) -> Tree:
+    """Grow ``policy``'s tree (at most ``max_depth`` levels) with the draft ``model`` over its KV ``cache``,
+    which holds a prefix of the committed ``tokens``; the nodes' KV entries are appended to it."""
     tree = Tree()
     if max_depth < 1:
         return tree
@@ -152,7 +157,8 @@ def draft_tree(drafter, policy, tokens: list[int], max_depth: int, sampling, gen
             wanted = [s for s in level if by_parent.get(s, 0) and (s == -1 or tree.tokens[index[s]] not in stop_ids)]
             if not wanted:
                 break
-            dists = _draft_dists(drafter, tree, [-1] if wanted == [-1] else [index[s] for s in wanted], tokens, sampling)
+            nodes = [-1] if wanted == [-1] else [index[s] for s in wanted]
+            dists = _draft_dists(model, cache, tree, nodes, tokens, sampling)
             nxt = []
             for s, q in zip(wanted, dists):
                 t_parent = -1 if s == -1 else index[s]
@@ -169,7 +175,7 @@ def draft_tree(drafter, policy, tokens: list[int], max_depth: int, sampling, gen
     frontier = [-1]
     level = 0
     while frontier and level < max_depth:
-        dists = _draft_dists(drafter, tree, frontier, tokens, sampling)
+        dists = _draft_dists(model, cache, tree, frontier, tokens, sampling)
         new = []
         for parent, q in zip(frontier, dists):
             tree.q_rows[parent] = q
@@ -216,8 +222,8 @@ def _keep_best(tree: Tree, n: int) -> Tree:
 
 
 @torch.no_grad()
-def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generator) -> tuple[list[int], int, torch.Tensor]:
-    """(accepted node indices along the path, next token, target logits) for one tree."""
+def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generator) -> tuple[list[int], int]:
+    """(accepted node indices along the path, next token) for one tree."""
     L = len(tokens) - 1
     parents = [-1] + [p + 1 for p in tree.parents]           # index 0 = root (last committed token)
     dtype = next(target.parameters()).dtype
@@ -234,7 +240,7 @@ def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generato
             want = argmax[cur + 1]
             nxt = next((c for c in tree.children.get(cur, []) if tree.tokens[c] == want), None)
             if nxt is None:
-                return path, want, logits
+                return path, want
             path.append(nxt)
             cur = nxt
     probs = warp(logits, sampling["temperature"], sampling["top_p"])
@@ -242,7 +248,7 @@ def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generato
         p = probs[cur + 1]
         kids = tree.children.get(cur, [])
         if not kids:
-            return path, int(torch.multinomial(p, 1, generator=generator)), logits
+            return path, int(torch.multinomial(p, 1, generator=generator))
         q = tree.q_rows[cur].clone()
         accepted = None
         for c in kids:
@@ -258,12 +264,14 @@ def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generato
                 break
             q = q / s
         if accepted is None:
-            return path, int(torch.multinomial(p, 1, generator=generator)), logits
+            return path, int(torch.multinomial(p, 1, generator=generator))
         path.append(accepted)
         cur = accepted
 
 
 def residual_without(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """The speculative-sampling residual norm(max(0, p − q)) (Leviathan et al. 2023, "Fast Inference from Transformers
+    via Speculative Decoding"); p itself when that residual is all zero."""
     r = (p - q).clamp_min(0.0)
     s = r.sum()
     return p if s <= 0 else r / s

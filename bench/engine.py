@@ -77,7 +77,7 @@ def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None) -> d
         out = target.generate(ids, **kw)
         _sync(target.device)
         runs.append(SimpleNamespace(new_tokens=out.shape[1] - len(p), wall_time=time.perf_counter() - t,
-                                    accept_lengths=[], accepted=[], drafted=[], gammas=[]))
+                                    accept_lengths=[], accepted=[], drafted=[], k_max=[]))
     return summarize(runs)
 
 

@@ -9,7 +9,7 @@ of a draft forward, which is measured in the same run (a 4-layer SmolLM2-shaped 
 at context 128; median of 20 forwards).
 
 Every name in the policy registry is measured except ``ar`` (never drafts) and the tree
-policies (``is_tree``: their per-step work is building a token tree, not a length decision;
+policies (tree policies: their per-step work is building a token tree, not a length decision;
 it is inside the tree benchmark's wall times, ``python -m bench.trees``). Extra variants with a
 costlier rule are listed in ``VARIANTS``.
 """
@@ -20,7 +20,7 @@ import random
 import statistics
 import time
 
-from policies import GenerationContext, StepOutcome, build
+from policies import GenerationContext, SequencePolicy, Step, build
 from policies.costs import CostCurve
 from policies.registry import REGISTRY
 
@@ -31,7 +31,7 @@ TARGET_US = 50.0
 
 def sequence_policies() -> list[str]:
     """Every registered policy that decides a draft length (not ``ar``, not a tree), then VARIANTS."""
-    names = [n for n in REGISTRY if n != "ar" and not getattr(build(n, 4), "is_tree", False)]
+    names = [n for n in REGISTRY if n != "ar" and isinstance(build(n, 4), SequencePolicy)]
     return names + VARIANTS
 
 
@@ -55,8 +55,8 @@ def per_decision_us(spec: str, steps: int = 2000, seed: int = 0) -> float:
                 break
             k = i
         n = rng.randint(0, k)
-        p.update(StepOutcome(drafted=k, accepted=n, q_tokens=qs[:k], draft_time=0.004 * k, verify_time=0.04,
-                             emitted=n + 1, max_draft=k_max))
+        p.update(Step(k_max=k_max, drafted=k, accepted=n, emitted=n + 1, q_tokens=qs[:k], draft_time=0.004 * k,
+                      verify_time=0.04))
         decisions += 2
     return (time.perf_counter() - t) / decisions * 1e6
 

@@ -108,7 +108,7 @@ def main(argv=None) -> None:
           f"cost-model fit runs {t_fit:.1f} s, {len(rep)} replays {t_replay:.3f} s", flush=True)
 
     def steps(gen):
-        return [(s.max_draft, s.drafted, s.accepted) for s in gen.steps]
+        return [(s.k_max, s.drafted, s.accepted) for s in gen.steps]
 
     same_tokens = sum(live[k].token_ids == rep[k].token_ids for k in live)
     same_steps = sum(steps(live[k]) == steps(rep[k]) and live[k].token_ids == rep[k].token_ids for k in live)

@@ -75,7 +75,7 @@ def agreement_table(df: pd.DataFrame) -> pd.DataFrame:
         return a is not None and b is not None and list(a) == list(b)
 
     twins["same_tokens"] = [same(a, b) for a, b in zip(twins["token_ids_live"], twins["token_ids_replay"])]
-    step_cols = [c for c in ("k_max", "gammas") if f"{c}_live" in twins][:1] + ["drafted", "accepted"]
+    step_cols = ["k_max", "drafted", "accepted"]
     twins["same_steps"] = [all(same(r[f"{c}_live"], r[f"{c}_replay"]) for c in step_cols)
                            for _, r in twins.iterrows()]
     meas, pred = twins["wall_time_live"].astype(float), twins["wall_time_replay"].astype(float)

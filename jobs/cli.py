@@ -114,7 +114,7 @@ def cmd_generate(a) -> int:
                            quant_backend=a.quant_backend, engine=a.engine, max_context=a.max_context,
                            trust_remote_code=a.trust_remote_code))
     template = "raw" if a.raw else default_template(target, pair.tokenizer)
-    if policy.needs_costs or getattr(policy, "needs_rank_acceptance", False):
+    if policy.needs_costs or policy.needs_rank_acceptance:
         pair.calibrate()
     if questions is not None:
         return _generate_questions(a, pair, policy, template, questions, target, draft)
@@ -134,7 +134,7 @@ def cmd_generate(a) -> int:
     if a.json:
         print(json.dumps({"target": target, "draft": draft, "policy": repr(policy), "gamma": a.gamma,
                           "token_ids": g.token_ids, "text": text, **stats, "accept_lengths": g.accept_lengths,
-                          "drafted": g.drafted, "accepted": g.accepted, "gammas": g.gammas,
+                          "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max,
                           "costs": pair.costs.to_dict() if pair.costs else None}))
     else:
         print(text)

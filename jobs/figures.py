@@ -99,7 +99,7 @@ def trace(row: pd.Series, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 3))
     steps = range(len(row["accepted"]))
     ax.bar(steps, row["accepted"], color="tab:green", alpha=0.7, label="accepted")
-    ax.step(steps, row["gammas"], where="mid", color="tab:blue", label="γ (k_max)")
+    ax.step(steps, row["k_max"], where="mid", color="tab:blue", label="γ (k_max)")
     ax.set_xlabel("step")
     ax.set_title(f"{row['pair']} · {row['policy_spec'][:40]} · γ0={row['gamma']} · q{row['question_id']} turn {row['turn']}")
     ax.legend(fontsize=8)

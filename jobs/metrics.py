@@ -102,7 +102,7 @@ def summarize(questions: Sequence) -> dict:
             "mean_accepted_length": mean_accepted_length([a for g in gens for a in g.accept_lengths]),
             "acceptance_rate": acceptance_rate([a for g in gens for a in g.accepted], [d for g in gens for d in g.drafted]),
             "drafted_per_forward": per_forward([d for g in gens for d in g.drafted]),
-            "max_draft_per_forward": per_forward([k for g in gens for k in g.gammas])}
+            "max_draft_per_forward": per_forward([k for g in gens for k in g.k_max])}
 
 
 def speedup(config: dict, base: dict, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:

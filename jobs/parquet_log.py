@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from actors.schema import SCHEMA
+from actors.schema import SCHEMA, upgrade
 from policies.errors import SpecsweepError
 
 
@@ -92,11 +92,11 @@ class ParquetLog:
         tables, bad = [], []
         for f in files:
             try:
-                tables.append(pq.read_table(f))
+                tables.append(upgrade(pq.read_table(f)))
             except (OSError, pa.ArrowException):
                 bad.append(f.name)
         if bad:
             raise SpecsweepError(f"{len(bad)} unreadable task file(s) in {self.dir} ({', '.join(bad[:3])}"
                                  f"{', ...' if len(bad) > 3 else ''}): delete them; running the sweep again re-runs "
                                  "their tasks")
-        return pa.concat_tables(tables).to_pandas()
+        return pa.concat_tables(tables, promote_options="default").to_pandas()

@@ -20,11 +20,11 @@ def token_classes(accepted: list[int], emitted: list[int]) -> list[tuple[str, in
 
 
 def render_html(prompt_pieces: list[str], pieces: list[str], accepted: list[int], emitted: list[int],
-                drafted: list[int], gammas: list[int], title: str) -> str:
+                drafted: list[int], k_max: list[int], title: str) -> str:
     classes = token_classes(accepted, emitted)
     spans = [f'<span class="tok prompt">{html.escape(p)}</span>' for p in prompt_pieces]
     for piece, (cls, step) in zip(pieces, classes):
-        tip = f"step {step + 1}: γ={gammas[step]}, drafted {drafted[step]}, accepted {accepted[step]}"
+        tip = f"step {step + 1}: k_max={k_max[step]}, drafted {drafted[step]}, accepted {accepted[step]}"
         spans.append(f'<span class="tok {cls}" title="{html.escape(tip)}">{html.escape(piece)}</span>')
     legend = "".join(f'<span class="tok {k}">{label}</span> ' for k, label in
                      (("prompt", "prompt"), ("draft", "draft, accepted"), ("target", "target-produced")))
@@ -36,11 +36,11 @@ padding:1px 0;line-height:1.9;}} {css} .legend{{margin:12px 0 18px 0;}}</style><
 
 
 def write_token_view(path: Path, tokenizer, prompt_ids: list[int], token_ids: list[int], accepted, emitted, drafted,
-                     gammas, title: str) -> Path:
+                     k_max, title: str) -> Path:
     dec = lambda ids: [tokenizer.decode([t]) for t in ids]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_html(dec(prompt_ids), dec(token_ids), list(accepted), list(emitted), list(drafted),
-                                list(gammas), title))
+                                list(k_max), title))
     return path
 
 
@@ -63,6 +63,6 @@ def token_views(pairs, ok, folder: Path, per_pair: int = 2) -> list[Path]:
         for _, r in pick.iterrows():
             name = f"{p.label}_{r['policy']}_g{r['gamma']}_q{r['question_id']}_t{r['turn']}".replace("/", "_")
             paths.append(write_token_view(folder / f"{name}.html", tok, list(r["prompt_ids"]), list(r["token_ids"]),
-                                          r["accepted"], r["accept_lengths"], r["drafted"], r["gammas"],
+                                          r["accepted"], r["accept_lengths"], r["drafted"], r["k_max"],
                                           f"{p.label} · {r['policy_spec']} · γ0={r['gamma']} · question {r['question_id']} turn {r['turn']}"))
     return paths

@@ -31,7 +31,7 @@ Ambiguities, resolved:
 1. Where the check sits. The bound is a statement about the token about to be drawn
    from q_i, so failing it at i ≥ 2 drops x_i (its draft forward is spent, the token
    is not verified). Under sampling the engine verifies a dropped token instead
-   (``actors/drafters.py::_decide`` turns ``discard`` into ``stop`` for sampled
+   (``actors/drafters.py::record_proposal`` turns ``discard`` into ``stop`` for sampled
    drafts); that keeps the output exact and costs one extra verified position.
 2. The first proposal. Dropping x_1 would verify nothing and make the update's n/k a
    0/0; like the re-implementation we always verify at least one draft, and a failed
@@ -48,6 +48,11 @@ from policies.dv_threshold import AdaptiveStop
 
 
 class AdaEDL(AdaptiveStop):
+    """AdaEDL (Agrawal, Jeon and Lee 2024, "AdaEDL: Early Draft Stopping for Speculative Decoding of Large Language
+    Models via an Entropy-based Lower Bound on Token Acceptance Probability"): drafting stops once the acceptance bound
+    1 − √(γ_e·H(q_i)) < λ — proposal i ≥ 2 is then dropped, proposal 1 still verified; k_max = ``cap``, and λ follows
+    Draft & Verify's threshold recursion (:class:`~policies.dv_threshold.AdaptiveThreshold`)."""
+
     name = "adaedl"
 
     def __init__(self, gamma: int = 0, gamma_e: float = 0.2, lam: float = 0.7, cap: int = 8, adaptive: bool = True,

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from policies.base import GenerationContext, Policy, StepOutcome
+from policies.base import GenerationContext, SequencePolicy, Step
 from policies.errors import SpecsweepError
 
 
@@ -52,7 +52,11 @@ def parse_ints(text: str, minimum: int) -> list[int] | None:
     return vals
 
 
-class Bandit(Policy):
+class Bandit(SequencePolicy):
+    """UCBSpec (Hou et al. 2025, "BanditSpec: Adaptive Speculative Decoding via Bandit Algorithms") over draft lengths:
+    after one warm-up play per arm, k_max = argmax_γ r̄_γ + √(c·ln t / n_γ) (UCB1, Auer et al. 2002; ``explore=shared``
+    puts t for n_γ), reward = the step's tokens per second scaled to [0, 1]; statistics restart each generation."""
+
     name = "bandit"
     needs_costs = True
 
@@ -63,6 +67,8 @@ class Bandit(Policy):
         if self.arms is None:
             raise SpecsweepError(f"bandit: arms={arms!r} must be draft lengths >= 1 separated by '/'")
         self.cap = self.arms[-1]
+        if reward == "clock":
+            self.replay_blocker = "reward=clock reads the measured clock; replay it with reward=model"
         self._clear()
 
     def _clear(self) -> None:
@@ -95,10 +101,9 @@ class Bandit(Policy):
         return max(range(len(idx)), key=lambda a: (idx[a], -a))
 
     def max_draft(self) -> int:
-        self.current = self._choose()
         return self.arms[self.current]
 
-    def step_reward(self, o: StepOutcome) -> float:
+    def step_reward(self, o: Step) -> float:
         emitted = o.emitted if o.emitted > 0 else o.accepted + 1
         if self.reward == "clock":
             seconds = o.draft_time + o.verify_time
@@ -106,11 +111,12 @@ class Bandit(Policy):
             seconds = o.drafted * self.costs.t_draft + self.costs.verify(o.drafted + 1)
         return emitted / seconds * self.scale if seconds > 0 else 0.0
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         a = self.current
         self.plays[a] += 1
         self.total[a] += self.step_reward(o)
         self.t += 1
+        self.current = self._choose()          # the arm the next step plays
 
     def params(self) -> dict:
         return {"arms": "/".join(map(str, self.arms)), "c": self.c, "explore": self.explore, "reward": self.reward}

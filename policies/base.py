@@ -1,16 +1,21 @@
-"""The one interface every speculation policy implements.
+"""The contract between the engine and a speculation policy, and the one record of a step.
 
-A policy sees numbers only — never a model, a tensor or Ray. Per speculative step:
+A policy sees numbers only — never a model, a tensor or Ray. There are two kinds, declared
+as base classes; the engine dispatches on the class, never by probing attributes:
 
-1. ``max_draft()`` — how many tokens at most to draft now (``k_max >= 0``; 0 means a
-   plain target step). The engine may lower it (e.g. near ``max_new_tokens``).
-2. ``after_draft(i, token, q_token, q_max, entropy)`` — called after the draft proposed
-   its i-th token (1-based) with draft probability ``q_token`` (``q_max`` = the draft's
-   largest probability at that position, ``entropy`` = H(q) in nats of the draft
-   distribution there; 0 for a point-mass drafter such as n-gram). Returns :data:`MORE` to keep drafting,
-   :data:`STOP` to stop and verify the i tokens, or :data:`DISCARD` to stop and verify
-   only the first i - 1 (the GT rule: the token that fails the test is not verified).
-3. ``update(outcome)`` — the step's :class:`StepOutcome`.
+:class:`SequencePolicy` — drafts a chain each step:
+
+1. ``max_draft()`` — k_max, how many tokens at most to draft now (``>= 0``; 0 means a plain
+   target step). A query: it does not change the policy's state. The engine may lower it
+   (e.g. near ``max_new_tokens``).
+2. ``after_draft(i, token, q_token, q_max, entropy)`` — after the draft proposed its i-th
+   token (1-based) with draft probability ``q_token``; ``q_max`` = the draft's largest
+   probability at that position, ``entropy`` = H(q) in nats of the draft distribution
+   there (0 for a point-mass drafter such as n-gram). Returns a :class:`Verdict`.
+3. ``update(step)`` — the step's :class:`Step`.
+
+:class:`TreePolicy` — drafts a token tree each step: a static ``shape()`` fixed at ``reset``,
+or (``dynamic``) a frontier expansion steered by ``keep_expanding`` / ``node_budget``.
 
 ``reset(ctx)`` starts each generation; :class:`GenerationContext` carries what some
 policies need (the actor's cost curve for ``gt``/``goodput``, the target-only output
@@ -19,61 +24,116 @@ for ``oracle``). A policy's ``params()`` are logged with every run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Sequence
 
-MORE, STOP, DISCARD = "more", "stop", "discard"
+
+class Verdict(str, Enum):
+    """A policy's answer after each drafted token."""
+
+    MORE = "more"        # keep drafting
+    STOP = "stop"        # stop and verify the i tokens drafted so far
+    DISCARD = "discard"  # stop and verify only the first i - 1 (GT: the token that fails the test is not verified)
+
+
+MORE, STOP, DISCARD = Verdict.MORE, Verdict.STOP, Verdict.DISCARD
 
 
 @dataclass
-class StepOutcome:
-    """What happened in one speculative step."""
+class Step:
+    """One speculative step: the record the engine and replay keep, policies learn from, metrics and
+    the Arrow log read. Times in seconds.
 
-    drafted: int                    # k: tokens sent to verification
+    Spec-Bench's accept length of the step is ``emitted`` (the target's bonus token counted).
+    For a tree step ``drafted`` = ``tree_nodes`` (every node is verified) and ``k_max`` = ``tree_depth``.
+    """
+
+    k_max: int                      # the per-step draft cap the policy chose (not the config's initial γ)
+    drafted: int                    # k: draft tokens sent to verification
     accepted: int                   # n: drafted tokens the target accepted (0 <= n <= k)
-    q_tokens: Sequence[float]       # draft probability of each verified token
-    draft_time: float               # seconds spent drafting (discarded proposals included)
-    verify_time: float              # seconds of the target forward and acceptance
-    emitted: int = 0                # tokens appended this step (n + 1 unless EOS/max cut it)
-    max_draft: int = 0              # the k_max the policy asked for
+    emitted: int                    # tokens appended: n + 1 unless EOS or max_new_tokens cut it
+    q_tokens: Sequence[float] = ()  # draft probability of each verified token (trees: cumulative, along the accepted path)
     q_max: Sequence[float] = ()     # the draft's top probability at each verified position
     entropy: Sequence[float] = ()   # H(q) in nats at each verified position
+    draft_time: float = 0.0         # drafting, a discarded proposal included
+    verify_time: float = 0.0        # the target forward, acceptance and cache crop
+    proposed: int = 0               # draft proposals made (= draft forwards run for a model drafter), a discarded one included
+    tree_nodes: int = 0             # nodes in the verified tree (0 for a sequence step)
+    tree_depth: int = 0             # levels in the verified tree (0 for a sequence step)
 
 
 @dataclass
 class GenerationContext:
     """Per-generation facts a policy may use."""
 
-    costs: object | None = None             # actors.calibrate.CostCurve, when the actor measured one
+    costs: object | None = None             # policies.costs.CostCurve, when the actor measured one
     reference: Sequence[int] | None = None  # target-only continuation (oracle)
     greedy: bool = True
     generated: int = 0                      # tokens emitted so far in this generation (kept current by the engine)
-    extras: dict = field(default_factory=dict)
+    rank_acceptance: Sequence[float] | None = None  # per-rank acceptance, unconditional (static trees, accept=auto)
 
 
 class Policy:
-    """Base class; subclasses override what they need."""
+    """What every policy declares: its name, what it needs from the actor, ``reset``, ``update``, ``params``."""
 
     name = "policy"
-    needs_draft = True      # False only for ``ar``
-    may_ask_zero = False    # True for policies allowed to return k_max = 0 (ar, oracle, gt)
-    needs_costs = False     # True when the policy reads the actor's cost curve
-    needs_reference = False # True when the policy reads the target-only output (oracle)
+    needs_draft = True              # False only for ``ar``
+    needs_costs = False             # reads the actor's cost curve (ctx.costs)
+    needs_reference = False         # reads the target-only output (ctx.reference): greedy only
+    needs_rank_acceptance = False   # reads the pair's per-rank acceptance (ctx.rank_acceptance)
+    replay_blocker: str | None = None  # why exact trace replay cannot reproduce this policy (None: it can)
 
     def reset(self, ctx: GenerationContext) -> None:
+        """Start a generation; ``ctx`` stays current (the engine updates ``ctx.generated``)."""
         self.ctx = ctx
 
-    def max_draft(self) -> int:
-        raise NotImplementedError
-
-    def after_draft(self, i: int, token: int, q_token: float, q_max: float, entropy: float = 0.0) -> str:
-        return MORE
-
-    def update(self, outcome: StepOutcome) -> None:
-        pass
+    def update(self, step: Step) -> None:
+        """Learn from the step just verified."""
 
     def params(self) -> dict:
+        """The parameters that define this policy (logged with every run; defaults filled in)."""
         return {}
 
     def __repr__(self) -> str:
         p = ",".join(f"{k}={v}" for k, v in self.params().items())
         return f"{self.name}:{p}" if p else self.name
+
+
+class SequencePolicy(Policy):
+    """A policy that drafts a chain of tokens each step (see the module docstring)."""
+
+    k_min = 1   # the smallest k_max this policy returns (0: it may ask for a plain target step)
+
+    def max_draft(self) -> int:
+        """k_max for the coming step (>= ``k_min``); a query: calling it twice gives the same answer."""
+        raise NotImplementedError
+
+    def after_draft(self, i: int, token: int, q_token: float, q_max: float, entropy: float = 0.0) -> Verdict:
+        """The verdict after the i-th proposal (1-based) of this step; by default draft up to k_max."""
+        return MORE
+
+
+class TreePolicy(Policy):
+    """A policy that drafts a token tree each step.
+
+    Static (``dynamic = False``): ``shape()`` — the tree's nodes (``policies.tree_shapes.Node``),
+    fixed at ``reset``. Dynamic: each level expands the ``topk`` frontier nodes with the highest
+    cumulative draft probability into their ``topk`` most likely children while
+    ``keep_expanding(level, best_cum_prob)``; finally the ``node_budget(levels)`` best nodes are kept.
+    """
+
+    dynamic = False
+    topk = 0
+    replay_blocker = "static trees are not replayed yet"
+
+    def shape(self) -> list:
+        """The static tree: nodes with parent indices (-1 = the last committed token), parents first."""
+        raise NotImplementedError(f"{self.name} is a dynamic tree policy: it has no static shape")
+
+    def keep_expanding(self, level: int, best_cum_prob: float) -> bool:
+        """Whether the candidates of ``level`` (1-based), best cumulative draft probability given, join the tree."""
+        raise NotImplementedError(f"{self.name} is a static tree policy")
+
+    def node_budget(self, levels: int) -> int:
+        """How many nodes (highest cumulative probability, ancestor-closed) a tree of ``levels`` levels keeps."""
+        raise NotImplementedError(f"{self.name} is a static tree policy")

@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 
 @dataclass
 class CostCurve:
+    """Seconds per draft token and per target forward over m tokens, measured for one pair on one device.
+
+    ``c`` is GT's cost ratio M_D / M_T ("Max-Speedup Speculative Sampling: A Generic Tree Construction Principle",
+    §3.1); ``target_over_draft`` is GammaTune's inverse ratio (its Eq. 1)."""
+
     t_draft: float
     t_verify: dict[int, float] = field(default_factory=dict)
     context: int = 0

@@ -33,7 +33,7 @@ sampling it includes temperature and top-p).
 """
 from __future__ import annotations
 
-from policies.base import MORE, STOP, GenerationContext, Policy, StepOutcome
+from policies.base import MORE, STOP, GenerationContext, SequencePolicy, Step
 
 
 class AdaptiveThreshold:
@@ -62,7 +62,7 @@ class AdaptiveThreshold:
         self.value = self.beta2 * self.value + (1.0 - self.beta2) * proposal
 
 
-class AdaptiveStop(Policy):
+class AdaptiveStop(SequencePolicy):
     """Draft up to ``cap`` tokens per step under a stopping threshold tuned by :class:`AdaptiveThreshold`;
     subclasses say when a proposal fails the threshold (``after_draft``)."""
 
@@ -79,11 +79,15 @@ class AdaptiveStop(Policy):
     def max_draft(self) -> int:
         return self.cap
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         self.th.update(o.drafted, o.accepted)
 
 
 class DVThreshold(AdaptiveStop):
+    """Draft & Verify (Zhang et al. 2024, "Draft & Verify: Lossless Large Language Model Acceleration via
+    Self-Speculative Decoding"): stop drafting after a proposal whose top draft probability max q < θ (that proposal is
+    still verified), k_max = ``cap``; θ is tuned online to acceptance by :class:`AdaptiveThreshold`."""
+
     name = "dv-threshold"
 
     def __init__(self, gamma: int = 0, theta: float = 0.8, target: float = 0.9, cap: int = 8,

@@ -32,11 +32,15 @@ from __future__ import annotations
 import math
 
 from policies.bandit import parse_ints
-from policies.base import GenerationContext, Policy, StepOutcome
+from policies.base import GenerationContext, SequencePolicy, Step
 from policies.errors import SpecsweepError
 
 
-class EmaSteps(Policy):
+class EmaSteps(SequencePolicy):
+    """SGLang's adaptive speculative steps (``AdaptiveStepSlot``): ema ← (1 − α)·ema + α·n after each step; every
+    ``interval`` steps after ``warmup``, γ steps down the candidate list while ema ≤ prev − 0.5 + down_hysteresis, else
+    up while ema > γ − 0.5 + up_hysteresis; the state restarts each generation unless ``persist``."""
+
     name = "ema-steps"
 
     def __init__(self, gamma: int = 4, candidates: str = "1/3/5/7", alpha: float = 0.2, interval: int = 5,
@@ -49,8 +53,7 @@ class EmaSteps(Policy):
         self.alpha, self.interval, self.warmup = alpha, interval, warmup
         self.up_hysteresis, self.down_hysteresis, self.ceiling_coeff = up_hysteresis, down_hysteresis, ceiling_coeff
         self.persist = persist
-        self.may_ask_zero = self.cands[0] == 0
-        self.cap = self.cands[-1]
+        self.k_min, self.cap = self.cands[0], self.cands[-1]
         self.started = False
         self._start()
 
@@ -68,7 +71,7 @@ class EmaSteps(Policy):
     def max_draft(self) -> int:
         return self.steps
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         if self.steps > 0:
             self.ema = (1.0 - self.alpha) * self.ema + self.alpha * o.accepted
         self.count += 1

@@ -1,10 +1,13 @@
 """``fixed`` — SpecDecode (Leviathan et al. 2023): draft the initial γ every step."""
 from __future__ import annotations
 
-from policies.base import Policy
+from policies.base import SequencePolicy
 
 
-class Fixed(Policy):
+class Fixed(SequencePolicy):
+    """SpecDecode (Leviathan, Kalman and Matias 2023, "Fast Inference from Transformers via Speculative Decoding"):
+    k_max = the initial γ at every step, no early stop."""
+
     name = "fixed"
 
     def __init__(self, gamma: int):
@@ -17,12 +20,12 @@ class Fixed(Policy):
         return {}
 
 
-class TargetOnly(Policy):
+class TargetOnly(SequencePolicy):
     """``ar`` — the target alone, one token per forward: the baseline every speedup divides by."""
 
     name = "ar"
     needs_draft = False
-    may_ask_zero = True
+    k_min = 0
 
     def __init__(self, gamma: int = 0):
         self.gamma = 0

@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import math
 
-from policies.base import MORE, GenerationContext, Policy, StepOutcome
+from policies.base import MORE, GenerationContext, SequencePolicy, Step
 from policies.threshold import ConfidenceStop
 
 
-class GammaTune(Policy):
+class GammaTune(SequencePolicy):
+    """GammaTune (Gautam, Shrestha and Reddy 2025, "Token-Driven GammaTune: Adaptive Calibration for Enhanced
+    Speculative Decoding", Alg. 1): after a step with n of k drafts accepted, A = n (+ δ when n = k, Eq. 7),
+    γ̄ ← min(γmax, max(γmin, (1 − η)·γ̄ + η·A)) (Eq. 8), k_max = ⌈γ̄⌉; ``expand=jump`` instead sets k_max = A + δ
+    (clipped) on full acceptance and updates γ̄ with the plain A."""
+
     name = "gammatune"
 
     def __init__(self, gamma: int, eta: float = 0.3, delta: float = 2, gamma_min: int = 1, gamma_max: int = 10,
@@ -47,7 +52,7 @@ class GammaTune(Policy):
     def max_draft(self) -> int:
         return self.gamma
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         if o.drafted == 0:
             return
         full = o.accepted == o.drafted
@@ -64,6 +69,9 @@ class GammaTune(Policy):
 
 
 class GammaTunePlus(GammaTune):
+    """GammaTune+ (same paper, §4.2): GammaTune's schedule plus a confidence stop — drafting ends right after a proposal
+    whose top draft probability max q < τ (``stop_on=token``: q(x_i) < τ); ``adaptive`` refits τ online."""
+
     name = "gammatune+"
 
     def __init__(self, gamma: int, tau: float = 0.4, adaptive: bool = False, stop_on: str = "max", **kw):
@@ -77,7 +85,7 @@ class GammaTunePlus(GammaTune):
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         return self.stop.verdict(q_token, q_max) if hasattr(self, "stop") else MORE
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         super().update(o)
         self.stop.update(o)
 

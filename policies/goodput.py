@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from policies.base import MORE, STOP, GenerationContext, Policy, StepOutcome
+from policies.base import MORE, STOP, GenerationContext, SequencePolicy, Step
 from policies.errors import SpecsweepError
 
 
-class Goodput(Policy):
+class Goodput(SequencePolicy):
+    """Ours (no paper): k_max = argmax_{1 ≤ k ≤ cap} (1 + Σ_{i≤k} Π_{j≤i} a_j) / (k·T_draft + T_verify(k + 1)), the
+    expected tokens per second, with per-position acceptance a_j from decayed counts shrunk towards the pooled rate;
+    ``tau`` > 0 adds a q(x_i) < τ stop."""
+
     name = "goodput"
     needs_costs = True
 
@@ -55,7 +59,7 @@ class Goodput(Policy):
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         return STOP if q_token < self.tau else MORE
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         if o.drafted:
             self.trials *= self.decay
             self.succ *= self.decay

@@ -8,17 +8,20 @@ expected to return). The initial γ is ignored; ``cap`` bounds a draft.
 
 Under sampling the engine verifies that last token instead of dropping it: dropping
 a sampled token because of its own probability would bias the output (see
-``actors/drafters.py::_decide``); greedy decoding drops it as Eq. 5 says.
+``actors/drafters.py::record_proposal``); greedy decoding drops it as Eq. 5 says.
 """
 from __future__ import annotations
 
-from policies.base import DISCARD, MORE, GenerationContext, Policy
+from policies.base import DISCARD, MORE, GenerationContext, SequencePolicy
 from policies.errors import SpecsweepError
 
 
-class GT(Policy):
+class GT(SequencePolicy):
+    """Sequence GT principle ("Max-Speedup Speculative Sampling: A Generic Tree Construction Principle", Eq. 5): draft
+    while α̂_i = Π_{j≤i} q(x_j) > c − ε with c = M_D / M_T; the first token failing it is not verified;
+    k_max = ``cap``."""
+
     name = "gt"
-    may_ask_zero = True
 
     def __init__(self, gamma: int = 0, c: float | str = "auto", eps: float = 0.0, cap: int = 32):
         self.c_param, self.eps, self.cap = c, eps, cap
@@ -35,11 +38,10 @@ class GT(Policy):
         self.alpha = 1.0
 
     def max_draft(self) -> int:
-        self.alpha = 1.0
         return self.cap
 
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
-        self.alpha *= q_token
+        self.alpha = q_token if i == 1 else self.alpha * q_token     # α̂_i = Π_{j ≤ i} q(x_j)
         return MORE if self.alpha > self.c - self.eps else DISCARD
 
     def params(self) -> dict:

@@ -7,10 +7,14 @@ actor serves (transformers' "heuristic").
 """
 from __future__ import annotations
 
-from policies.base import GenerationContext, Policy, StepOutcome
+from policies.base import GenerationContext, SequencePolicy, Step
 
 
-class HFHeuristic(Policy):
+class HFHeuristic(SequencePolicy):
+    """transformers' "heuristic" assisted-generation schedule (as in Mamou et al. 2024, "Dynamic Speculation Lookahead
+    Accelerates Speculative Decoding of Large Language Models"): γ += 2 after a step with every draft accepted, else
+    γ = max(1, γ − 1); γ restarts each generation unless ``persist``."""
+
     name = "hf-heuristic"
 
     def __init__(self, gamma: int, persist: bool = False):
@@ -26,7 +30,7 @@ class HFHeuristic(Policy):
     def max_draft(self) -> int:
         return self.gamma
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         if o.drafted == 0:
             return
         self.gamma = self.gamma + 2 if o.accepted == o.drafted else max(1, self.gamma - 1)

@@ -11,12 +11,15 @@ not counted. ``cap`` bounds one draft.
 """
 from __future__ import annotations
 
-from policies.base import DISCARD, MORE, Policy
+from policies.base import DISCARD, MORE, SequencePolicy
 
 
-class Oracle(Policy):
+class Oracle(SequencePolicy):
+    """Greedy-only upper bound (ours, no paper): knowing the target's greedy continuation, draft while each proposal
+    equals the reference token and discard the first that differs, so every verified draft is accepted."""
+
     name = "oracle"
-    may_ask_zero = True
+    k_min = 0                     # nothing left to draft near the end of the reference
     needs_reference = True
 
     def __init__(self, gamma: int = 0, cap: int = 64):

@@ -28,6 +28,8 @@ from policies.trees import Eagle2, GTDynamic, GTStatic, Sequoia, parse_accept
 
 @dataclass(frozen=True)
 class Param:
+    """One policy parameter: its type, default, validity check and the rule quoted when a value fails it."""
+
     kind: type
     default: Any
     valid: Callable[[Any], bool] = lambda v: True
@@ -119,6 +121,7 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
 
 
 def names() -> list[str]:
+    """Every registered policy name, in registry order."""
     return list(REGISTRY)
 
 

@@ -23,10 +23,14 @@ from __future__ import annotations
 
 import math
 
-from policies.base import MORE, STOP, Policy
+from policies.base import MORE, STOP, SequencePolicy
 
 
-class SVIP(Policy):
+class SVIP(SequencePolicy):
+    """SVIP (Zhang et al. 2024, "Draft Model Knows When to Stop: A Self-Verification Length Policy for Speculative
+    Decoding"): stop drafting after proposal i when √(c·H(q_i)) > h (H in nats), that token still verified;
+    k_max = ``cap``, stateless."""
+
     name = "svip"
 
     def __init__(self, gamma: int = 0, c: float = 0.15, h: float = 0.3, cap: int = 40):

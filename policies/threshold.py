@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from policies.base import MORE, STOP, GenerationContext, Policy, StepOutcome
+from policies.base import MORE, STOP, GenerationContext, SequencePolicy, Step
 
 FN_WEIGHT = 3.0       # transformers: costs = fpr + 3 * fnr
 MIN_SAMPLES = 5       # transformers: refit only when len(probs) > 5 and both classes are present
@@ -83,7 +83,7 @@ class ConfidenceStop:
         value = q_max if self.score == "max" and q_max is not None else q_token
         return STOP if value < self.tau else MORE
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         if not self.adaptive or o.drafted == 0:
             return
         seen = min(o.accepted + 1, o.drafted)
@@ -94,7 +94,11 @@ class ConfidenceStop:
             self.tau = roc_best_threshold(self.scores, self.labels)
 
 
-class Threshold(Policy):
+class Threshold(SequencePolicy):
+    """AssistantThreshold (Mamou et al. 2024, "Dynamic Speculation Lookahead Accelerates Speculative Decoding of Large
+    Language Models"; transformers' ``assistant_confidence_threshold``): k_max = the initial γ, stop right after a
+    proposal with q(x_i) < τ; ``adaptive`` refits τ to the ROC threshold minimising FPR + 3·(1 − TPR)."""
+
     name = "threshold"
 
     def __init__(self, gamma: int, tau: float = 0.4, adaptive: bool = False):
@@ -111,7 +115,7 @@ class Threshold(Policy):
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         return self.stop.verdict(q_token)             # AssistantThreshold tests the proposed token's q
 
-    def update(self, o: StepOutcome) -> None:
+    def update(self, o: Step) -> None:
         self.stop.update(o)
 
     @property

@@ -29,12 +29,17 @@ from policies.errors import SpecsweepError
 
 @dataclass(frozen=True)
 class Node:
+    """One draft-tree node: parent index (−1 = child of the last committed token), rank among the parent's draft
+    candidates (1 = most likely) and depth (1 = the root's children)."""
+
     parent: int   # index in the tree list, -1 = child of the last committed token
     rank: int     # 1 = the draft's most likely candidate at the parent
     depth: int    # 1 for the root's children
 
 
 def node_acceptance(tree: list[Node], p: list[float]) -> list[float]:
+    """α̂ of every node: the product of the per-rank acceptances p[r − 1] along its path from the root (Sequoia, Chen
+    et al. 2024, §3.1)."""
     out: list[float] = []
     for n in tree:
         base = 1.0 if n.parent < 0 else out[n.parent]

@@ -22,12 +22,13 @@ Dynamic builders grow the tree from the draft's probabilities at run time:
 """
 from __future__ import annotations
 
-from policies.base import GenerationContext, Policy
+from policies.base import GenerationContext, TreePolicy
 from policies.errors import SpecsweepError
 from policies.tree_shapes import Node, gt_static_tree, sequoia_tree
 
 
 def parse_accept(value) -> list[float] | None:
+    """``accept=`` as unconditional per-rank acceptance probabilities ("0.8/0.1" → [0.8, 0.1]); None for auto."""
     if value in (None, "auto"):
         return None
     try:
@@ -42,13 +43,8 @@ def parse_accept(value) -> list[float] | None:
     return p
 
 
-class TreePolicy(Policy):
-    is_tree = True
-    dynamic = False
-    may_ask_zero = True
-
-    def max_draft(self) -> int:  # sequence interface unused for trees
-        return 0
+class _Tree(TreePolicy):
+    """What the tree builders share: the cost ratio c and the per-rank acceptance they read."""
 
     def _c(self, ctx: GenerationContext, c) -> float:
         if c == "auto":
@@ -60,13 +56,17 @@ class TreePolicy(Policy):
     def _accept(self, ctx: GenerationContext) -> list[float]:
         if self.accept is not None:
             return self.accept
-        p = ctx.extras.get("rank_acceptance")
+        p = ctx.rank_acceptance
         if p is None:
             raise SpecsweepError(f"policy {self.name} with accept=auto needs the pair's measured per-rank acceptance")
         return list(p)
 
 
-class Sequoia(TreePolicy):
+class Sequoia(_Tree):
+    """Sequoia (Chen et al. 2024, "Sequoia: Scalable, Robust, and Hardware-aware Speculative Decoding", §3.1): the
+    static tree maximising expected tokens per step 1 + Σ α̂ under a node budget and depth limit, found by its dynamic
+    program over per-rank acceptance."""
+
     name = "sequoia"
 
     def __init__(self, gamma: int = 0, budget: int = 64, depth: int = 8, accept: str = "auto"):
@@ -89,7 +89,10 @@ class Sequoia(TreePolicy):
         return {"budget": self.budget, "depth": self.depth, "accept": self.accept_param}
 
 
-class GTStatic(TreePolicy):
+class GTStatic(_Tree):
+    """Static GT tree ("Max-Speedup Speculative Sampling: A Generic Tree Construction Principle", Eq. 9–11): every node
+    with α̂ > c − ε, no node budget; depth and branching follow from c."""
+
     name = "gt-static"
 
     def __init__(self, gamma: int = 0, c="auto", eps: float = 0.0, accept: str = "auto", max_depth: int = 16):
@@ -112,9 +115,14 @@ class GTStatic(TreePolicy):
         return {"c": self.c_param, "eps": self.eps, "accept": self.accept_param, "max_depth": self.max_depth}
 
 
-class Eagle2(TreePolicy):
+class Eagle2(_Tree):
+    """EAGLE-2 (Li et al. 2024, "EAGLE-2: Faster Inference of Language Models with Dynamic Draft Trees", §4.1–4.2):
+    expand the ``topk`` frontier nodes of highest cumulative draft probability for ``depth`` levels after the root's
+    expansion, then keep the ``n`` nodes of highest cumulative probability."""
+
     name = "eagle2"
     dynamic = True
+    replay_blocker = "dynamic trees need the draft at every node"
 
     def __init__(self, gamma: int = 0, depth: int = 5, topk: int = 10, n: int = 60):
         self.depth, self.topk, self.n = depth, topk, n
@@ -132,6 +140,9 @@ class Eagle2(TreePolicy):
 
 
 class GTDynamic(Eagle2):
+    """Dynamic GT tree (the GT paper, Eq. 12–13): EAGLE-2's expansion continues while a level's best α̂ > c − ε, and
+    N = min(D × B, N_max) nodes are kept, B = ``topk``."""
+
     name = "gt-dynamic"
 
     def __init__(self, gamma: int = 0, c="auto", eps: float = 0.0, topk: int = 10, n_max: int = 60, max_depth: int = 16):

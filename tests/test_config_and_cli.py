@@ -96,7 +96,7 @@ def test_cli_generate_json_on_tiny_pair(tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["new_tokens"] == len(out["token_ids"]) <= 20
-    assert sum(out["accept_lengths"]) == out["new_tokens"] and out["gammas"][0] == 3
+    assert sum(out["accept_lengths"]) == out["new_tokens"] and out["k_max"][0] == 3
     ar = json.loads(cli("generate", "--prompt", "hello", "--target", target, "--policy", "ar", "--max-new-tokens", "20",
                         "--json").stdout)
     assert ar["token_ids"] == out["token_ids"]

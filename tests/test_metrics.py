@@ -182,10 +182,10 @@ def test_table2_intervals_from_rows():
 class Gen:
     """The fields of an engine Generation that ``metrics.summarize`` reads."""
 
-    def __init__(self, new_tokens, wall_time, accept_lengths, drafted, gammas=None):
+    def __init__(self, new_tokens, wall_time, accept_lengths, drafted, k_max=None):
         self.new_tokens, self.wall_time, self.accept_lengths, self.drafted = new_tokens, wall_time, accept_lengths, drafted
         self.accepted = [a - 1 for a in accept_lengths]
-        self.gammas = gammas if gammas is not None else drafted
+        self.k_max = k_max if k_max is not None else drafted
 
 
 def test_summarize_generations_by_hand():

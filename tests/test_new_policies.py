@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
-from policies import DISCARD, MORE, STOP, GenerationContext, StepOutcome, build
+from policies import DISCARD, MORE, STOP, GenerationContext, SequencePolicy, Step, build
 from policies.costs import CostCurve
 from policies.ema_steps import EmaSteps
 from policies.errors import SpecsweepError
@@ -26,7 +26,7 @@ def ctx():
 
 
 def out(k, n, emitted=None, draft_time=None, verify_time=0.1):
-    return StepOutcome(drafted=k, accepted=n, q_tokens=[0.9] * k, emitted=n + 1 if emitted is None else emitted,
+    return Step(k_max=k, drafted=k, accepted=n, q_tokens=[0.9] * k, emitted=n + 1 if emitted is None else emitted,
                        draft_time=0.01 * k if draft_time is None else draft_time, verify_time=verify_time)
 
 
@@ -216,7 +216,7 @@ def test_ema_steps_warm_up_interval_and_hysteresis():
 def test_ema_steps_start_zero_candidate_ceiling_and_persist():
     assert build("ema-steps", 3).max_draft() == 3    # a candidate initial γ is kept
     z = build("ema-steps:candidates=0/1/3,warmup=0,interval=1", 2)   # 2 is not a candidate → the middle one, 1
-    assert z.may_ask_zero and z.max_draft() == 1 and z.ema == 0.0
+    assert z.k_min == 0 and z.max_draft() == 1 and z.ema == 0.0
     z.reset(ctx())
     z.update(out(1, 0))                              # ema 0 ≤ .5 − .25 → down to 0 (drafting off)
     assert z.max_draft() == 0
@@ -275,9 +275,8 @@ def drive(p, steps):
             verified = i if v != DISCARD else i - 1
             if v != MORE:
                 break
-        p.update(StepOutcome(drafted=verified, accepted=min(n, verified), q_tokens=[q] * verified,
-                             draft_time=0.01 * verified, verify_time=0.1, emitted=min(n, verified) + 1,
-                             max_draft=k_max))
+        p.update(Step(k_max=k_max, drafted=verified, accepted=min(n, verified), q_tokens=[q] * verified,
+                      draft_time=0.01 * verified, verify_time=0.1, emitted=min(n, verified) + 1))
     return decisions
 
 
@@ -292,7 +291,7 @@ def test_k_max_stays_within_limits(spec, gamma, steps):
             if p.name != "adaedl":
                 assert value != DISCARD
             continue
-        assert isinstance(value, int) and value >= (0 if p.may_ask_zero else 1)
+        assert isinstance(value, int) and value >= p.k_min
         if p.name in ("svip", "adaedl", "dv-threshold"):
             assert value == p.cap
         if p.name == "bandit":
@@ -361,12 +360,12 @@ def test_greedy_equals_target_only(spec, arch):
                 assert g.token_ids == ar.token_ids, (prompt, gamma)
 
 
-class Recorder:
+class Recorder(SequencePolicy):
     """Wraps a policy in the engine and records every input it is shown and every answer it gives."""
 
     def __init__(self, policy):
         self.policy, self.calls = policy, []
-        for k in ("name", "needs_draft", "may_ask_zero", "needs_costs", "needs_reference"):
+        for k in ("name", "needs_draft", "k_min", "needs_costs", "needs_reference", "needs_rank_acceptance"):
             setattr(self, k, getattr(policy, k))
 
     def reset(self, c):
@@ -406,9 +405,8 @@ def test_replay_of_a_live_trace_equals_live(spec):
             assert replay.after_draft(*args) == answer
         else:
             (o,) = args
-            replay.update(StepOutcome(drafted=o.drafted, accepted=o.accepted, q_tokens=list(o.q_tokens),
-                                      draft_time=0.0, verify_time=0.0, emitted=o.emitted, max_draft=o.max_draft,
-                                      q_max=list(o.q_max), entropy=list(o.entropy)))
+            replay.update(Step(k_max=o.k_max, drafted=o.drafted, accepted=o.accepted, emitted=o.emitted,
+                               q_tokens=list(o.q_tokens), q_max=list(o.q_max), entropy=list(o.entropy)))
 
 
 def test_live_entropies_reach_the_policy():

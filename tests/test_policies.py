@@ -2,7 +2,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from policies import DISCARD, MORE, STOP, GenerationContext, StepOutcome, build
+from policies import DISCARD, MORE, STOP, GenerationContext, Step, build
 from policies.costs import CostCurve
 from policies.errors import SpecsweepError
 from policies.threshold import roc_best_threshold, roc_curve
@@ -16,7 +16,8 @@ def ctx(**kw):
 
 
 def out(k, n, q=None):
-    return StepOutcome(drafted=k, accepted=n, q_tokens=q or [0.9] * k, draft_time=0.01 * k, verify_time=0.1)
+    return Step(k_max=k, drafted=k, accepted=n, emitted=n + 1, q_tokens=q or [0.9] * k, draft_time=0.01 * k,
+                verify_time=0.1)
 
 
 def run(policy, outcomes, context=None):

@@ -6,10 +6,10 @@ import pytest
 
 from actors.cost_model import CostModel, fit_cost_model, predict_wall
 from actors.drafters import ModelDrafter
-from actors.engine import Generation, SpecEngine, StepRecord
+from actors.engine import Generation, SpecEngine
 from actors.replay import replay
 from actors.rollouts import read_traces, record_trace, write_traces
-from policies.base import Policy
+from policies.base import SequencePolicy, Step
 from policies.costs import CostCurve
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
@@ -17,14 +17,14 @@ from policies.registry import REGISTRY, build
 from tests.models import gpt2, llama, perturbed, sharpen
 
 COSTS = CostCurve(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
-SEQUENCE = [n for n, (cls, _, _) in REGISTRY.items() if n != "ar" and not getattr(cls, "is_tree", False)]
+SEQUENCE = [n for n, (cls, _, _) in REGISTRY.items() if n != "ar" and issubclass(cls, SequencePolicy)]
 GAMMA_FREE = {"gt", "oracle", "svip", "adaedl", "dv-threshold", "bandit"}     # initial γ ignored: one γ is enough
 PROMPT = [4, 9, 2, 7, 7, 1, 30, 12]
 MAX_NEW = 24
 
 
 def _steps(g: Generation):
-    return [(s.max_draft, s.drafted, s.accepted, s.emitted) for s in g.steps]
+    return [(s.k_max, s.drafted, s.accepted, s.emitted) for s in g.steps]
 
 
 def _same(live: Generation, rep: Generation, label):
@@ -109,7 +109,7 @@ def test_replay_hands_policies_the_same_costs_object(setup):
     _, trace = setup
     seen = []
 
-    class Spy(Policy):
+    class Spy(SequencePolicy):
         name = "spy"
 
         def reset(self, ctx):
@@ -165,7 +165,7 @@ def _synthetic_generation(prompt_len, ks, ns, d=(1e-3, 2e-3, 5e-4, 1e-5, 4e-4)):
         if k:
             dlen = min(ctx + k - 1, ctx + n)
         dt = sum(a * b for a, b in zip(d, draft_features(k, e, ctx))) if k else 0.0
-        gen.steps.append(StepRecord(max_draft=k, drafted=k, accepted=n, emitted=n + 1, q_tokens=[], draft_time=dt,
+        gen.steps.append(Step(k_max=k, drafted=k, accepted=n, emitted=n + 1, q_tokens=[], draft_time=dt,
                                     verify_time=_true_verify(k + 1, ctx), proposed=k))
         ctx += n + 1
     gen.wall_time = gen.prefill_time + sum(s.draft_time + s.verify_time for s in gen.steps)

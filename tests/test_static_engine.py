@@ -9,6 +9,7 @@ from actors.engine import SpecEngine
 from actors.runners import EagerRunner, StaticRunner, buckets_up_to, make_runner
 from policies.fixed import Fixed, TargetOnly
 from policies.registry import build
+from policies.base import TreePolicy
 from tests.models import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
 
@@ -57,7 +58,7 @@ def test_static_engine_every_policy_kind(spec):
         policy = build(spec, 3)
     except Exception as e:  # a policy name this checkout does not have
         pytest.skip(str(e))
-    if getattr(policy, "needs_costs", False) or getattr(policy, "is_tree", False):
+    if policy.needs_costs or isinstance(policy, TreePolicy):
         from actors.calibrate import calibrate, rank_acceptance
 
         engine.costs = calibrate(target, draft)

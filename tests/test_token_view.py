@@ -19,7 +19,7 @@ def page():
 def test_html_has_legend_tokens_and_hover_details():
     h = page()
     assert h.count('class="tok draft"') == 2 + 1 and h.count('class="tok target"') == 2 + 1
-    assert "&lt;p&gt;" in h and 'title="step 1: γ=4, drafted 4, accepted 2"' in h
+    assert "&lt;p&gt;" in h and 'title="step 1: k_max=4, drafted 4, accepted 2"' in h
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
