@@ -221,3 +221,21 @@ def test_speedup_of_generations_is_paired():
     assert metrics.speedup(cfg, ar) == pytest.approx((4 / 3, 1.0, 2.0))
     with pytest.raises(ValueError):
         metrics.speedup(cfg, metrics.summarize([Gen(10, 1.0, [1], [0])]))
+
+
+def test_a_log_written_before_the_k_max_rename_reads_back_beside_a_new_one(tmp_path):
+    """Task files from before the per-step column was renamed (gammas → k_max) and before the mode column
+    read back with today's names next to new files."""
+    from actors.schema import to_table
+    from jobs.parquet_log import ParquetLog
+
+    log = ParquetLog(tmp_path / "out")
+    log.prepare("fp", {"a": 1})
+    row = {"task_key": "t1", "config_key": "p|fixed|2", "status": "ok", "k_max": [2, 2], "drafted": [2, 1]}
+    log.write(to_table([row]))
+    old = to_table([dict(row, task_key="t0")])
+    old = old.rename_columns(["gammas" if n == "k_max" else n for n in old.column_names]).drop_columns(["mode"])
+    log.write(old)
+    df = log.read().sort_values("task_key")
+    assert "gammas" not in df and [list(v) for v in df["k_max"]] == [[2, 2], [2, 2]]
+    assert set(df["task_key"]) == {"t0", "t1"} and df["mode"].isna().all()
