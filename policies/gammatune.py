@@ -1,7 +1,7 @@
 """``gammatune`` / ``gammatune+`` — GammaTune (Gautam et al. 2025, Alg. 1, Eq. 7–8).
 
 After each step with k drafted and n accepted:
-    A = n;  if n = k:  A ← A + δ                      (Eq. 7, as §4.1's text reads it)
+    A = n;  if A = γ:  A ← A + δ                      (Eq. 7, §4.1: γ = the k_max of that step)
     γ̄ ← min(γmax, max(γmin, (1 − η)·γ̄ + η·A))         (Eq. 8)
     γ ← ⌈γ̄⌉                                          (Alg. 1, line 5)
 γ̄ starts at the initial γ each generation. ``expand=jump`` is the other reading of
@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 
-from policies.base import MORE, GenerationContext, SequencePolicy, Step
+from policies.base import GenerationContext, SequencePolicy, Step
 from policies.threshold import ConfidenceStop
 
 
 class GammaTune(SequencePolicy):
     """GammaTune (Gautam, Shrestha and Reddy 2025, "Token-Driven GammaTune: Adaptive Calibration for Enhanced
-    Speculative Decoding", Alg. 1): after a step with n of k drafts accepted, A = n (+ δ when n = k, Eq. 7),
+    Speculative Decoding", Alg. 1): after a step with n drafts accepted, A = n (+ δ when A = γ, the step's k_max, Eq. 7),
     γ̄ ← min(γmax, max(γmin, (1 − η)·γ̄ + η·A)) (Eq. 8), k_max = ⌈γ̄⌉; ``expand=jump`` instead sets k_max = A + δ
     (clipped) on full acceptance and updates γ̄ with the plain A."""
 
@@ -55,7 +55,7 @@ class GammaTune(SequencePolicy):
     def update(self, o: Step) -> None:
         if o.drafted == 0:
             return
-        full = o.accepted == o.drafted
+        full = o.accepted == o.k_max           # Eq. 7 / Alg. 1 line 1: A = γ (a draft stopped early never expands)
         a = o.accepted + (self.delta if full and self.expand == "ema" else 0)
         self.gamma_bar = min(self.gamma_max, max(self.gamma_min, (1 - self.eta) * self.gamma_bar + self.eta * a))
         if full and self.expand == "jump":
@@ -83,7 +83,7 @@ class GammaTunePlus(GammaTune):
         self.stop.reset()
 
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
-        return self.stop.verdict(q_token, q_max) if hasattr(self, "stop") else MORE
+        return self.stop.verdict(q_token, q_max)
 
     def update(self, o: Step) -> None:
         super().update(o)

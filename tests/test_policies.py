@@ -15,9 +15,9 @@ def ctx(**kw):
     return GenerationContext(costs=COSTS, **kw)
 
 
-def out(k, n, q=None):
-    return Step(k_max=k, drafted=k, accepted=n, emitted=n + 1, q_tokens=q or [0.9] * k, draft_time=0.01 * k,
-                verify_time=0.1)
+def out(k, n, q=None, k_max=None):
+    return Step(k_max=k if k_max is None else k_max, drafted=k, accepted=n, emitted=n + 1, q_tokens=q or [0.9] * k,
+                draft_time=0.01 * k, verify_time=0.1)
 
 
 def run(policy, outcomes, context=None):
@@ -168,6 +168,16 @@ def test_gammatune_plus_stops_on_confidence():
     p.reset(ctx())
     assert p.after_draft(1, 0, 0.5, 0.5) == MORE and p.after_draft(2, 0, 0.2, 0.3) == STOP
     assert run(p, [out(4, 4)]) == [4, 5]
+
+
+def test_a_draft_stopped_short_of_k_max_never_expands():
+    # GammaTune Eq. 7 / Alg. 1 line 1 expand when A = γ (the step's cap), transformers' heuristic when
+    # num_matches == num_assistant_tokens: 2 of 2 drafts accepted under a cap of 4 is not a full window.
+    # gammatune+: γ̄ = .7·4 + .3·2 = 3.4 (with the expansion, A = 2 + δ = 4 and γ̄ would stay 4.0)
+    p = build("gammatune+", 4)
+    assert run(p, [out(2, 2, k_max=4)]) == [4, 4] and p.gamma_bar == pytest.approx(3.4)
+    assert run(build("hf-heuristic", 4), [out(3, 3, k_max=4)]) == [4, 3]       # cut near max_new_tokens: γ − 1
+    assert run(build("gammatune", 4), [out(4, 4, k_max=4)]) == [4, 5]          # the full window still expands
 
 
 def test_gammatune_plus_reads_the_top_probability_by_default():
