@@ -11,11 +11,9 @@ from policies import DISCARD, MORE, STOP, GenerationContext, SequencePolicy, Ste
 from policies.costs import CostCurve
 from policies.ema_steps import EmaSteps
 from policies.errors import SpecsweepError
-from policies.fixed import TargetOnly
 from policies.registry import REGISTRY
-from tests.models import gpt2, llama, perturbed, sharpen
-from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
-from tests.test_lossless_sampling import PROMPT, tiny_pair
+from tests.models import llama, perturbed, sharpen
+from tests.test_policies import run   # k_max before each scripted outcome, then after the last
 
 COSTS = CostCurve(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
 NEW = ["svip", "adaedl", "dv-threshold", "bandit", "ema-steps"]
@@ -28,17 +26,6 @@ def ctx():
 def out(k, n, emitted=None, draft_time=None, verify_time=0.1):
     return Step(k_max=k, drafted=k, accepted=n, q_tokens=[0.9] * k, emitted=n + 1 if emitted is None else emitted,
                        draft_time=0.01 * k if draft_time is None else draft_time, verify_time=verify_time)
-
-
-def run(policy, outcomes):
-    """k_max before each scripted outcome, then after the last."""
-    policy.reset(ctx())
-    seen = []
-    for o in outcomes:
-        seen.append(policy.max_draft())
-        policy.update(o)
-    seen.append(policy.max_draft())
-    return seen
 
 
 def test_every_new_policy_is_registered_and_logs_every_parameter():
@@ -345,21 +332,6 @@ LIVE = ["svip", "svip:h=0.1", "adaedl", "adaedl:lam=0.9", "dv-threshold", "dv-th
         "ema-steps:candidates=0/1/3,warmup=0,interval=1"]
 
 
-@pytest.mark.parametrize("spec", LIVE)
-@pytest.mark.parametrize("arch", [llama, gpt2], ids=["llama", "gpt2"])
-def test_greedy_equals_target_only(spec, arch):
-    target = sharpen(arch(vocab=70, seed=5))
-    draft = perturbed(target, 0.3, seed=6)
-    engine = SpecEngine(target, ModelDrafter(draft), costs=ENGINE_COSTS)
-    for prompt in ([3], [4, 9, 2, 7, 7, 1, 30, 12]):
-        ar = SpecEngine(target).generate(prompt, TargetOnly(), max_new_tokens=35)
-        for gamma in (1, 4, 12):
-            policy = build(spec, gamma)
-            for _ in range(2):  # a second generation exercises reset / persist
-                g = engine.generate(prompt, policy, max_new_tokens=35)
-                assert g.token_ids == ar.token_ids, (prompt, gamma)
-
-
 class Recorder(SequencePolicy):
     """Wraps a policy in the engine and records every input it is shown and every answer it gives."""
 
@@ -416,12 +388,3 @@ def test_live_entropies_reach_the_policy():
     engine.generate([3], live, max_new_tokens=20)
     hs = [args[4] for kind, args, _ in live.calls if kind == "after_draft"]
     assert hs and all(0.0 <= h <= math.log(70) + 1e-6 for h in hs) and max(hs) > 0.0
-
-
-@pytest.mark.parametrize("spec", ["svip", "adaedl", "dv-threshold", "bandit", "ema-steps:warmup=0,interval=1"])
-def test_sampling_keeps_the_target_distribution(spec):
-    target, draft = tiny_pair()
-    probs = exact_joint(target, PROMPT, 3, 1.0)
-    engine = SpecEngine(target, ModelDrafter(draft), costs=ENGINE_COSTS)
-    runs = sample_runs(engine, build(spec, 3), PROMPT, 3, 800, seed0=301)
-    assert chi_square_pvalue(runs, probs) > 1e-3

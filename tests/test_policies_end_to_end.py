@@ -13,9 +13,15 @@ from tests.test_lossless_sampling import PROMPT, tiny_pair
 COSTS = CostCurve(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 POLICIES = ["fixed", "hf-heuristic", "hf-heuristic:persist=true", "threshold", "threshold:adaptive=true",
             "gammatune", "gammatune:expand=jump", "gammatune+", "gt", "gt:c=0.3", "oracle", "goodput", "goodput:tau=0.3"]
+NEW_POLICIES = ["svip", "svip:h=0.1", "adaedl", "adaedl:lam=0.9", "dv-threshold", "dv-threshold:theta=0.3", "bandit",
+                "bandit:explore=shared", "bandit:reward=clock", "ema-steps", "ema-steps:warmup=2,interval=1",
+                "ema-steps:candidates=0/1/3,warmup=0,interval=1"]
+# (spec, sampled runs, first seed) for the distribution test
+SAMPLED = ([(p, 1500, 101) for p in POLICIES if p != "oracle"]
+           + [(p, 800, 301) for p in ("svip", "adaedl", "dv-threshold", "bandit", "ema-steps:warmup=0,interval=1")])
 
 
-@pytest.mark.parametrize("spec", POLICIES)
+@pytest.mark.parametrize("spec", POLICIES + NEW_POLICIES)
 @pytest.mark.parametrize("arch", [llama, gpt2], ids=["llama", "gpt2"])
 def test_greedy_equals_ar(spec, arch):
     target = sharpen(arch(vocab=70, seed=5))
@@ -36,10 +42,10 @@ def test_oracle_never_has_a_rejection():
     assert g.accepted == g.drafted and sum(g.drafted) > 0
 
 
-@pytest.mark.parametrize("spec", [p for p in POLICIES if p != "oracle"])
-def test_sampling_distribution(spec):
+@pytest.mark.parametrize("spec,n,seed0", SAMPLED)
+def test_sampling_distribution(spec, n, seed0):
     target, draft = tiny_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
     engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
-    runs = sample_runs(engine, build(spec, 3), PROMPT, 3, 1500, seed0=101)
+    runs = sample_runs(engine, build(spec, 3), PROMPT, 3, n, seed0=seed0)
     assert chi_square_pvalue(runs, probs) > 1e-3
