@@ -22,7 +22,6 @@ Only the accepted path's KV entries are kept, in both models (``keep_positions``
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import torch

@@ -23,7 +23,7 @@ for ``oracle``). A policy's ``params()`` are logged with every run.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Sequence
 
