@@ -28,18 +28,14 @@ verified length up to 25.
 The fit, its residuals (per step and per generation) and the number of steps are kept
 in :meth:`CostModel.to_dict` (JSON-able) so they can be stored with the actor's info.
 
-Calibration to the turn's own ``ar`` run (:func:`turn_scale`). The fit is made once, when
-the actor starts; a shared machine's speed drifts afterwards (one run here slowed 25 %
-between the fit and the last question). Every replayed turn was traced from a live, timed
-``ar`` run of that very turn, so its predicted step times are multiplied by
+Calibration to the turn's own ``ar`` run (:func:`turn_scale`), optional and off in sweeps:
 
     s = Σ_j t_ar(j) / Σ_j verify_time(1, C_j)        (j over the ``ar`` run's steps)
 
-the ratio of the ``ar`` run's measured step times to the model's prediction for them. The
-replayed speedup over ``ar`` then depends only on the model's relative costs, as Spec-Bench's
-speedup depends only on the ratio of two runs measured back to back. A what-if replay
-under another actor's cost model (``--costs``) is not calibrated: its point is that
-machine's speed.
+multiplies a turn's predicted step times. A single ``ar`` run is a noisy gauge of the
+machine's speed (a few seconds, which on a shared VM can fall in a 20–30 % faster or slower
+phase), and in three of four ``bench.replay`` runs it made the time error worse
+(docs/replay.md, "Time").
 """
 from __future__ import annotations
 
@@ -215,13 +211,16 @@ def _lstsq_nonneg(X: np.ndarray, y: np.ndarray, nonneg: Sequence[int]) -> np.nda
         cols.remove(bad[0])
 
 
-def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "") -> CostModel:
-    """Fit on live runs: ``runs`` = [(prompt length, Generation), …] of one actor (any policies, ``ar`` included)."""
+def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "", knots: Sequence[int] | None = None) -> CostModel:
+    """Fit on live runs: ``runs`` = [(prompt length, Generation), …] of one actor (any policies, ``ar`` included).
+    ``knots``: the verified lengths T is tabulated at (default: every length with ``MIN_KNOT_STEPS`` steps)."""
     samples = [s for plen, gen in runs for s in samples_from_generation(plen, gen)]
     counts: dict[int, int] = {}
     for s in samples:
         counts[s.verified] = counts.get(s.verified, 0) + 1
-    knots = sorted(m for m, n in counts.items() if n >= MIN_KNOT_STEPS) or sorted(counts)[:1]
+    if knots is None:
+        knots = sorted(m for m, n in counts.items() if n >= MIN_KNOT_STEPS) or sorted(counts)[:1]
+    knots = sorted(int(k) for k in knots)
     if len(samples) < len(knots) + len(CONTEXT_TERMS):
         raise ValueError(f"a cost model needs at least {len(knots) + len(CONTEXT_TERMS)} live steps, "
                          f"got {len(samples)}")

@@ -132,7 +132,8 @@ class PairActor:
                 done = time.time()
                 rows += [self._row(base, t, turn.generation, turn.text, turn.prompt_ids, done)
                          for t, turn in enumerate(turns)]
-            rows += self._replayed(task, q, gen, rep, to_replay, traces)
+            if rep == 0:        # a replay is exact and untimed: a repeat would copy it (repeats are for live noise)
+                rows += self._replayed(task, q, gen, rep, to_replay, traces)
         return {"rows": to_table(rows), "traces": traces_to_table(traces) if traces else None}
 
     def _replayed(self, task, q, gen, rep, configs, traces) -> list[dict]:

@@ -97,7 +97,7 @@ class _RolloutDraft:
 
 def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, costs=None,
            cost_model: CostModel | None = None, temperature: float = 0.0, pair: str | None = None,
-           tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = True) -> Generation:
+           tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = False) -> Generation:
     """Replay ``policy`` on ``trace``: the :class:`~actors.engine.Generation` the live engine would produce.
 
     ``costs``: the actor's :class:`~policies.costs.CostCurve` — the same object live runs hand
@@ -106,7 +106,7 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
     (0 without one); ``wall_time`` = the trace's measured prefill + Σ predicted steps.
     ``pair`` / ``tokenizer_hash``: when given, the trace must match them. ``calibrate``:
     scale predicted step times by the trace's own ``ar`` run (:func:`~actors.cost_model.turn_scale`);
-    off for a what-if under another machine's cost model.
+    off by default: one ``ar`` run is a noisy gauge of the machine's speed (docs/replay.md, "Time").
     """
     check_replayable(policy, temperature)
     budget = check_trace(trace, pair=pair, tokenizer_hash=tokenizer_hash, max_new_tokens=max_new_tokens)
@@ -162,7 +162,7 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
 
 def replay_policies(trace_dir, policy_specs: Sequence[str], gammas: Sequence[int], costs=None,
                     cost_model: CostModel | None = None, *, max_new_tokens: int | None = None,
-                    pair: str | None = None, tokenizer_hash: str | None = None, calibrate: bool = True) -> list[dict]:
+                    pair: str | None = None, tokenizer_hash: str | None = None, calibrate: bool = False) -> list[dict]:
     """Replay every policy spec × initial γ on every stored trace; one row per (trace, spec, γ).
 
     ``trace_dir``: a Parquet file or a folder of them (:func:`actors.rollouts.read_traces`).

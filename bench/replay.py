@@ -9,9 +9,9 @@ For the first turn of N sample questions:
   the traces.
 
 Prints both costs, the agreement (identical token ids and (k_max, drafted, accepted)
-step sequences) and the error of the predicted wall time against the measured one: each
-turn's prediction is calibrated to that turn's own ``ar`` run (``actors.cost_model.turn_scale``);
-the uncalibrated error is printed beside it.
+step sequences) and the error of the predicted wall time against the measured one, as a
+sweep predicts it (no per-turn calibration); the error with each turn calibrated to its own
+``ar`` run (``actors.cost_model.turn_scale``) is printed beside it.
 Last line: ``replay/live cost = X; steps identical = Y %; median time error = Z %``.
 The cost curve (``Pair.calibrate``) is measured once before both and counted in neither.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import platform
 import statistics
 import time
@@ -49,6 +50,8 @@ def main(argv=None) -> None:
     ap.add_argument("--max-draft", type=int, default=0, help="rollout length L (0 = the whole remaining budget)")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--json", default="", help="write the numbers here")
+    ap.add_argument("--dump", default="", help="pickle the fit runs, traces and live generations here "
+                    "(to study other cost-model fits offline: bench/replay_refit.py)")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -100,8 +103,8 @@ def main(argv=None) -> None:
     rep = {(qi, spec, g): replay(traces[qi], build(spec, g), costs=costs, cost_model=model)
            for qi in range(len(prompts)) for spec in specs for g in gammas}
     t_replay = time.perf_counter() - t1
-    # the same replays without the per-turn calibration to each trace's own ar run (for the side-by-side error)
-    raw = {k: replay(traces[k[0]], build(k[1], k[2]), costs=costs, cost_model=model, calibrate=False) for k in rep}
+    # the same replays calibrated per turn to each trace's own ar run (for the side-by-side error)
+    cal = {k: replay(traces[k[0]], build(k[1], k[2]), costs=costs, cost_model=model, calibrate=True) for k in rep}
     replay_cost = t_trace + t_fit + t_replay
     print(f"live: {len(live)} generations in {live_cost:.1f} s")
     print(f"replay: traces {t_trace:.1f} s ({sum(t.meta['draft_forwards'] for t in traces)} draft forwards), "
@@ -113,11 +116,11 @@ def main(argv=None) -> None:
     same_tokens = sum(live[k].token_ids == rep[k].token_ids for k in live)
     same_steps = sum(steps(live[k]) == steps(rep[k]) and live[k].token_ids == rep[k].token_ids for k in live)
     errs = [abs(rep[k].wall_time - live[k].wall_time) / live[k].wall_time for k in live]
-    raw_errs = [abs(raw[k].wall_time - live[k].wall_time) / live[k].wall_time for k in live]
+    cal_errs = [abs(cal[k].wall_time - live[k].wall_time) / live[k].wall_time for k in live]
     print(f"live timing spread (ar before vs after each question's brute force): median "
           f"{statistics.median(spreads) * 100:.1f} %, max {max(spreads) * 100:.1f} %")
-    print(f"time error without the per-turn ar calibration: median {statistics.median(raw_errs) * 100:.1f} %, "
-          f"p90 {float(np.percentile(raw_errs, 90)) * 100:.1f} %")
+    print(f"time error with the per-turn ar calibration: median {statistics.median(cal_errs) * 100:.1f} %, "
+          f"p90 {float(np.percentile(cal_errs, 90)) * 100:.1f} %")
     bad = [k for k in live if steps(live[k]) != steps(rep[k])]
     for k in bad[:5]:
         print(f"  mismatch {k}: live {steps(live[k])[:8]} replay {steps(rep[k])[:8]}")
@@ -128,17 +131,29 @@ def main(argv=None) -> None:
         print(f"  {spec:14s} {statistics.median(errs[i] for i, k in enumerate(live) if k[1] == spec) * 100:5.1f} %"
               f"   {lt:6.1f} vs {rt:6.1f}")
     print(f"cost-model fit residuals: {json.dumps(model.residuals)}")
+    # the floor under the time error: a model fitted on the live runs themselves, judged on them (in-sample)
+    from bench.replay_refit import evaluate
+
+    floor = evaluate({"live": live, "traces": traces, "costs": costs},
+                     [(len(prompts[k[0]]), g) for k, g in live.items()])["uncalibrated"]
+    print(f"in-sample floor: a cost model fitted on the {len(live)} live runs themselves errs on them by "
+          f"median {statistics.median(floor) * 100:.1f} % (the live timings' own noise for this model form)")
     summary = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()} {torch.get_num_threads()} threads "
                f"{pair.device}", "questions": len(prompts), "max_new_tokens": M, "policies": specs, "gammas": gammas,
                "live_s": live_cost, "replay_s": replay_cost, "trace_s": t_trace, "fit_s": t_fit,
                "replay_only_s": t_replay,
                "tokens_identical": same_tokens / len(live), "steps_identical": same_steps / len(live),
                "time_error_median": statistics.median(errs), "time_error_p90": float(np.percentile(errs, 90)),
-               "uncalibrated_time_error_median": statistics.median(raw_errs),
+               "calibrated_time_error_median": statistics.median(cal_errs),
+               "in_sample_floor_median": statistics.median(floor),
                "live_spread_median": statistics.median(spreads),
                "cost_model": model.to_dict()}
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1))
+    if args.dump:
+        with open(args.dump, "wb") as f:
+            pickle.dump({"fit_runs": fit_runs, "traces": traces, "live": live, "costs": costs,
+                         "spreads": spreads, "summary": summary}, f)
     print(f"time error p90 = {summary['time_error_p90'] * 100:.1f} %; tokens identical = "
           f"{same_tokens / len(live) * 100:.1f} %")
     scale = PAPER_QUESTIONS / len(prompts)      # the fit is paid once; traces, replays and live scale with questions

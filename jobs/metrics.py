@@ -345,15 +345,26 @@ def table2_from_summary(s: pd.DataFrame, baseline: str = "fixed") -> pd.DataFram
     return t
 
 
-def fraction_of_oracle(df: pd.DataFrame) -> pd.DataFrame:
-    s = config_summary(df, resamples=1)
+def fraction_of_oracle(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
+    """Per config: throughput / the pair's ``oracle`` throughput (mean over its configs), with the 95 %
+    paired-bootstrap interval over questions (one draw of questions serves both sides)."""
+    q = per_question(measured(df))
     out = []
-    for pair, sp in s.groupby("pair"):
-        orc = sp[sp["policy"] == "oracle"]
-        if orc.empty:
+    for pair, qp in q.groupby("pair"):
+        qids = sorted(qp["question_id"].unique())
+        sums = QuestionSums(qp, qids, CONFIG + ["policy"])
+        policies = [k[-1] for k in sums.index]
+        orc = [i for i, p in enumerate(policies) if p == "oracle"]
+        if not orc:
             continue
-        best = orc["throughput"].mean()
-        for _, r in sp[~sp["policy"].isin(["oracle", "ar"])].iterrows():
-            out.append({"pair": pair, "policy_spec": r["policy_spec"], "gamma": r["gamma"],
-                        "fraction_of_oracle": r["throughput"] / best})
-    return pd.DataFrame(out)
+        w = np.vstack([np.ones((1, len(qids))), bootstrap_weights(len(qids), resamples, seed)])
+        thr = sums.throughput(w)                                  # [1 + resamples, configs]
+        frac = thr / thr[:, orc].mean(axis=1, keepdims=True)
+        for i, key in enumerate(sums.index):
+            if policies[i] in ("oracle", "ar"):
+                continue
+            row = dict(zip(CONFIG, key[:len(CONFIG)]))
+            _with_interval(row, "fraction_of_oracle", float(frac[0, i]), frac[1:, i])
+            out.append(row)
+    return pd.DataFrame(out, columns=["pair", "policy_spec", "gamma", "fraction_of_oracle", "fraction_of_oracle_lo",
+                                      "fraction_of_oracle_hi"])

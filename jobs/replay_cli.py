@@ -128,13 +128,12 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
             models[pair] = actor_costs(infos, pair, source)
         curve, model = models[pair]
         # what-if: ar is predicted under the same foreign cost model, so speedups compare like with like
-        ar = None if costs_file is None else replay(trace, build(("ar", {}), 0), cost_model=model, calibrate=False)
+        ar = None if costs_file is None else replay(trace, build(("ar", {}), 0), cost_model=model)
         rows.append(_row(trace, pair, "ar", "ar", {}, 0, ar))
         for name, params in policies:
             spec = policy_spec(name, params)
             for gamma in gammas:
-                g = replay(trace, build((name, params), gamma), costs=curve, cost_model=model,
-                           calibrate=costs_file is None)
+                g = replay(trace, build((name, params), gamma), costs=curve, cost_model=model)
                 rows.append(_row(trace, pair, spec, name, params, gamma, g))
     df = to_table(rows).to_pandas()
     facts = {"traces": len(traces), "seconds": time.perf_counter() - t0, "costs": source,
@@ -152,8 +151,8 @@ def main(a) -> int:
     frac, t2 = metrics.fraction_of_oracle(df), metrics.table2(df)
     label = (f"WHAT-IF: step times (ar's too) predicted with the cost model in {facts['costs']}, not measured on "
              "this sweep's machine; prefill times are this machine's measured ones"
-             if facts["what_if"] else f"times predicted by the sweep's own cost models ({facts['costs']}), each turn "
-             "calibrated to its measured ar run; ar times are the measured reference runs")
+             if facts["what_if"] else f"times predicted by the sweep's own cost models ({facts['costs']}); "
+             "ar times are the measured reference runs")
     head = (f"# Replay of {a.policies} on {a.output}: {facts['generations']} generations from {facts['traces']} traces "
             f"in {facts['seconds']:.2f} s, no model loaded\n{label}; "
             "no noise floor (ar was timed once per trace)\n\n")

@@ -172,6 +172,9 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
 
     q0 = questions[0]
     warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
+    t_start = time.time()
+    print(f"specsweep: starting {sum(p.actors for p in cfg.pairs)} actor(s): models, cost curve, warm-up"
+          + (", cost-model fit runs" if cfg.mode != "live" else ""), file=sys.stderr)
     try:
         try:
             infos = backend.start(actor_specs(cfg, warm_q))
@@ -180,6 +183,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
             raise SpecsweepError(f"pair {e.label}: the actor failed to start: {root_cause(e.cause)} "
                                  f"(full traceback in {path})") from None
         write_actor_info(cfg, infos)
+        print(f"specsweep: actors ready in {time.time() - t_start:.0f} s; {len(todo)} task(s) to run", file=sys.stderr)
         bar = tqdm(total=total, initial=already, desc=f"sweep {cfg.name}", unit="task", dynamic_ncols=True)
         counts = {"failed": 0, "tokens": 0, "t0": time.time()}
 
@@ -206,6 +210,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
             backend.run(todo, on_result)
         finally:
             bar.close()
+        print(f"specsweep: {len(todo)} task(s) done in {time.time() - counts['t0']:.0f} s", file=sys.stderr)
         return counts["failed"]
     finally:
         backend.stop()
@@ -245,6 +250,7 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
 
     from jobs.agreement import agreement_table, agreement_text, mode_shown, primary_rows
 
+    t0 = time.time()
     df = log.read()
     failed_rows = int((df["status"] != "ok").sum())
     everything = df[df["status"] == "ok"]
@@ -284,6 +290,7 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
         result["parent_run"] = tracker.finish(status, summary, speed, failed_rows, arts, tables)
         result["mlflow_timings"] = dict(tracker.timings)
     print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
+    print(f"specsweep: report, answers, figures and MLflow runs in {time.time() - t0:.0f} s", file=sys.stderr)
     result["configs"] = len(summary)
     return result
 

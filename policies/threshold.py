@@ -87,7 +87,10 @@ class ConfidenceStop:
         if not self.adaptive or o.drafted == 0:
             return
         seen = min(o.accepted + 1, o.drafted)
-        values = o.q_max if self.score == "max" and len(o.q_max) >= seen else o.q_tokens
+        values = o.q_max if self.score == "max" else o.q_tokens
+        if len(values) < seen:      # every drafter records both per proposal (actors.drafters.record_proposal)
+            raise ValueError(f"the step records {len(values)} {'q_max' if self.score == 'max' else 'q_tokens'} "
+                             f"values for {seen} verified proposals")
         self.scores.extend(float(v) for v in values[:seen])
         self.labels.extend([1] * min(o.accepted, seen) + [0] * (seen - min(o.accepted, seen)))
         if len(self.scores) > MIN_SAMPLES and 0 in self.labels and 1 in self.labels:

@@ -130,7 +130,6 @@ def gt_static_tree(p: list[float], c: float, eps: float = 0.0, max_depth: int = 
     if not (0.0 < c < 1.0):
         raise SpecsweepError(f"cost ratio c must be in (0, 1), got {c}")
     tree: list[Node] = []
-    alpha: list[float] = []
     frontier = [(-1, 1.0, 1)]
     while frontier and len(tree) < max_nodes:
         nxt = []
@@ -141,7 +140,6 @@ def gt_static_tree(p: list[float], c: float, eps: float = 0.0, max_depth: int = 
                 if a * pr <= c - eps or len(tree) >= max_nodes:
                     continue
                 tree.append(Node(parent, r, depth))
-                alpha.append(a * pr)
                 nxt.append((len(tree) - 1, a * pr, depth + 1))
         frontier = nxt
     return tree

@@ -146,7 +146,8 @@ class GTDynamic(Eagle2):
     name = "gt-dynamic"
 
     def __init__(self, gamma: int = 0, c="auto", eps: float = 0.0, topk: int = 10, n_max: int = 60, max_depth: int = 16):
-        self.c_param, self.eps, self.topk, self.n_max, self.depth = c, eps, topk, n_max, max_depth
+        super().__init__(gamma, depth=max_depth, topk=topk, n=n_max)
+        self.c_param, self.eps, self.n_max = c, eps, n_max
         self.needs_costs = c == "auto"
 
     def reset(self, ctx: GenerationContext) -> None:

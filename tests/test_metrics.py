@@ -90,6 +90,21 @@ def q_rows(policy, gamma, tok_s, al=None, timing="", pair="p", task=None):
     return out
 
 
+def test_fraction_of_oracle_has_a_paired_interval():
+    """Paired over questions: a config at half the oracle on every question has the zero-width interval [0.5, 0.5];
+    one that varies against it gets an interval around its point value."""
+    rows = (q_rows("oracle", 2, [20, 40, 60]) + q_rows("oracle", 5, [20, 40, 60]) + q_rows("fixed", 2, [10, 20, 30])
+            + q_rows("fixed", 5, [20, 20, 60]) + q_rows("ar", 0, [5, 5, 5]))
+    f = metrics.fraction_of_oracle(pd.DataFrame(rows)).set_index(["policy_spec", "gamma"])
+    assert set(f.index) == {("fixed", 2), ("fixed", 5)}
+    half = f.loc[("fixed", 2)]
+    assert (half["fraction_of_oracle"], half["fraction_of_oracle_lo"], half["fraction_of_oracle_hi"]) == \
+        pytest.approx((0.5, 0.5, 0.5))
+    v = f.loc[("fixed", 5)]
+    assert v["fraction_of_oracle"] == pytest.approx(100 / 120)
+    assert v["fraction_of_oracle_lo"] < v["fraction_of_oracle"] < v["fraction_of_oracle_hi"]
+
+
 def test_bootstrap_weights_are_seeded_resamples():
     w = metrics.bootstrap_weights(7, resamples=1000, seed=3)
     assert w.shape == (1000, 7) and (w.sum(axis=1) == 7).all()

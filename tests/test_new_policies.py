@@ -234,6 +234,8 @@ def test_ema_steps_start_zero_candidate_ceiling_and_persist():
     ("dv-threshold:target=2", "target"), ("dv-threshold:adaptive=maybe", "adaptive"), ("bandit:arms=0/2", "arms"),
     ("bandit:arms=a", "arms"), ("bandit:explore=eps", "explore"), ("bandit:reward=wall", "reward"),
     ("ema-steps:candidates=-1/2", "candidates"), ("ema-steps:alpha=0", "alpha"), ("ema-steps:interval=0", "interval"),
+    ("adaedl:lam=1.5", r"lam='1\.5' is out of range: must be in \[0, 1\]"),
+    ("dv-threshold:theta=-0.1", r"theta='-0\.1' is out of range: must be in \[0, 1\]"),
 ])
 def test_bad_new_policy_specs(spec, msg):
     with pytest.raises(SpecsweepError, match=msg):

@@ -69,3 +69,15 @@ def test_report_from_a_logged_task(actor, tmp_path, capsys):
     df = log.read()
     assert sorted(df[df["policy"] == "ar"]["ar_timing"].unique()) == ["first", "last"]
     assert df["tstamp"].notna().all()
+
+
+def test_replayed_configs_get_one_row_per_turn_whatever_the_repeats(actor):
+    """Repeats measure live timing noise; a replay is deterministic, so it is made once (repeat 0), not copied."""
+    t = {**task(key="tiny|q9017|rep", repeats=2), "live": [("fixed", {}, 2)],
+         "replay": [("fixed", {}, 1), ("gammatune", {}, 2)]}
+    d = actor.run_task(t)["rows"].to_pydict()
+    replayed = [(p, g, r) for p, g, r, m in zip(d["policy"], d["gamma"], d["repeat"], d["mode"]) if m == "replay"]
+    assert sorted(replayed) == [("fixed", 1, 0), ("gammatune", 2, 0)]
+    live = [(p, r) for p, r, m in zip(d["policy"], d["repeat"], d["mode"]) if m == "live" and p == "fixed"]
+    assert sorted(live) == [("fixed", 0), ("fixed", 1)]
+    assert all(s == "ok" for s in d["status"])

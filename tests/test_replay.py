@@ -241,11 +241,12 @@ def test_replay_is_calibrated_to_the_turns_own_ar_run(setup):
                                                      for j in range(len(trace.reference))])
     assert turn_scale(model, plen, slow.ar_step_times) == pytest.approx(2.0, rel=1e-9)
     plain = replay(slow, build("fixed", 3), cost_model=model, calibrate=False)
-    scaled = replay(slow, build("fixed", 3), cost_model=model)
+    scaled = replay(slow, build("fixed", 3), cost_model=model, calibrate=True)
     assert scaled.wall_time - scaled.prefill_time == pytest.approx(2 * (plain.wall_time - plain.prefill_time), rel=1e-9)
     assert [s.verify_time for s in scaled.steps] == pytest.approx([2 * s.verify_time for s in plain.steps])
     assert scaled.accept_lengths == plain.accept_lengths        # timing only; the steps are the trace's
     assert turn_scale(model, plen, []) == 1.0                    # no ar timing recorded: uncalibrated
+    assert replay(slow, build("fixed", 3), cost_model=model).wall_time == plain.wall_time    # off by default
 
 
 def test_replay_policies_over_a_trace_folder(setup, tmp_path):
@@ -259,3 +260,40 @@ def test_replay_policies_over_a_trace_folder(setup, tmp_path):
     assert rows[1]["token_ids"] == live.token_ids and rows[1]["drafted"] == live.drafted
     with pytest.raises(SpecsweepError, match="cannot be replayed"):
         replay_policies(tmp_path, ["sequoia"], [1])
+
+
+def test_refit_bench_recovers_a_cost_model_the_timings_follow(setup, tmp_path):
+    """bench.replay_refit on a dump whose every step time follows one known model: each fit finds it, and the
+    predicted wall times match the 'measured' ones, calibrated or not."""
+    import dataclasses
+    import pickle
+
+    from actors.cost_model import draft_feeds
+    from bench import replay_refit
+
+    engine, trace = setup
+    plen = len(PROMPT)
+
+    def retime(gen):
+        ctx = plen
+        for s, e in zip(gen.steps, draft_feeds(plen, gen.steps)):
+            p = s.proposed or s.drafted
+            s.draft_time = (1e-3 + 2e-3 * p + 5e-4 * (e > 0) + 1e-5 * e + 4e-4 * p * ctx / 1000) if p else 0.0
+            s.verify_time = _true_verify(s.drafted + 1, ctx)
+            ctx += s.emitted
+        gen.prefill_time = trace.prefill_time
+        gen.wall_time = gen.prefill_time + sum(s.draft_time + s.verify_time for s in gen.steps)
+        return gen
+
+    fit = [(plen, retime(engine.generate(PROMPT, build(spec, g), max_new_tokens=MAX_NEW)))
+           for spec, g in [("ar", 0), ("fixed", 1), ("fixed", 2), ("fixed", 3), ("fixed", 5), ("fixed", 8)]]
+    timed = dataclasses.replace(trace, ar_step_times=[_true_verify(1, plen + j) for j in range(len(trace.reference))])
+    live = {(0, spec, g): retime(engine.generate(PROMPT, build(spec, g), max_new_tokens=MAX_NEW))
+            for spec in ("fixed", "gammatune", "threshold") for g in (1, 3, 6)}
+    dump = {"fit_runs": fit, "traces": [timed], "live": live, "costs": COSTS, "spreads": [0.0]}
+    r = replay_refit.evaluate(dump, fit)
+    assert max(r["uncalibrated"]) < 1e-6 and max(r["calibrated"]) < 1e-6
+    assert all(abs(mean) < 1e-6 for mean, _ in r["components"].values())
+    path = tmp_path / "dump.pkl"
+    path.write_bytes(pickle.dumps(dump))
+    replay_refit.main([str(path)])          # every variant fits and prints

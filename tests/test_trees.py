@@ -106,3 +106,9 @@ def test_rank_acceptance_is_unconditional():
     assert acceptance_vector([70, 10, 5, 3, 2], 100) == pytest.approx([0.70, 0.10, 0.05, 0.03, 0.02])
     assert acceptance_vector([0, 0], 100, floor=1e-3) == pytest.approx([1e-3, 1e-3])
     assert sum(acceptance_vector([999, 1, 0], 1000, floor=0.01)) == pytest.approx(1.0)   # floors rescaled to Σ 1
+
+
+def test_gt_dynamic_is_a_fully_initialised_eagle2():
+    """gt-dynamic runs EAGLE-2's expansion: it carries every EAGLE-2 attribute, with n = n_max and depth = max_depth."""
+    p = build("gt-dynamic:n_max=40,max_depth=7,topk=4,c=0.2", 1)
+    assert (p.n, p.depth, p.topk) == (40, 7, 4) and p.node_budget(3) == 12 and p.node_budget(20) == 40
