@@ -132,10 +132,10 @@ def main(argv=None) -> None:
               f"   {lt:6.1f} vs {rt:6.1f}")
     print(f"cost-model fit residuals: {json.dumps(model.residuals)}")
     # the floor under the time error: a model fitted on the live runs themselves, judged on them (in-sample)
-    from bench.replay_refit import evaluate
+    from bench.replay_refit import time_errors
 
-    floor = evaluate({"live": live, "traces": traces, "costs": costs},
-                     [(len(prompts[k[0]]), g) for k, g in live.items()])["uncalibrated"]
+    floor = time_errors({"live": live, "traces": traces, "costs": costs},
+                        fit_cost_model([(len(prompts[k[0]]), g) for k, g in live.items()]), calibrate=False)
     print(f"in-sample floor: a cost model fitted on the {len(live)} live runs themselves errs on them by "
           f"median {statistics.median(floor) * 100:.1f} % (the live timings' own noise for this model form)")
     summary = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()} {torch.get_num_threads()} threads "

@@ -23,7 +23,8 @@ from actors.replay import replay
 from policies.registry import build
 
 
-def _errors(dump: dict, model, calibrate: bool, keys=None) -> list[float]:
+def time_errors(dump: dict, model, calibrate: bool, keys=None) -> list[float]:
+    """|predicted − measured| / measured wall time of each live config (or of ``keys``), replayed under ``model``."""
     live, traces, costs = dump["live"], dump["traces"], dump["costs"]
     out = []
     for k in keys or live:
@@ -82,8 +83,8 @@ def evaluate(dump: dict, runs, knots=None) -> dict:
     calibrated on questions after the first), the component split and the fitted model."""
     model = fit_cost_model(runs, knots=knots)
     later = [k for k in dump["live"] if k[0] > 0]
-    return {"model": model, "calibrated": _errors(dump, model, True), "uncalibrated": _errors(dump, model, False),
-            "later": _errors(dump, model, True, later) if later else [], "components": _components(dump, model)}
+    return {"model": model, "calibrated": time_errors(dump, model, True), "uncalibrated": time_errors(dump, model, False),
+            "later": time_errors(dump, model, True, later) if later else [], "components": _components(dump, model)}
 
 
 def _stat(errs: list[float]) -> str:

@@ -147,7 +147,7 @@ class GTDynamic(Eagle2):
 
     def __init__(self, gamma: int = 0, c="auto", eps: float = 0.0, topk: int = 10, n_max: int = 60, max_depth: int = 16):
         super().__init__(gamma, depth=max_depth, topk=topk, n=n_max)
-        self.c_param, self.eps, self.n_max = c, eps, n_max
+        self.c_param, self.eps = c, eps
         self.needs_costs = c == "auto"
 
     def reset(self, ctx: GenerationContext) -> None:
@@ -160,7 +160,7 @@ class GTDynamic(Eagle2):
 
     def node_budget(self, levels: int) -> int:
         """GT Eq. 13: N = min(D × B, N_max)."""
-        return min(levels * self.topk, self.n_max)
+        return min(levels * self.topk, self.n)
 
     def params(self) -> dict:
-        return {"c": self.c_param, "eps": self.eps, "topk": self.topk, "n_max": self.n_max, "max_depth": self.depth}
+        return {"c": self.c_param, "eps": self.eps, "topk": self.topk, "n_max": self.n, "max_depth": self.depth}
