@@ -8,7 +8,7 @@ question (all its turns) × a block of configs, timed in this order: ``ar`` firs
 live configs shuffled with the sweep seed (a fixed order would favour whichever config
 always runs in the same slot), ``ar`` again last. The two ``ar`` runs are recorded as
 such (``ar_timing`` = first / last): the first is the baseline of every ratio, the pair
-of them is the ar/ar noise control (``jobs/metrics.py``). Configs the task lists under
+of them is the ar/ar noise control (``jobs/report/metrics.py``). Configs the task lists under
 ``replay`` are replayed from traces recorded along the first ``ar`` run
 (``actors/replay_task.py``; rows with ``mode="replay"``). The answer is
 ``{"rows": pyarrow.Table in actors/schema.py's schema, "traces": pyarrow.Table or None}``.

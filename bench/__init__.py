@@ -6,5 +6,5 @@ Rules every script here follows:
   top-level package (``tests/test_bench_layout.py`` checks both).
 - every speed claim is a ratio of configurations measured side by side in the same run.
 - metrics (throughput, mean accepted length, acceptance rate, speedup and its interval) come
-  from ``jobs/metrics.py``; no script recomputes one itself.
+  from ``jobs/report/metrics.py``; no script recomputes one itself.
 """

@@ -5,7 +5,7 @@ ratio c (draft time per token / target forward time), and `fixed` speedup vs `ar
     python -m bench.draft [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 3 4 6 8]
 
 Throughput is the mean over questions of per-question tok/s and "vs ar" its paired ratio with a
-95 % bootstrap interval over questions (``jobs/metrics.py``).
+95 % bootstrap interval over questions (``jobs/report/metrics.py``).
 Goals: mean accepted length >= 2.0 at γ = 4, c <= 0.25, best speedup > 1.0.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ def main():
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
     from actors.templates import default_template, render
-    from jobs.metrics import speedup, summarize
+    from jobs.report.metrics import speedup, summarize
     from policies.registry import build
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))

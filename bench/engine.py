@@ -8,7 +8,7 @@ transformers' assistant must be a full-vocabulary HF model, so the HF comparison
 full-vocabulary draft: the given draft when it is one, else the target's first `--hf-layers`
 layers (acceptance is then low, but identical for both engines: the comparison is of engine
 overhead at equal acceptance). Prints tok/s (mean over prompts of per-prompt tok/s), mean accepted
-length and ratios with 95 % paired-bootstrap intervals over prompts (``jobs/metrics.py``).
+length and ratios with 95 % paired-bootstrap intervals over prompts (``jobs/report/metrics.py``).
 """
 from __future__ import annotations
 
@@ -50,18 +50,18 @@ def random_pair(name: str, device: str):
 
 
 def time_ours(engine, prompts, policy_fn, max_new) -> dict:
-    """``jobs.metrics.summarize`` of one generation per prompt."""
-    from jobs.metrics import summarize
+    """``jobs.report.metrics.summarize`` of one generation per prompt."""
+    from jobs.report.metrics import summarize
 
     return summarize([engine.generate(p, policy_fn(), max_new_tokens=max_new) for p in prompts])
 
 
 def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None) -> dict:
-    """``jobs.metrics.summarize`` of transformers' ``generate`` per prompt (tokens and time only:
+    """``jobs.report.metrics.summarize`` of transformers' ``generate`` per prompt (tokens and time only:
     it records no steps, so its step metrics are NaN)."""
     from types import SimpleNamespace
 
-    from jobs.metrics import summarize
+    from jobs.report.metrics import summarize
 
     runs = []
     for p in prompts:
@@ -97,7 +97,7 @@ def main():
     from actors.engine import SpecEngine
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
-    from jobs.metrics import speedup
+    from jobs.report.metrics import speedup
     from actors.templates import default_template, render
     from policies.registry import build
 

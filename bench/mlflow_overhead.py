@@ -24,7 +24,7 @@ def main(rounds: int = 2) -> None:
 
     from cluster.ray_setup import connect
     from jobs.config import parse_config
-    import jobs.sweep as _sw
+    import jobs.sweep.driver as _sw
     from tests.tiny_pair import save_tiny_pair
 
     root = Path(tempfile.mkdtemp(prefix="mlflow-overhead-"))

@@ -61,7 +61,7 @@ def main(argv=None) -> None:
     from actors.replay import replay
     from actors.rollouts import record_pair_trace
     from jobs.dataset import load_questions
-    from jobs.metrics import summarize
+    from jobs.report.metrics import summarize
     from actors.templates import default_template, render
     from policies.registry import build
 

@@ -20,7 +20,7 @@ def main():
     from cluster.ray_setup import connect, shutdown
     from jobs.config import parse_config
     from jobs.dataset import load_questions
-    from jobs.sweep import run_sweep
+    from jobs.sweep.driver import run_sweep
     from tests.tiny_pair import save_tiny_pair
 
     tmp = Path(tempfile.mkdtemp(prefix="specsweep-scaling-"))

@@ -12,7 +12,7 @@ Rules:
   configs alternate forward / reverse order between questions, and `ar` runs first and last
   on every question. The closing `ar` is the noise control: "ar last / ar first" compares `ar`
   with itself, so a speedup whose interval overlaps that control's is not resolved.
-- metrics, ratios and intervals come from ``jobs/metrics.py`` (throughput = mean over questions
+- metrics, ratios and intervals come from ``jobs/report/metrics.py`` (throughput = mean over questions
   of per-question tok/s); every speedup uses the first `ar` on the same questions.
 - head-to-head ratios: gt-static / sequoia and gt-dynamic / eagle2 (building by benefit vs by
   length), each with its paired interval.
@@ -60,7 +60,7 @@ def main(argv=None):
     from actors.pair import Pair, PairConfig
     from actors.templates import default_template, render
     from jobs.dataset import load_questions
-    from jobs.metrics import speedup, summarize
+    from jobs.report.metrics import speedup, summarize
     from policies.registry import build
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))

@@ -2,7 +2,7 @@
 
 Both backends take the same :class:`ActorSpec` s and task dicts and give every task's
 outcome — the actor's result or the exception that ended it — to one callback, in
-completion order. The driver (``jobs/sweep.py``) owns what happens with a result;
+completion order. The driver (``jobs/sweep/driver.py``) owns what happens with a result;
 the backend owns only placement and the in-flight loop.
 
 * :class:`RayBackend`: one Ray actor per pair copy, pinned to its GPUs (or CPU
@@ -51,7 +51,7 @@ class InProcessBackend:
     actors: dict = field(default_factory=dict)
 
     def start(self, specs: list[ActorSpec]) -> dict[str, list[dict]]:
-        from actors.pair_actor import PairActor
+        from actors.pair_actor import PairActor  # heavy: torch
 
         infos = {}
         for s in specs:
@@ -83,9 +83,9 @@ class RayBackend:
     actors: dict = field(default_factory=dict)
 
     def start(self, specs: list[ActorSpec]) -> dict[str, list[dict]]:
-        import ray
+        import ray  # heavy: ray
 
-        from actors.pair_actor import PairActor
+        from actors.pair_actor import PairActor  # heavy: torch
 
         cpus = self.resources.get("CPU", 1)
         cpu_actors = sum(s.copies for s in specs if not s.num_gpus)
@@ -106,7 +106,7 @@ class RayBackend:
         return infos
 
     def run(self, tasks: list[dict], on_result: OnResult) -> None:
-        import ray
+        import ray  # heavy: ray
 
         queues = {label: [t for t in tasks if t["pair"] == label] for label in self.actors}
         load = {id(a): 0 for acts in self.actors.values() for a in acts}
@@ -135,7 +135,7 @@ class RayBackend:
 
     def stop(self) -> None:
         """Free the actors' CPUs/GPUs for whatever runs next on the cluster."""
-        import ray
+        import ray  # heavy: ray
 
         for acts in self.actors.values():
             for a in acts:

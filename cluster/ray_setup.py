@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
+from urllib.parse import urlparse
 
 from policies.errors import SpecsweepError
-
 
 LOOPBACK = "127.0.0.1"
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -38,7 +39,7 @@ def _loopback_only():
     Ray picks the machine's network address as the node IP unless it is told this is a
     single-machine cluster; with the loopback node IP its gRPC servers bind to 127.0.0.1.
     """
-    from ray._private import ray_constants
+    from ray._private import ray_constants  # heavy: ray
 
     var = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
     saved_env, saved_const = os.environ.get(var), ray_constants.ENABLE_RAY_CLUSTER
@@ -55,8 +56,6 @@ def _loopback_only():
 
 
 def _host_of(address: str) -> str:
-    from urllib.parse import urlparse
-
     hostport = urlparse(address).netloc if "://" in address else address
     return hostport.rpartition(":")[0].strip("[]")
 
@@ -69,7 +68,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
     # a task that will be retried prints its whole remote traceback on the driver's console; the
     # sweep reports the final outcome itself (one line, traceback in the output's errors.log)
     os.environ.setdefault("RAY_enable_output_error_log_if_still_retry", "0")
-    import ray
+    import ray  # heavy: ray
 
     if ray.is_initialized():
         return ray.cluster_resources()
@@ -114,8 +113,6 @@ def check_address(address: str | None) -> None:
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
     """Fail fast on an address nothing listens at (``ray.init`` would retry for minutes)."""
-    import socket
-    from urllib.parse import urlparse
 
     hostport = urlparse(address).netloc if "://" in address else address
     host, _, port = hostport.rpartition(":")
@@ -138,7 +135,7 @@ def check_resources(needs_gpus: float, needs_cpus: float, resources: dict) -> No
 
 
 def shutdown() -> None:
-    import ray
+    import ray  # heavy: ray
 
     if ray.is_initialized():
         ray.shutdown()

@@ -14,18 +14,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
+from pathlib import Path
 
+import pandas as pd
+from tqdm import tqdm
+
+from actors.templates import default_template, render
+from jobs.dataset import load_questions
+from jobs.replay_cli import main as replay_main
+from jobs.report.metrics import summarize
+from jobs.report.tables import main as report_main
+from jobs.sweep.answers import answer_records, write_answers
 from policies.errors import SpecsweepError
+from policies.registry import REGISTRY, build
 
 DEFAULT_TARGET = "smollm2-135m"
 
 
 def default_draft() -> str:
     """The shipped distilled draft when present, else the model-free ngram drafter."""
-    from actors.models import ALIASES
-    from pathlib import Path
+    from actors.models import ALIASES  # heavy: torch
 
     return "smollm2-135m-draft" if (Path(ALIASES["smollm2-135m-draft"]) / "config.json").exists() else "ngram"
 
@@ -63,9 +74,8 @@ def _int_list(flag: str, text: str) -> list[int]:
 
 def check_generation_flags(a) -> None:
     """The sweep config's rules, applied to ``generate``'s flags: finite numbers within range, no empty names."""
-    import math
 
-    from jobs.config import MAX_GAMMA, MAX_NEW_TOKENS
+    from jobs.config import MAX_GAMMA, MAX_NEW_TOKENS  # heavy: torch
 
     if not 1 <= a.gamma <= MAX_GAMMA:
         raise SpecsweepError(f"--gamma must be >= 1 and <= {MAX_GAMMA}, got {a.gamma}")
@@ -80,8 +90,6 @@ def check_generation_flags(a) -> None:
         if v is not None and not v.strip():
             raise SpecsweepError(f"--{flag} is empty: give a hub id, a local folder or an alias, or omit it")
     if getattr(a, "answers", None):
-        from pathlib import Path
-
         out = Path(a.answers)
         if out.is_dir():
             raise SpecsweepError(f"--answers {a.answers} is a folder: give a file path such as answers.jsonl")
@@ -90,13 +98,9 @@ def check_generation_flags(a) -> None:
 
 
 def cmd_generate(a) -> int:
-    from policies.registry import build
-
     check_generation_flags(a)
     questions = None
     if a.dataset:
-        from jobs.dataset import load_questions
-
         ids = _int_list("--question-ids", a.question_ids) if a.question_ids else None
         cats = [c.strip() for c in a.categories.split(",") if c.strip()] if a.categories else None
         questions = load_questions(a.dataset, cats, a.limit_per_category, ids)   # fails before any model loads
@@ -105,8 +109,7 @@ def cmd_generate(a) -> int:
     policy = build(a.policy, a.gamma)
     if policy.needs_reference and a.temperature > 0:
         raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only: use --temperature 0")
-    from actors.pair import Pair, PairConfig
-    from actors.templates import default_template, render
+    from actors.pair import Pair, PairConfig  # heavy: torch
 
     target = a.target or DEFAULT_TARGET
     draft = None if policy.name == "ar" and a.draft is None else (a.draft or default_draft())
@@ -122,7 +125,6 @@ def cmd_generate(a) -> int:
     g = pair.engine.generate(ids, policy, max_new_tokens=a.max_new_tokens, temperature=a.temperature,
                              top_p=a.top_p, seed=a.seed)
     text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)
-    from jobs.metrics import summarize
 
     m = summarize([g])
     defined = lambda v, nd: round(v, nd) if v == v else None          # noqa: E731 — NaN (undefined) → None
@@ -145,17 +147,12 @@ def cmd_generate(a) -> int:
 
 def _generate_questions(a, pair, policy, template, questions, target, draft) -> int:
     """Answer dataset questions turn by turn (Spec-Bench style); optionally write an answer file."""
-    import pandas as pd
-    from tqdm import tqdm
 
-    from jobs.answers import answer_records, write_answers
-    from actors.conversation import run_question
-    from pathlib import Path
+    from actors.conversation import run_question  # heavy: torch
 
     if a.warmup:
         for _ in range(a.warmup):
             run_question(pair, questions[0].turns, policy, template=template, max_new_tokens=16)
-    from jobs.metrics import summarize
 
     rows, generations = [], []
     for q in tqdm(questions, desc="questions", unit="q"):
@@ -179,8 +176,6 @@ def _generate_questions(a, pair, policy, template, questions, target, draft) -> 
 
 
 def cmd_policies(a) -> int:
-    from policies.registry import REGISTRY
-
     for name, (_, params, rule) in REGISTRY.items():
         ps = ", ".join(f"{k}={p.default}" for k, p in params.items()) or "-"
         print(f"{name:14s} {rule}\n{'':14s} parameters: {ps}")
@@ -188,7 +183,7 @@ def cmd_policies(a) -> int:
 
 
 def cmd_distill(a) -> int:
-    from jobs.distill import DistillConfig, run_distill
+    from jobs.distill import DistillConfig, run_distill  # heavy: torch
 
     cfg = DistillConfig(target=a.target, out=a.out, layers=a.layers, vocab=a.vocab, prompts=a.prompts,
                         extra_text=tuple(a.extra_text or ()), max_new_tokens=a.max_new_tokens, steps=a.steps,
@@ -200,7 +195,7 @@ def cmd_distill(a) -> int:
 
 
 def cmd_sweep(a) -> int:
-    from jobs.sweep import main as sweep_main
+    from jobs.sweep.driver import main as sweep_main  # heavy: torch
 
     argv = [a.config] + (["--address", a.address] if a.address else []) \
         + (["--dry-run"] if a.dry_run else []) + (["--fresh"] if a.fresh else [])
@@ -208,14 +203,10 @@ def cmd_sweep(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from jobs.report import main as report_main
-
     return report_main(a)
 
 
 def cmd_replay(a) -> int:
-    from jobs.replay_cli import main as replay_main
-
     return replay_main(a)
 
 

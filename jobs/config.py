@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runners import ENGINES
-from jobs.dataset import CATEGORIES
 from actors.templates import TEMPLATES
+from jobs.dataset import CATEGORIES
 from policies.errors import SpecsweepError
-from policies.registry import REGISTRY, resolve
+from policies.registry import REGISTRY, parse, resolve
 
 PAPER_GAMMAS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24]
 MAX_GAMMA = 1024
@@ -258,8 +258,6 @@ def _finite_params(path: str, name: str, params: dict) -> None:
 
 def _policy(path, entry) -> tuple[str, dict]:
     if isinstance(entry, str):
-        from policies.registry import parse
-
         try:
             name, params = parse(entry)
         except SpecsweepError as e:

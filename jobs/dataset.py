@@ -80,7 +80,7 @@ def parse_jsonl(path: Path) -> list[Question]:
 
 def specbench_path(cache: Path | None = None) -> Path:
     """The cached Spec-Bench question file, downloaded and verified on first use."""
-    from actors.models import cache_root
+    from actors.models import cache_root  # heavy: torch
 
     path = (cache or cache_root()) / "spec_bench" / "question.jsonl"
     if path.exists() and _sha256(path) == SPECBENCH_SHA256:

@@ -23,6 +23,7 @@ import copy
 import json
 import math
 import random
+import shutil
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -32,6 +33,8 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from actors.builtin_prompts import distill_prompts
+from actors.templates import default_template, render
 from policies.errors import SpecsweepError
 
 
@@ -67,8 +70,6 @@ class DistillConfig:
 
 # ---------------------------------------------------------------- phase 1: data
 def _prompt_texts(cfg: DistillConfig) -> list[str]:
-    from actors.builtin_prompts import distill_prompts
-
     texts = distill_prompts(cfg.prompts, seed=cfg.seed)
     for f in cfg.extra_text:
         path = Path(f)
@@ -81,7 +82,6 @@ def _prompt_texts(cfg: DistillConfig) -> list[str]:
 @torch.no_grad()
 def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
     """Greedy target answers with the target's top-k log-probs at each answer position."""
-    from actors.templates import default_template, render
 
     template = default_template(cfg.target, tok)
     texts = _prompt_texts(cfg)
@@ -139,7 +139,7 @@ def kept_vocab(samples: list[dict], size: int, full: int, always: list[int]) -> 
 
 def init_draft(target, layers: int, kept: list[int] | None):
     """Target config with ``layers`` layers; embeddings (kept rows + one 'other' row), first layers, final norm."""
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM  # heavy: transformers
 
     cfg = copy.deepcopy(target.config)
     n_target = cfg.num_hidden_layers
@@ -259,14 +259,12 @@ def export(draft, tok, kept, full_vocab, folder: Path, cfg: DistillConfig, step:
         {"config": {**asdict(cfg), "extra_text": list(cfg.extra_text)}, "step": step, "loss_ema": loss,
          "saved_at": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=1))
     if folder.exists():
-        import shutil
-
         shutil.rmtree(folder)
     tmp.replace(folder)
 
 
 def run_distill(cfg: DistillConfig) -> Path:
-    from actors.models import ModelSpec, load_model, load_tokenizer, resolve_source
+    from actors.models import ModelSpec, load_model, load_tokenizer, resolve_source  # heavy: torch
 
     cfg.validate()
     torch.manual_seed(cfg.seed)
@@ -284,7 +282,7 @@ def run_distill(cfg: DistillConfig) -> Path:
         raise SpecsweepError(f"{out} holds a distillation with other settings ({meta}): pass another --out or delete it")
     spec = ModelSpec(cfg.target, device=cfg.device)
     tok = load_tokenizer(spec)
-    from transformers import AutoConfig
+    from transformers import AutoConfig  # heavy: transformers
 
     n_target = getattr(AutoConfig.from_pretrained(resolve_source(cfg.target)), "num_hidden_layers", None)
     if n_target is not None and cfg.layers > n_target:

@@ -27,12 +27,18 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from actors.cost_model import CostModel
+from actors.schema import config_key, to_table
+from jobs.report import metrics
+from jobs.report.tables import build_report
+from policies.costs import CostCurve
 from policies.errors import SpecsweepError
+from policies.registry import build
 
 
 def load_policy_file(path: str) -> tuple[list[tuple[str, dict]], list[int]]:
     """(policies, initial γ values) from a YAML file, validated like a sweep config."""
-    from jobs.config import PAPER_GAMMAS, parse_policies_and_gammas
+    from jobs.config import PAPER_GAMMAS, parse_policies_and_gammas  # heavy: torch
 
     p = Path(path)
     if not p.is_file():
@@ -61,8 +67,6 @@ def _read_json(path: Path, what: str):
 
 def actor_costs(infos: dict, pair: str, source: str) -> tuple[object, object]:
     """(cost curve, cost model) for ``pair`` from an ``actors.json`` mapping; a file of one pair fits any pair."""
-    from actors.cost_model import CostModel
-    from policies.costs import CostCurve
 
     if not isinstance(infos, dict) or not infos:
         raise SpecsweepError(f"{source} holds no actor information (expected an actors.json of a sweep)")
@@ -81,8 +85,6 @@ def actor_costs(infos: dict, pair: str, source: str) -> tuple[object, object]:
 
 
 def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=None) -> dict:
-    from actors.schema import config_key
-
     meta = trace.meta
     base = {"task_key": trace.key.rsplit("|t", 1)[0], "pair": pair, "policy": name, "policy_spec": spec,
             "params": json.dumps(params, sort_keys=True), "gamma": gamma, "repeat": 0, "seed": 0,
@@ -103,11 +105,9 @@ def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=Non
 
 def replay_output(output: str, policies, gammas, costs_file: str | None = None) -> tuple[pd.DataFrame, dict]:
     """Every policy × γ replayed on every trace of ``output``; (rows, facts for the heading)."""
-    from actors.pair_actor import policy_spec
-    from actors.replay import check_replayable, replay
-    from actors.rollouts import read_traces
-    from actors.schema import to_table
-    from policies.registry import build
+    from actors.pair_actor import policy_spec  # heavy: torch
+    from actors.replay import check_replayable, replay  # heavy: torch
+    from actors.rollouts import read_traces  # heavy: torch
 
     out = Path(output)
     folder = out / "traces"
@@ -142,9 +142,6 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
 
 
 def main(a) -> int:
-    from jobs import metrics
-    from jobs.report import build_report
-
     policies, gammas = load_policy_file(a.policies)
     df, facts = replay_output(a.output, policies, gammas, a.costs)
     summary, speed = metrics.config_summary(df), metrics.speedup_vs_ar(df)

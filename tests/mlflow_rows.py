@@ -11,8 +11,8 @@ from pathlib import Path
 from actors.schema import config_key, to_table
 from jobs.config import parse_config
 from jobs.dataset import load_questions
-from jobs.sweep import plan_tasks
-from jobs.mlflow_runs import ROLE
+from jobs.sweep.driver import plan_tasks
+from jobs.mlflow.runs import ROLE
 
 QUESTIONS = [9001, 9017, 9021]          # writing (2 turns), translation, qa
 GAMMAS = [2, 4]
@@ -63,7 +63,7 @@ def tasks_of(cfg):
 def summarise_into(tracker, tables, status="FINISHED"):
     import pyarrow as pa
 
-    from jobs import metrics
+    from jobs.report import metrics
 
     df = pa.concat_tables(tables).to_pandas()
     ok = df[df["status"] == "ok"]

@@ -176,7 +176,7 @@ def test_credentials_are_redacted():
 # --------------------------------------------------------------------------------------- output folder
 
 def test_output_folder_rules(tmp_path):
-    from jobs.output import ARTIFACTS, check_usable, clear, write_marker
+    from jobs.sweep.output import ARTIFACTS, check_usable, clear, write_marker
 
     f = tmp_path / "file"
     f.write_text("x")
@@ -211,7 +211,7 @@ def test_output_folder_rules(tmp_path):
 
 
 def test_lock_is_exclusive_and_names_the_holder(tmp_path):
-    from jobs.output import LOCK, OutputLock
+    from jobs.sweep.output import LOCK, OutputLock
 
     out = tmp_path / "out"
     with OutputLock(out):
@@ -228,7 +228,7 @@ def test_lock_is_exclusive_and_names_the_holder(tmp_path):
 
 
 def test_corrupt_state_json_is_one_line(tmp_path):
-    from jobs.parquet_log import ParquetLog
+    from jobs.sweep.parquet_log import ParquetLog
 
     log = ParquetLog(tmp_path)
     (tmp_path / "log").mkdir()
@@ -241,7 +241,7 @@ def test_corrupt_state_json_is_one_line(tmp_path):
 
 
 def test_fresh_clears_every_derived_artifact(tmp_path):
-    from jobs.parquet_log import ParquetLog
+    from jobs.sweep.parquet_log import ParquetLog
 
     log = ParquetLog(tmp_path / "out")
     log.prepare("fp1", {"a": 1})
@@ -263,7 +263,7 @@ def test_fresh_clears_every_derived_artifact(tmp_path):
 
 def test_fresh_on_a_new_folder_starts(tmp_path):
     """``--fresh`` on a folder that does not exist yet (or holds only the lock) is a plain start."""
-    from jobs.output import LOCK, OutputLock, check_usable, clear
+    from jobs.sweep.output import LOCK, OutputLock, check_usable, clear
 
     root = tmp_path / "new"
     check_usable(root, fresh=True)
@@ -272,7 +272,7 @@ def test_fresh_on_a_new_folder_starts(tmp_path):
 
 
 def test_exit_status_of_a_finished_sweep():
-    from jobs.sweep import EXIT_FAILED_ROWS, outcome
+    from jobs.sweep.driver import EXIT_FAILED_ROWS, outcome
 
     assert outcome({"rows": 5, "failed_rows": 0, "failed_tasks": 0}) == (0, None)
     code, line = outcome({"rows": 20, "failed_rows": 20, "failed_tasks": 0, "output": "o", "first_error": "E: x"})
@@ -282,7 +282,7 @@ def test_exit_status_of_a_finished_sweep():
 
 
 def test_root_cause_of_remote_tracebacks():
-    from jobs.sweep import root_cause
+    from jobs.sweep.driver import root_cause
 
     text = ("The actor died because of an error raised in its creation task, \x1b[36mray::PairActor.__init__()\x1b[39m\n"
             "  File \"x.py\", line 1, in __init__\n    raise SpecsweepError('...')\n"
@@ -314,7 +314,7 @@ def test_preflight_finds_what_used_to_fail_in_the_actor(tiny, tmp_path):
     from tests.models import llama
     from tests.tiny_pair import char_tokenizer
 
-    from jobs.preflight import check_pairs
+    from jobs.sweep.preflight import check_pairs
 
     target, draft = tiny
     check_pairs(parse_config(raw_config(tmp_path, target, draft)), local_cluster=True)
@@ -466,7 +466,7 @@ def is_loopback(ip: str) -> bool:
 
 
 def test_sweep_cluster_listens_on_loopback_only(cluster, tmp_path):
-    from jobs.sweep import run_sweep
+    from jobs.sweep.driver import run_sweep
 
     seen = []
     run_sweep(parse_config(raw_config(tmp_path, *cluster)), log_mlflow=False,
@@ -479,8 +479,8 @@ def test_sweep_cluster_listens_on_loopback_only(cluster, tmp_path):
 
 
 def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path, capfd):
-    from jobs.output import LOCK
-    from jobs.sweep import run_sweep
+    from jobs.sweep.output import LOCK
+    from jobs.sweep.driver import run_sweep
 
     target, draft = cluster
     broken = tmp_path / "broken"
@@ -499,7 +499,7 @@ def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path,
     # the corrected config takes the same folder over: no "different config", no lock left
     res = run_sweep(parse_config(raw_config(tmp_path, target, draft)), log_mlflow=False)
     assert res["failed_rows"] == 0 and res["rows"] > 0
-    from jobs.output import OutputLock
+    from jobs.sweep.output import OutputLock
 
     with OutputLock(raw["output"]):
         assert (Path(raw["output"]) / LOCK).exists()
@@ -508,7 +508,7 @@ def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path,
 def test_failed_tasks_give_exit_status_3(cluster, tmp_path):
     import ray
 
-    from jobs.sweep import EXIT_FAILED_ROWS, outcome, run_sweep
+    from jobs.sweep.driver import EXIT_FAILED_ROWS, outcome, run_sweep
 
     cfg = parse_config(raw_config(tmp_path, *cluster, dataset={"source": "sample", "question_ids": [9017, 9021, 9023]}))
 
@@ -555,7 +555,7 @@ def test_sigterm_is_clean_and_a_second_sweep_is_refused(cluster, tmp_path):
 
 
 def test_sweep_main_exit_codes(tmp_path, capsys, monkeypatch):
-    import jobs.sweep as sweep
+    import jobs.sweep.driver as sweep
 
     p = tmp_path / "c.yaml"
     p.write_text(yaml.safe_dump({**BASE, "output": str(tmp_path / "out")}))
@@ -590,7 +590,7 @@ def test_fingerprints_are_stable():
 
 
 def test_unreachable_tracking_uri_message_hides_credentials(tmp_path, capsys):
-    import jobs.sweep as sweep
+    import jobs.sweep.driver as sweep
 
     p = tmp_path / "c.yaml"
     p.write_text(yaml.safe_dump({**BASE, "output": str(tmp_path / "out"),

@@ -48,9 +48,9 @@ def build_store(tmp: Path) -> tuple[str, dict]:
     """A sweep's tracking store in ``tmp``; returns (experiment id, {policy run name: (run id, {γ: throughput})})."""
     import pyarrow as pa
 
-    from jobs import metrics
-    from jobs.agreement import primary_rows
-    from jobs.tracking import SweepTracker
+    from jobs.report import metrics
+    from jobs.report.agreement import primary_rows
+    from jobs.mlflow.tracking import SweepTracker
     from tests.mlflow_rows import client, history, make_cfg, replayed, scripted_table, tasks_of, with_mode
 
     cfg = make_cfg(tmp)

@@ -1,6 +1,6 @@
 """MLflow as the comparison surface: run layout, streaming, statuses, keying by output, credentials.
 
-The first tests drive ``jobs.tracking.SweepTracker`` the way the sweep's in-flight loop does, with
+The first tests drive ``jobs.mlflow.tracking.SweepTracker`` the way the sweep's in-flight loop does, with
 scripted task tables and a local sqlite store (fast, exact); the last runs real sweeps of the tiny
 pair on a local Ray cluster, including Ctrl-C and a resume.
 """
@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("mlflow")
 
 from jobs.config import parse_config  # noqa: E402
-from jobs.mlflow_read import read_experiment  # noqa: E402
-from jobs.mlflow_runs import KIND, KIND_TAG, SWEEP_KEY, mask_credentials  # noqa: E402
-from jobs.tracking import SweepTracker  # noqa: E402
+from jobs.mlflow.read import read_experiment  # noqa: E402
+from jobs.mlflow.runs import KIND, KIND_TAG, SWEEP_KEY, mask_credentials  # noqa: E402
+from jobs.mlflow.tracking import SweepTracker  # noqa: E402
 
 from tests.mlflow_rows import (GAMMAS, QUESTIONS, client, history, make_cfg, policy_runs_by, replayed,  # noqa: E402
                                runs_of, scripted_table, summarise_into, tasks_of, with_mode)
@@ -178,7 +178,7 @@ def test_credentials_never_reach_mlflow_or_the_console(tmp_path, capsys):
 
 
 def test_unreachable_server_message_is_masked():
-    from jobs.mlflow_client import client_for
+    from jobs.mlflow.client import client_for
     from policies.errors import SpecsweepError
 
     with pytest.raises(SpecsweepError) as e:
@@ -190,11 +190,11 @@ def test_unreachable_server_message_is_masked():
 
 
 def test_live_values_match_the_summary_definitions(tmp_path):
-    """The running sums give the same numbers as jobs/metrics.py on the same rows."""
+    """The running sums give the same numbers as jobs/report/metrics.py on the same rows."""
     import pyarrow as pa
 
-    from jobs import metrics
-    from jobs.mlflow_stream import measure
+    from jobs.report import metrics
+    from jobs.mlflow.stream import measure
 
     cfg = make_cfg(tmp_path)
     tasks = tasks_of(cfg)
@@ -223,8 +223,8 @@ def test_live_and_replayed_rows_go_to_separate_runs(tmp_path):
     """Rows carry mode live / replay / none (= live): one run per (pair, spec, mode), histories never merge."""
     import pyarrow as pa
 
-    from jobs import metrics
-    from jobs.mlflow_runs import RUN_KEY
+    from jobs.report import metrics
+    from jobs.mlflow.runs import RUN_KEY
 
     cfg = make_cfg(tmp_path)
     c = client(cfg)
@@ -276,7 +276,7 @@ def test_planned_modes_summary_by_mode_curves_and_dataset(tmp_path):
     a summary with a mode column goes run by run; each policy run holds its γ curve and the dataset."""
     import pyarrow as pa
 
-    from jobs import metrics
+    from jobs.report import metrics
 
     cfg = make_cfg(tmp_path)
     c = client(cfg)
@@ -325,7 +325,7 @@ def test_planned_modes_summary_by_mode_curves_and_dataset(tmp_path):
     again.start(df)
     again.close("FINISHED")
     assert all(len(r.inputs.dataset_inputs) == 1 for r in runs_of(c, cfg))
-    from jobs.mlflow_artifacts import dataset_entity
+    from jobs.mlflow.artifacts import dataset_entity
 
     assert dataset_entity("sample", tasks[:1]).digest != digest == dataset_entity("sample", tasks).digest
 
@@ -347,7 +347,7 @@ def cluster(tmp_path_factory):
 
 
 def test_real_sweep_streams_is_killed_and_resumes(cluster, tmp_path):
-    from jobs.sweep import run_sweep
+    from jobs.sweep.driver import run_sweep
 
     target, draft = cluster
     raw = {"name": f"s-{tmp_path.name}", "output": str(tmp_path / "out"), "tracking_uri": f"sqlite:///{tmp_path}/mlflow.db",

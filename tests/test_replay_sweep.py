@@ -5,11 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobs.agreement import agreement_table, primary_rows
+from jobs.report.agreement import agreement_table, primary_rows
 from jobs.config import parse_config
-from jobs.parquet_log import ParquetLog
-from jobs.plan import plan_tasks, replay_partition, validation_sample
-from jobs.sweep import run_sweep
+from jobs.sweep.parquet_log import ParquetLog
+from jobs.sweep.plan import plan_tasks, replay_partition, validation_sample
+from jobs.sweep.driver import run_sweep
 from tests.tiny_pair import save_tiny_pair
 
 QUESTIONS = [9001, 9017]                    # writing (2 turns), translation (1 turn)
@@ -179,7 +179,7 @@ def test_cost_fit_ignores_disturbed_steps():
 
 
 def test_agreement_text_warns_when_times_are_off():
-    from jobs.agreement import agreement_text
+    from jobs.report.agreement import agreement_text
 
     t = pd.DataFrame([{"pair": "all", "policy_spec": "all", "generations": 3, "gammas": "", "tokens_identical": 1.0,
                        "steps_identical": 1.0, "time_error_median": 0.4, "time_error_p90": 0.9}])
@@ -188,7 +188,7 @@ def test_agreement_text_warns_when_times_are_off():
 
 
 def test_live_spread_is_the_median_ar_first_last_distance():
-    from jobs.agreement import live_spread
+    from jobs.report.agreement import live_spread
 
     def ar(q, timing, t, mode="live", status="ok"):
         return {"pair": "p", "policy": "ar", "question_id": q, "turn": 0, "repeat": 0, "ar_timing": timing,

@@ -2,8 +2,8 @@
 import numpy as np
 import pandas as pd
 
-from jobs import metrics
-from jobs.report import build_report, table2_layout
+from jobs.report import metrics
+from jobs.report.tables import build_report, table2_layout
 from tests.test_metrics import q_rows
 
 

@@ -1,4 +1,4 @@
-"""Spec-Bench parity: jobs/specbench.py reproduces Spec-Bench evaluation/speed.py's printed numbers
+"""Spec-Bench parity: jobs/report/specbench.py reproduces Spec-Bench evaluation/speed.py's printed numbers
 on the shipped fixture (tests/fixtures/specbench, numbers from one run of speed.py), and
 ``specsweep report OUTPUT --specbench`` prints them beside ours."""
 import importlib.util
@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from actors.schema import to_table
-from jobs import specbench
-from jobs.answers import read_answers, write_all
+from jobs.report import specbench
+from jobs.sweep.answers import read_answers, write_all
 from jobs.cli import main as cli_main
-from jobs.parquet_log import ParquetLog
+from jobs.sweep.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "specbench"

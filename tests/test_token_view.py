@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from jobs.token_view import COLOURS, render_html, token_classes
+from jobs.report.token_view import COLOURS, render_html, token_classes
 
 
 def test_token_classes():

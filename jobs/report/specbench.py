@@ -21,7 +21,7 @@ applies them:
   NaN for one run); mean accepted tokens = mean of ``accept_lengths`` pooled over every
   question of every run (speed.py reads ``accept_lengths``, not new_tokens / decoding_steps).
 
-Ours (``jobs/metrics.py``) differ on purpose: ar tokens are the generated ids, ar is
+Ours (``jobs/report/metrics.py``) differ on purpose: ar tokens are the generated ids, ar is
 restricted to the questions the config ran, and a config's throughput pools questions ×
 repeats before one ratio is taken. ``parity_table`` puts both side by side; see
 docs/uncertainty.md, "Spec-Bench parity".
@@ -35,9 +35,11 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from jobs import metrics
-from jobs.answers import answer_records, answers_filename, read_answers
 from jobs.dataset import GROUP_ORDER, MT_BENCH
+from jobs.report import metrics
+from jobs.report.text import render, short
+from jobs.sweep.answers import answer_records, answers_filename, read_answers
+from jobs.sweep.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 TASKS = GROUP_ORDER          # speed.py's task list, in its order
@@ -142,7 +144,7 @@ def speed_from_files(method_paths: Sequence[Path], baseline_paths: Sequence[Path
 
 def speed_from_rows(rows: pd.DataFrame, ar_rows: pd.DataFrame, tokenizer, task: str = "overall") -> SpecBenchSpeed:
     """``speed`` on result rows (one config's and its pair's ar), a run per repeat present in both,
-    through the answer records ``jobs/answers.py`` writes."""
+    through the answer records ``jobs/sweep/answers.py`` writes."""
     reps = sorted(set(rows["repeat"]) & set(ar_rows["repeat"]))
     return speed([answer_records(rows[rows["repeat"] == r], "method") for r in reps],
                  [answer_records(ar_rows[ar_rows["repeat"] == r], "ar") for r in reps], tokenizer, task)
@@ -217,7 +219,7 @@ def parity_table(df: pd.DataFrame, answers_dir: str | Path, tokenizer_for: Calla
 
 def target_tokenizer(target: str):
     """The tokenizer of a pair's target (``actors.models.load_tokenizer``); any failure is one line."""
-    from actors.models import ModelSpec, load_tokenizer
+    from actors.models import ModelSpec, load_tokenizer  # heavy: torch
 
     try:
         return load_tokenizer(ModelSpec(target))
@@ -229,7 +231,6 @@ def target_tokenizer(target: str):
 
 def folder_table(folder: str | Path, tasks: Sequence[str] = TASKS) -> pd.DataFrame:
     """``parity_table`` for a sweep output folder: its Parquet log, ``answers/`` and each pair's target tokenizer."""
-    from jobs.parquet_log import ParquetLog
 
     folder = Path(folder)
     log = ParquetLog(folder)
@@ -256,7 +257,6 @@ def folder_table(folder: str | Path, tasks: Sequence[str] = TASKS) -> pd.DataFra
 
 def render_parity(t: pd.DataFrame, fmt: str = "md") -> str:
     """The report section: speed.py's overall speedup and MAT beside ours, then speed.py by task."""
-    from jobs.report import render, short
 
     def ci(lo, hi) -> str:
         return f"[{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else ""

@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from jobs.report.metrics import per_question
 
 INTERVAL = {"throughput": ("throughput_lo", "throughput_hi"), "mean_accepted_length": ("mal_lo", "mal_hi")}
 
@@ -28,7 +29,7 @@ def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Pa
         lo, hi = INTERVAL.get(column, ("", ""))
         for spec, line in part[part["policy"] != "ar"].groupby("policy_spec"):
             line = line.sort_values("gamma")
-            if lo in line and hi in line:       # 95 % paired-bootstrap interval (jobs/metrics.py)
+            if lo in line and hi in line:       # 95 % paired-bootstrap interval (jobs/report/metrics.py)
                 err = [(line[column] - line[lo]).clip(lower=0).fillna(0), (line[hi] - line[column]).clip(lower=0).fillna(0)]
                 ax.errorbar(line["gamma"], line[column], yerr=err, marker="o", capsize=3, label=spec[:30])
             else:
@@ -69,7 +70,6 @@ def throughput_bars(summary: pd.DataFrame, path: Path) -> Path:
 
 def category_heatmap(rows: pd.DataFrame, path: Path) -> Path | None:
     """Speedup vs ar per (pair · policy, initial γ averaged) × category."""
-    from jobs.metrics import per_question
 
     q = per_question(rows)
     ar = q[q["policy"] == "ar"].groupby(["pair", "category"])["tok_s"].mean()

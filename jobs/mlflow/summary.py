@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jobs.mlflow_artifacts import log_gamma_curve
-from jobs.agreement import mode_shown
-from jobs.mlflow_runs import ACROSS, MODES, finite, row_mode
-from jobs.mlflow_stream import MAX_BATCH, measure
+from jobs.mlflow.artifacts import log_gamma_curve
+from jobs.mlflow.runs import ACROSS, MODES, finite, row_mode
+from jobs.mlflow.stream import MAX_BATCH, measure
+from jobs.report import metrics
+from jobs.report.agreement import mode_shown
 
 AT_COMPLETION = ("throughput", "mean_accepted_length", "acceptance_rate", "questions")
 FROM_SUMMARY = ("throughput_lo", "throughput_hi", "mal_lo", "mal_hi", "speedup", "speedup_lo", "speedup_hi",
@@ -51,7 +52,6 @@ def owners(configs: dict, sweep_mode: str, df: pd.DataFrame) -> list[tuple]:
 
 def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now: int) -> None:
     """Log ``summary`` (index 0..n-1) and ``speed`` into ``tracker``'s policy runs (module docstring)."""
-    from jobs import metrics
 
     c, sweep_mode = tracker.client, getattr(tracker.cfg, "mode", "live")
     owner = owners(tracker.configs, sweep_mode, summary)

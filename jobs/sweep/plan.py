@@ -16,15 +16,15 @@ import math
 import random
 
 from jobs.config import SweepConfig
+from policies.errors import SpecsweepError
+from policies.registry import build
 
 Config = tuple   # (name, params, gamma)
 
 
 def replay_partition(cfg: SweepConfig) -> tuple[list[Config], list[Config], list[str]]:
     """(configs to replay, configs to run live, one line per config family that cannot be replayed)."""
-    from actors.replay import check_replayable
-    from policies.errors import SpecsweepError
-    from policies.registry import build
+    from actors.replay import check_replayable  # heavy: torch
 
     configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
     if cfg.mode == "live":

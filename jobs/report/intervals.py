@@ -1,4 +1,4 @@
-"""Paired-bootstrap intervals and verdicts for the ratios of ``jobs/metrics.py``.
+"""Paired-bootstrap intervals and verdicts for the ratios of ``jobs/report/metrics.py``.
 
 Rules (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 6 and §13.3):
 - a resample draws Q question ids uniformly with replacement; ``bootstrap_weights`` gives, per

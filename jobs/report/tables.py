@@ -1,7 +1,7 @@
 """``specsweep report``: the GammaTune Table-2 layout and a Spec-Bench-style table, from a
 sweep's Parquet log (``--parquet DIR``) or its MLflow experiment (``--experiment NAME``).
 
-Every ratio carries its 95 % paired-bootstrap interval (``jobs/metrics.py``), and the
+Every ratio carries its 95 % paired-bootstrap interval (``jobs/report/metrics.py``), and the
 report opens with the noise floor: per pair, ``ar`` timed last ÷ ``ar`` timed first in the
 same tasks, with a loud warning when it exceeds 5 %.
 
@@ -13,7 +13,7 @@ of oracle where an oracle ran. A mark † flags "no difference resolved": the in
 includes 1.0 or the difference lies inside the noise floor. ``--compare DIR`` prints the
 Table-2 means of two sweeps side by side with their ratio. ``--specbench`` prints instead
 Spec-Bench evaluation/speed.py's speedup and mean accepted tokens beside ours
-(``jobs/specbench.py``), from the folder's ``answers/`` and the target tokenizer.
+(``jobs/report/specbench.py``), from the folder's ``answers/`` and the target tokenizer.
 """
 from __future__ import annotations
 
@@ -22,14 +22,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobs import metrics
 from jobs.dataset import GROUP_ORDER
+from jobs.mlflow.read import read_experiment
+from jobs.report import metrics
+from jobs.report.agreement import agreement_table, agreement_text, preferred_mode, primary_rows
+from jobs.report.specbench import report_text
+from jobs.report.text import render, short
+from jobs.sweep.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 
 def summary_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    from jobs.parquet_log import ParquetLog
-
     log = ParquetLog(folder)
     if not log.dir.exists():
         raise SpecsweepError(f"{folder} holds no sweep log (expected {log.dir})")
@@ -40,15 +43,13 @@ def summary_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.Da
 
 
 def _shown_rows(folder: str, df: pd.DataFrame) -> pd.DataFrame:
-    """The successful rows the figures use: one mode per config (``jobs/agreement.py``)."""
-    from jobs.agreement import preferred_mode, primary_rows
+    """The successful rows the figures use: one mode per config (``jobs/report/agreement.py``)."""
 
     return primary_rows(metrics.ok_rows(df), preferred_mode(folder))
 
 
 def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(Table 2 with intervals, noise floor per pair) from a sweep's Parquet log."""
-    from jobs.parquet_log import ParquetLog
 
     df = _shown_rows(folder, ParquetLog(folder).read())
     return metrics.table2(df), metrics.noise_floor(df)
@@ -56,8 +57,6 @@ def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def agreement_from_parquet(folder: str) -> str:
     """The replay-vs-live agreement section ("" for a sweep without replayed rows)."""
-    from jobs.agreement import agreement_table, agreement_text
-    from jobs.parquet_log import ParquetLog
 
     table = agreement_table(ParquetLog(folder).read())
     return f"\n## {agreement_text(table)}\n" if len(table) else ""
@@ -65,14 +64,9 @@ def agreement_from_parquet(folder: str) -> str:
 
 def summary_from_mlflow(experiment: str, uri: str, output: str | None = None
                         ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """One sweep of the experiment (the one into ``output``, else the latest): ``jobs.mlflow_read.read_experiment``."""
-    from jobs.mlflow_read import read_experiment
+    """One sweep of the experiment (the one into ``output``, else the latest): ``jobs.mlflow.read.read_experiment``."""
 
     return read_experiment(experiment, uri, output)
-
-
-def short(spec: str) -> str:
-    return spec if len(spec) <= 48 else spec[:45] + "..."
 
 
 def _interval(lo, hi) -> str:
@@ -153,17 +147,6 @@ def floor_warnings(floor: pd.DataFrame) -> str:
     return out
 
 
-def render(df: pd.DataFrame, fmt: str) -> str:
-    if df.empty:
-        return "(nothing to show)\n"
-    if fmt == "csv":
-        return df.to_csv()
-    try:
-        return df.to_markdown(floatfmt=".3f") + "\n"
-    except ImportError:  # tabulate missing
-        return df.to_string(float_format=lambda x: f"{x:.3f}") + "\n"
-
-
 def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None = None,
                  floor: pd.DataFrame | None = None) -> str:
     ci = "mean ± std across initial γ, [95 % interval of the mean]" if t2 is not None else "mean ± std across initial γ"
@@ -206,7 +189,6 @@ def main(a) -> int:
         folder = a.parquet or getattr(a, "output", None)
         if not folder:
             raise SpecsweepError("--specbench reads a sweep's output folder: specsweep report OUTPUT --specbench")
-        from jobs.specbench import report_text
 
         sys.stdout.write(report_text(folder, a.format))
         return 0

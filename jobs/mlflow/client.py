@@ -8,22 +8,22 @@ Rules:
 """
 from __future__ import annotations
 
+import logging
 import os
 
-from jobs.mlflow_runs import first_line, mask_credentials
+from jobs.mlflow.runs import first_line, mask_credentials
 from policies.errors import SpecsweepError
 
 
 def client_for(uri: str):
     """An MlflowClient on ``uri``, checked reachable; SpecsweepError (one line, masked) when it is not."""
-    import logging
 
     logging.getLogger("mlflow").setLevel(logging.ERROR)
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")   # an unreachable server fails in seconds
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
     os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"   # its "View run at" line shows user:token@
-    import mlflow
-    from mlflow.tracking import MlflowClient
+    import mlflow  # heavy: mlflow
+    from mlflow.tracking import MlflowClient  # heavy: mlflow
 
     mlflow.set_tracking_uri(uri)
     client = MlflowClient(tracking_uri=uri)

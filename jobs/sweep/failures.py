@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import time
 import traceback
 from pathlib import Path
 
+from jobs.sweep.output import ERRORS
 from policies.errors import SpecsweepError
 
 
@@ -41,8 +43,6 @@ def root_cause(e: BaseException) -> str:
 
 
 def error_log(cfg) -> Path:
-    from jobs.output import ERRORS
-
     return Path(cfg.output) / ERRORS
 
 
@@ -59,7 +59,6 @@ def internal_error_log(cfg, e: BaseException) -> Path:
     """Where an unexpected error's traceback goes: the output folder's error log, else a temporary file."""
     if cfg is not None and Path(cfg.output).is_dir():
         return record_error(cfg, "internal error", e)
-    import tempfile
 
     fd, name = tempfile.mkstemp(prefix="specsweep-error-", suffix=".log")
     with os.fdopen(fd, "w") as f:

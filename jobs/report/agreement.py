@@ -18,6 +18,9 @@ config in ``mode: both``.
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -50,8 +53,6 @@ def mode_shown(sweep_mode: str) -> str:
 
 def preferred_mode(output: str) -> str:
     """:func:`mode_shown` for the sweep whose log is in ``output`` (its config read from ``log/state.json``)."""
-    import json
-    from pathlib import Path
 
     try:
         config = json.loads((Path(output) / "log" / "state.json").read_text()).get("config") or {}

@@ -16,7 +16,7 @@ from policies.errors import SpecsweepError
 
 
 def _tokenizer(path: str, name: str, trust_remote_code: bool):
-    from actors.models import ModelSpec, _cached_smollm2_ready, load_tokenizer, smollm2_folder
+    from actors.models import ModelSpec, _cached_smollm2_ready, load_tokenizer, smollm2_folder  # heavy: torch
 
     if name == "smollm2-135m" and not _cached_smollm2_ready():
         smollm2_folder()            # the package and its GGUF file are there; the actor builds the cache
@@ -32,10 +32,10 @@ def _tokenizer(path: str, name: str, trust_remote_code: bool):
 
 
 def _max_positions(name: str) -> int | None:
-    from actors.models import resolve_source
+    from actors.models import resolve_source  # heavy: torch
 
     try:
-        from transformers import AutoConfig
+        from transformers import AutoConfig  # heavy: transformers
 
         source = resolve_source(name) if name != "smollm2-135m" else None
         if source is None:
@@ -47,7 +47,7 @@ def _max_positions(name: str) -> int | None:
 
 
 def check_pairs(cfg, *, local_cluster: bool) -> None:
-    from actors.models import check_same_tokenizer, resolve_device
+    from actors.models import check_same_tokenizer, resolve_device  # heavy: torch
 
     for i, p in enumerate(cfg.pairs):
         path = f"pairs[{i}]"

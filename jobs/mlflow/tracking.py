@@ -1,10 +1,10 @@
 """MLflow as the comparison surface of a sweep: runs stream in while it runs, γ curves per policy.
 
 Layout (the "MLflow" section of docs/sweeps.md says why); opening the store is
-``jobs/mlflow_client.py``, run identity and tags ``jobs/mlflow_runs.py``, running sums and the
-sender thread ``jobs/mlflow_stream.py``, the summary into the runs ``jobs/mlflow_summary.py``,
-the γ-curve figure and the dataset input ``jobs/mlflow_artifacts.py``, reading back
-``jobs/mlflow_read.py``.
+``jobs/mlflow/client.py``, run identity and tags ``jobs/mlflow/runs.py``, running sums and the
+sender thread ``jobs/mlflow/stream.py``, the summary into the runs ``jobs/mlflow/summary.py``,
+the γ-curve figure and the dataset input ``jobs/mlflow/artifacts.py``, reading back
+``jobs/mlflow/read.py``.
 
 - The experiment (the sweep's ``experiment`` or ``name``) carries the tag
   ``mlflow.experimentKind = custom_model_development``, the value with which MLflow 3's UI
@@ -37,7 +37,7 @@ Rules:
 - A (metric, step) point is written once: a value equal (relative 1e-9) to the latest point at
   that step is never written again, so a resumed or repeated sweep adds no history points; a
   different value (a retried task changed it) is appended and, being latest, wins.
-- Streaming never waits on MLflow (``jobs/mlflow_stream.py``). If MLflow fails mid-sweep the
+- Streaming never waits on MLflow (``jobs/mlflow/stream.py``). If MLflow fails mid-sweep the
   sweep goes on (the Parquet log is the record) and one line says so at the end.
 - Statuses: RUNNING from ``start`` (also on resume); FINISHED when the sweep finished with every
   row ok; FAILED when rows or tasks failed or an error stopped it (policy runs whose configs all
@@ -49,18 +49,37 @@ from __future__ import annotations
 
 import json
 import math
+import platform
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
-from jobs.mlflow_artifacts import dataset_entity, log_dataset
-from jobs.mlflow_runs import (LIVE, PROGRESS, ROLE, SWEEP, SWEEP_KEY, experiment_id, find_policy_runs, finite,
-                              first_line, mask_credentials, planned_modes, policy_params, policy_tags, row_mode,
-                              run_key, run_name, run_url, safe, sweep_key)
-from jobs.mlflow_stream import Config, Sender, contribution, measure, records
-from jobs.mlflow_summary import AT_COMPLETION, log_summary
+from jobs.mlflow.artifacts import dataset_entity, log_dataset
+from jobs.mlflow.runs import (
+    LIVE,
+    PROGRESS,
+    ROLE,
+    SWEEP,
+    SWEEP_KEY,
+    experiment_id,
+    find_policy_runs,
+    finite,
+    first_line,
+    mask_credentials,
+    planned_modes,
+    policy_params,
+    policy_tags,
+    row_mode,
+    run_key,
+    run_name,
+    run_url,
+    safe,
+    sweep_key,
+)
+from jobs.mlflow.stream import Config, Sender, contribution, measure, records
+from jobs.mlflow.summary import AT_COMPLETION, log_summary
 
 
 class SweepTracker:
@@ -73,7 +92,7 @@ class SweepTracker:
     """
 
     def __init__(self, client, cfg, tasks: list[dict], uri: str | None = None):
-        from actors.pair_actor import policy_spec
+        from actors.pair_actor import policy_spec  # heavy: torch
 
         self.client, self.cfg, self.uri, self.tasks = client, cfg, uri or cfg.tracking_uri, tasks
         self.output = str(Path(cfg.output).resolve())
@@ -119,7 +138,7 @@ class SweepTracker:
     def start(self, rows=None) -> str:
         """Create or reuse the sweep run and every policy run (status RUNNING); seed running sums from
         ``rows`` (the log of a resumed sweep) without logging them again. Returns the sweep run id."""
-        from mlflow.entities import Param
+        from mlflow.entities import Param  # heavy: mlflow
 
         t0 = time.perf_counter()
         c, cfg = self.client, self.cfg
@@ -167,7 +186,7 @@ class SweepTracker:
 
     def _open_run(self, key: tuple) -> None:
         """Reuse the sweep's existing run for ``key`` = (pair, spec, mode) (status RUNNING) or create it."""
-        from mlflow.entities import Param, RunTag
+        from mlflow.entities import Param, RunTag  # heavy: mlflow
 
         c, run = self.client, self.runs[key]
         pair, spec, mode = key
@@ -195,8 +214,6 @@ class SweepTracker:
                 self._open_run(key)
 
     def _sweep_params(self) -> dict:
-        import platform
-
         cfg = self.cfg
         return {"python": platform.python_version(), "platform": platform.platform(), "fingerprint": cfg.fingerprint(),
                 "pairs": ",".join(p.label for p in cfg.pairs), "gammas": ",".join(map(str, cfg.gammas)),
@@ -248,7 +265,7 @@ class SweepTracker:
 
     def task_done(self, table) -> None:
         """Update the running sums with one finished task's rows and queue the affected runs' metrics."""
-        from mlflow.entities import Metric
+        from mlflow.entities import Metric  # heavy: mlflow
 
         t0 = time.perf_counter()
         touched = self._ingest(records(table))
@@ -281,7 +298,7 @@ class SweepTracker:
 
     def new_points(self, run_id: str, values: dict, step: int, now: int) -> list:
         """Metrics for the (key, step) points whose value is new or changed (the once-only rule)."""
-        from mlflow.entities import Metric
+        from mlflow.entities import Metric  # heavy: mlflow
 
         out = []
         for key, v in values.items():

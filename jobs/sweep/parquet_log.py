@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from actors.schema import SCHEMA, upgrade
+from jobs.sweep.output import clear, write_marker
 from policies.errors import SpecsweepError
 
 
@@ -47,7 +48,6 @@ class ParquetLog:
 
     def prepare(self, fingerprint: str, config: dict, fresh: bool = False) -> None:
         """Check, clear on ``fresh`` (only what a sweep wrote), mark the folder and record the config."""
-        from jobs.output import clear, write_marker
 
         self.check(fingerprint, fresh)
         if fresh:

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobs.mlflow_client import client_for
-from jobs.agreement import mode_shown
-from jobs.mlflow_runs import ACROSS_PREFIXES, ROLE, SWEEP_KEY, mask_credentials
+from jobs.dataset import GROUP_ORDER
+from jobs.mlflow.client import client_for
+from jobs.mlflow.runs import ACROSS_PREFIXES, ROLE, SWEEP_KEY, mask_credentials
+from jobs.report.agreement import mode_shown
 from policies.errors import SpecsweepError
 
 
@@ -43,7 +44,6 @@ def _pick_sweep(client, exp_id: str, experiment: str, output: str | None):
 
 def read_experiment(experiment: str, uri: str, output: str | None = None):
     """(summary, speedups, fraction of oracle) of one sweep in ``experiment`` (see the module docstring)."""
-    from jobs.dataset import GROUP_ORDER
 
     client = client_for(uri)
     exp = client.get_experiment_by_name(experiment)

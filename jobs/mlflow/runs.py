@@ -21,6 +21,7 @@ import math
 import re
 from pathlib import Path
 
+from jobs.sweep.failures import first_line as plain
 from policies.errors import SpecsweepError
 
 ROLE, SWEEP, SWEEP_KEY, RUN_KEY, PARENT = ("specsweep.role", "specsweep.sweep", "specsweep.sweep_key",
@@ -38,8 +39,7 @@ def mask_credentials(text) -> str:
 
 
 def first_line(e: BaseException) -> str:
-    """``jobs.failures.first_line`` with credentials masked, ≤ 200 characters."""
-    from jobs.failures import first_line as plain
+    """``jobs.sweep.failures.first_line`` with credentials masked, ≤ 200 characters."""
 
     return mask_credentials(plain(e))[:200]
 

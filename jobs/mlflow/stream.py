@@ -4,7 +4,7 @@ Rules:
 - A config is (pair, policy spec, initial γ, mode). Its running sums hold, per finished task,
   that task's rows of the config; a re-run task replaces its contribution, never adds to it.
 - :func:`measure` computes a config's metrics from those sums by the definitions of
-  ``jobs/metrics.py`` (same numbers as the summary's point estimates).
+  ``jobs/report/metrics.py`` (same numbers as the summary's point estimates).
 - Streaming never waits on MLflow: the driver thread only queues ``(run id, metrics)``; one
   background thread (:class:`Sender`) sends them with ``log_batch`` (≤ 1000 metrics a call),
   coalescing whatever queued up per run. After the first MLflow error it drops what is queued
@@ -18,7 +18,7 @@ import time
 
 import pandas as pd
 
-from jobs.mlflow_runs import first_line
+from jobs.mlflow.runs import first_line
 
 MAX_BATCH = 1000                    # MLflow's limit of metrics per log_batch call
 COLUMNS = ("task_key", "pair", "policy", "policy_spec", "gamma", "repeat", "question_id", "status", "new_tokens",
@@ -35,7 +35,7 @@ class Config:
 
 
 def measure(parts: dict, ar_parts: dict | None = None) -> dict:
-    """Metrics of one config from its rows, by the definitions of ``jobs/metrics.py``.
+    """Metrics of one config from its rows, by the definitions of ``jobs/report/metrics.py``.
 
     ``parts``: task_key → rows (question_id, repeat, new_tokens, wall_time, Σaccept_lengths,
     forwards, Σaccepted, Σdrafted). throughput = mean over (question, repeat) of

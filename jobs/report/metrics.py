@@ -17,7 +17,7 @@ Scalar rules (unit-tested against hand-worked values):
   (the form that reproduces every row of GammaTune Table 2 from its per-pair cells).
 
 Uncertainty (every ratio above gets a 95 % interval; the bootstrap itself, its percentile
-interval and the verdict rule live in ``jobs/intervals.py``):
+interval and the verdict rule live in ``jobs/report/intervals.py``):
 - paired bootstrap over questions: one draw of question ids serves every config, ``ar`` and
   every pair; in each resample every ratio is recomputed from per-question sums weighted by how
   often its question was drawn.
@@ -41,10 +41,17 @@ import numpy as np
 import pandas as pd
 
 from jobs.dataset import GROUP_ORDER, group_of
-from jobs.intervals import (NOT_RESOLVED, RESAMPLES, SEED, bootstrap_weights, paired_ratio,  # noqa: F401 (re-exported)
-                            percentile_interval, verdict)
-from jobs.intervals import ratio as _ratio
-from jobs.intervals import with_interval as _with_interval
+from jobs.report.intervals import (  # noqa: F401 (re-exported)
+    NOT_RESOLVED,
+    RESAMPLES,
+    SEED,
+    bootstrap_weights,
+    paired_ratio,
+    percentile_interval,
+    verdict,
+)
+from jobs.report.intervals import ratio as _ratio
+from jobs.report.intervals import with_interval as _with_interval
 
 CONFIG = ["pair", "policy_spec", "gamma"]
 FLOOR_WARNING = 0.05    # warn loudly when the ar/ar noise floor exceeds 5 %

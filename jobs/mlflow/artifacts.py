@@ -23,15 +23,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobs.mlflow_runs import mask_credentials
+from jobs.dataset import SAMPLE, SPECBENCH_URL
+from jobs.mlflow.runs import mask_credentials
 
 CURVE = "gamma_curve.png"
 
 
 def gamma_curve_png(points: pd.DataFrame, baseline: float | None, title: str, path: Path) -> Path:
     """Throughput against initial γ (``points``: gamma, throughput[, throughput_lo, throughput_hi]) as a PNG."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib
+    from matplotlib.figure import Figure  # heavy: matplotlib
 
     pts = points.sort_values("gamma")
     fig = Figure(figsize=(5, 3.4))
@@ -76,9 +77,8 @@ def questions_frame(tasks: list[dict]) -> pd.DataFrame:
 
 def dataset_entity(source: str, tasks: list[dict]):
     """The MLflow ``Dataset`` entity of the questions in ``tasks`` (see the module docstring)."""
-    from mlflow.entities import Dataset
+    from mlflow.entities import Dataset  # heavy: mlflow
 
-    from jobs.dataset import SAMPLE, SPECBENCH_URL
 
     source = str(source)
     content = sorted({(int(t["question"]["question_id"]), t["question"]["category"], tuple(t["question"]["turns"]))
@@ -102,7 +102,7 @@ def dataset_entity(source: str, tasks: list[dict]):
 
 def log_dataset(client, run_ids, entity, selection: str) -> None:
     """Log ``entity`` as the ``eval`` dataset input of each run in ``run_ids``."""
-    from mlflow.entities import DatasetInput, InputTag
+    from mlflow.entities import DatasetInput, InputTag  # heavy: mlflow
 
     tags = [InputTag("mlflow.data.context", "eval"), InputTag("specsweep.selection", mask_credentials(selection)[:500])]
     for run_id in run_ids:

@@ -11,20 +11,36 @@ every task already in the log and reuses the MLflow runs.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import logging
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from actors.schema import config_key, to_table
+from cluster.backends import ActorSpec, ActorStartError, InProcessBackend, RayBackend
+from cluster.ray_setup import check_address, check_resources, connect, target_address
 from jobs.config import SweepConfig, load_config, redact_uri
 from jobs.dataset import load_questions
-from jobs.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
-from jobs.parquet_log import ParquetLog
-from jobs.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
+from jobs.mlflow.client import client_for
+from jobs.mlflow.tracking import SweepTracker
+from jobs.report import metrics
+from jobs.report.agreement import agreement_table, agreement_text, mode_shown, primary_rows
+from jobs.report.tables import specbench_layout, table2_layout
+from jobs.report.token_view import token_views
+from jobs.sweep.answers import write_all
+from jobs.sweep.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
+from jobs.sweep.output import OutputLock, check_usable
+from jobs.sweep.parquet_log import ParquetLog
+from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
+from jobs.sweep.preflight import check_pairs
 from policies.errors import SpecsweepError
 
 
@@ -38,7 +54,6 @@ def _pair_kwargs(p, gammas=()) -> dict:
 
 def actor_specs(cfg: SweepConfig, warmup_question: dict) -> list:
     """One :class:`~cluster.backends.ActorSpec` per pair: what its PairActors are built with."""
-    from cluster.backends import ActorSpec
 
     return [ActorSpec(p.label, {"pair": _pair_kwargs(p, cfg.gammas), "label": p.label, "calibrate": cfg.calibrate,
                                 "warmup_question": warmup_question, "warmup": cfg.warmup,
@@ -48,8 +63,6 @@ def actor_specs(cfg: SweepConfig, warmup_question: dict) -> list:
 
 
 def failure_table(task: dict, reason: str):
-    from actors.schema import config_key, to_table
-
     rows = [{"task_key": task["task_key"], "config_key": config_key(task["pair"], "task", 0), "pair": task["pair"],
              "policy": "task", "policy_spec": "task", "gamma": 0, "repeat": 0, "question_id": task["question"]["question_id"],
              "category": task["question"]["category"], "turn": 0, "status": "failed", "error": reason[:1000]}]
@@ -77,16 +90,13 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
                                ds.get("question_ids"))
     tasks = plan_tasks(cfg, questions)
     if cfg.mode != "live" and not dry_run:
-        from jobs.plan import replay_partition
+        from jobs.sweep.plan import replay_partition  # heavy: torch
 
         for note in replay_partition(cfg)[2]:
             print(f"specsweep: {note}", file=sys.stderr)
     if dry_run:
         print(describe_plan(cfg, questions, tasks))
         return {"tasks": len(tasks), "dry_run": True}
-    from cluster.ray_setup import check_address, check_resources, connect, target_address
-    from jobs.output import OutputLock, check_usable
-    from jobs.preflight import check_pairs
 
     check_usable(cfg.output, fresh=fresh)
     log = ParquetLog(cfg.output)
@@ -104,8 +114,6 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         client = _open_tracking(cfg)
     with OutputLock(cfg.output):
         if backend == "ray":
-            from cluster.backends import RayBackend
-
             resources = connect(address)
             if handle_sigterm and _main_thread():
                 signal.signal(signal.SIGTERM, _on_sigterm)
@@ -113,8 +121,6 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
                             sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
             runner = RayBackend(resources)
         else:
-            from cluster.backends import InProcessBackend
-
             runner = InProcessBackend()
         # checks the folder's config again (now that no other sweep can write here), then writes
         log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)
@@ -122,7 +128,6 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         todo = [t for t in tasks if t["task_key"] not in done]
         tracker = None
         if client is not None:   # the sweep's runs exist (RUNNING) before the first task
-            from jobs.tracking import SweepTracker
 
             tracker = SweepTracker(client, cfg, tasks)
             tracker.start(log.read() if log.has_results() else None)
@@ -144,7 +149,6 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
 
 def _open_tracking(cfg: SweepConfig):
     """The MLflow client of the sweep's tracking URI, or one line saying why it cannot be opened."""
-    from jobs.mlflow_client import client_for
 
     _quiet_mlflow()
     try:
@@ -158,7 +162,6 @@ def _open_tracking(cfg: SweepConfig):
 
 def _quiet_mlflow() -> None:
     """MLflow sets its own logger to INFO when imported: keep its store-creation chatter off the console."""
-    import logging
 
     import mlflow  # noqa: F401  (configures the "mlflow" logger; lower it only after that)
 
@@ -168,7 +171,6 @@ def _quiet_mlflow() -> None:
 
 def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, tracker=None) -> int:
     """Start the actors, run ``todo`` on them and write every finished task at once; returns failed tasks."""
-    from cluster.backends import ActorStartError
 
     q0 = questions[0]
     warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
@@ -230,9 +232,7 @@ def write_actor_info(cfg: SweepConfig, infos: dict) -> None:
 
 def write_traces_table(cfg: SweepConfig, task: dict, table) -> Path:
     """``OUTPUT/traces/<task>.parquet``: the task's traces (one row per turn), written atomically."""
-    import hashlib
 
-    import pyarrow.parquet as pq
 
     folder = Path(cfg.output) / "traces"
     folder.mkdir(exist_ok=True)
@@ -244,11 +244,6 @@ def write_traces_table(cfg: SweepConfig, task: dict, table) -> Path:
 
 
 def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> dict:
-    from jobs import metrics
-    from jobs.answers import write_all
-    from jobs.token_view import token_views
-
-    from jobs.agreement import agreement_table, agreement_text, mode_shown, primary_rows
 
     t0 = time.time()
     df = log.read()
@@ -277,13 +272,12 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     if len(t2):
         t2.to_csv(out / "table2.csv", index=False)
     write_all(ok, out / "answers")
-    from jobs.figures import all_figures
+    from jobs.report.figures import all_figures  # heavy: matplotlib
 
     figures = all_figures(summary, ok, out / "figures") + token_views(cfg.pairs, ok, out / "token_views")
     if tracker is not None:
         arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json",
                             out / "replay_agreement.csv") if p.exists()] + figures
-        from jobs.report import specbench_layout, table2_layout
 
         tables = {"table2": table2_layout(summary), "specbench": specbench_layout(summary, speed), "summary": summary}
         status = "FINISHED" if outcome(result)[0] == EXIT_OK else "FAILED"
@@ -373,10 +367,5 @@ def main(argv=None) -> int:
 
 
 def _main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,21 @@
+"""Plain-text helpers every report table uses: a policy spec cut to a column's width, a frame as Markdown or CSV."""
+from __future__ import annotations
+
+import pandas as pd
+
+
+def short(spec: str) -> str:
+    """``spec`` as shown in a table column: at most 48 characters, cut with "..."."""
+    return spec if len(spec) <= 48 else spec[:45] + "..."
+
+
+def render(df: pd.DataFrame, fmt: str) -> str:
+    """``df`` as a Markdown table (``fmt="md"``; plain text when tabulate is missing) or CSV (``fmt="csv"``)."""
+    if df.empty:
+        return "(nothing to show)\n"
+    if fmt == "csv":
+        return df.to_csv()
+    try:
+        return df.to_markdown(floatfmt=".3f") + "\n"
+    except ImportError:  # tabulate missing
+        return df.to_string(float_format=lambda x: f"{x:.3f}") + "\n"
