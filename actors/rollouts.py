@@ -97,11 +97,6 @@ class Trace:
     def new_tokens(self) -> int:
         return len(self.reference)
 
-    def rollout_cap(self, j: int) -> int:
-        """Proposals recorded at most at position j (fewer only when the draft proposed EOS)."""
-        left = self.max_new_tokens - j - 1
-        return left if self.max_draft is None else min(self.max_draft, left)
-
     def check(self) -> None:
         if len(self.rollouts) != len(self.reference):
             raise SpecsweepError(f"trace {self.key!r} is corrupt: {len(self.rollouts)} rollouts for "

@@ -28,7 +28,7 @@ docs/uncertainty.md, "Spec-Bench parity".
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -100,9 +100,6 @@ class SpecBenchSpeed:
     tokens_per_second_baseline_std: float
     speedup: float
     speedup_std: float
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def run_speed(method: Sequence[dict], baseline: Sequence[dict], tokenizer, task: str = "overall") -> RunSpeed:
