@@ -249,19 +249,6 @@ def test_replay_is_calibrated_to_the_turns_own_ar_run(setup):
     assert replay(slow, build("fixed", 3), cost_model=model).wall_time == plain.wall_time    # off by default
 
 
-def test_replay_policies_over_a_trace_folder(setup, tmp_path):
-    engine, trace = setup
-    write_traces(tmp_path / "a.parquet", [trace])
-    from actors.replay import replay_policies
-
-    rows = replay_policies(tmp_path, ["fixed", "gt"], [1, 4], costs=COSTS.to_dict())
-    assert [(r["policy"], r["gamma"]) for r in rows] == [("fixed", 1), ("fixed", 4), ("gt", 1), ("gt", 4)]
-    live = engine.generate(PROMPT, build("fixed", 4), max_new_tokens=MAX_NEW)
-    assert rows[1]["token_ids"] == live.token_ids and rows[1]["drafted"] == live.drafted
-    with pytest.raises(SpecsweepError, match="cannot be replayed"):
-        replay_policies(tmp_path, ["sequoia"], [1])
-
-
 def test_refit_bench_recovers_a_cost_model_the_timings_follow(setup, tmp_path):
     """bench.replay_refit on a dump whose every step time follows one known model: each fit finds it, and the
     predicted wall times match the 'measured' ones, calibrated or not."""
