@@ -8,10 +8,21 @@ drawn from p_{k+1}. The emitted tokens are then distributed exactly as the targe
 A model-free drafter's q is a point mass on its proposal (``None`` below).
 
 Greedy rule: accept while x_i equals argmax p_i; then emit argmax p_{n+1}.
+
+Trees (SpecInfer, Miao et al. 2024; Sequoia, Chen et al. 2024): greedy accepts the longest
+root path whose every token is the target's argmax at its parent, then emits the argmax
+after it. Sampling uses multi-candidate rejection for children drawn without replacement
+(Sequoia, Alg. "sampling without replacement"): at a node with target distribution p and
+draft distribution q, try the children in drawing order — accept child x with probability
+min(1, p(x)/q(x)); on rejection p ← norm(max(0, p − q)) and q ← q with x removed,
+renormalised; if no child is accepted, sample from p. The emitted tokens follow the
+target's distribution exactly.
+
+Every accept/reject decision of the engine, the tree step and replay is made here.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 
@@ -74,3 +85,53 @@ def accept_sampling(p: torch.Tensor, q_rows: Sequence[torch.Tensor | None], draf
                 r = residual(p[i], q_rows[i], drafted[i])
                 return i, int(torch.multinomial(r, 1, generator=generator))
     return k, int(torch.multinomial(p[k], 1, generator=generator))
+
+
+def accept_tree_greedy(target_argmax: Sequence[int], tokens: Sequence[int],
+                       children: Mapping[int, Sequence[int]]) -> tuple[list[int], int]:
+    """(accepted node indices along the path, next token) for greedy decoding of a tree.
+
+    ``target_argmax[i + 1]``: the target's argmax after node i (index 0: after the root, the last committed
+    token); ``tokens[i]``: node i's token; ``children[i]``: node i's children (-1 = the root's).
+    """
+    path, cur = [], -1
+    while True:
+        want = int(target_argmax[cur + 1])
+        nxt = next((c for c in children.get(cur, []) if tokens[c] == want), None)
+        if nxt is None:
+            return path, want
+        path.append(nxt)
+        cur = nxt
+
+
+def accept_tree_sampling(p_rows: torch.Tensor, tokens: Sequence[int], children: Mapping[int, Sequence[int]],
+                         q_rows: Mapping[int, torch.Tensor], generator: torch.Generator) -> tuple[list[int], int]:
+    """(accepted node indices along the path, next token) by multi-candidate rejection sampling (module docstring).
+
+    ``p_rows``: [1 + nodes, V] target distributions (row 0 after the root); ``q_rows[i]``: the draft distribution
+    node i's children were drawn from (-1 = the root's); ``children[i]`` in drawing order.
+    """
+    path, cur = [], -1
+    while True:
+        p = p_rows[cur + 1]
+        kids = children.get(cur, [])
+        if not kids:
+            return path, int(torch.multinomial(p, 1, generator=generator))
+        q = q_rows[cur].clone()
+        accepted = None
+        for c in kids:
+            x = tokens[c]
+            u = float(torch.rand(1, generator=generator, device=p.device))
+            if q[x] > 0 and u * float(q[x]) < float(p[x]):
+                accepted = c
+                break
+            p = residual(p, q, x)
+            q[x] = 0.0
+            s = q.sum()
+            if s <= 0:
+                break
+            q = q / s
+        if accepted is None:
+            return path, int(torch.multinomial(p, 1, generator=generator))
+        path.append(accepted)
+        cur = accepted

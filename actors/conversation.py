@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from actors.engine import Generation
+from actors.step import Generation
 from actors.templates import render
 
 
 @dataclass
 class Turn:
-    """One generated turn: its :class:`~actors.engine.Generation`, the decoded answer and the rendered prompt ids."""
+    """One generated turn: its :class:`~actors.step.Generation`, the decoded answer and the rendered prompt ids."""
 
     generation: Generation
     text: str

@@ -108,7 +108,7 @@ def draft_feeds(prompt_len: int, steps) -> list[int]:
 
 
 def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
-    """Step samples of one live :class:`~actors.engine.Generation` (``proposed`` falls back to ``drafted``)."""
+    """Step samples of one live :class:`~actors.step.Generation` (``proposed`` falls back to ``drafted``)."""
     out, context = [], prompt_len
     for s, e in zip(gen.steps, draft_feeds(prompt_len, gen.steps)):
         p = s.proposed or s.drafted

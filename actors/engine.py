@@ -1,89 +1,71 @@
-"""The speculative decoding loop: draft → verify → accept.
+"""The live engine: one target, one optional drafter, the speculative step of ``actors/step.py``.
 
-Invariant at the start of every step: the target's KV cache holds every token but
-the last one. A step feeds ``[last token, x_1 … x_k]`` to the target in one forward
-(k = 0 is a plain target step — ``ar`` runs this same loop), accepts n of the k
-drafts (``actors/acceptance.py``), appends n + 1 tokens, and crops both caches to
-the accepted prefix; nothing accepted is ever recomputed.
+The live verifier keeps this invariant at the start of every step: the target's KV cache
+holds every token but the last one. A chain step feeds ``[last token, x_1 … x_k]`` to the
+target in one forward (k = 0 is a plain target step — ``ar`` runs this same loop), accepts
+n of the k drafts (``actors/acceptance.py``), and both caches are cropped to the accepted
+prefix; nothing accepted is ever recomputed. Tree steps verify every node in one forward
+with a tree attention mask (``actors/tree_step.py``) and keep the accepted path.
 
-EOS and ``max_new_tokens`` are honoured exactly: the engine never drafts past the
-remaining budget, and emitted tokens are cut after the first EOS, so the output is
-token-for-token what the target alone would produce (greedy) or distributed as it
-(sampling).
+EOS and ``max_new_tokens`` are honoured exactly (``actors/step.py``'s ``Row``), so the output
+is token-for-token what the target alone would produce (greedy) or distributed as it (sampling).
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
 
 from actors.acceptance import accept_greedy, accept_sampling, warp
-from actors.drafters import Drafter, Proposal
+from actors.drafters import Drafter
 from actors.runners import EagerRunner, make_runner
+from actors.step import Generation, Row, chain_step, decode, tree_step
 from actors.tree_step import keep_positions, verify_tree
-from policies.base import GenerationContext, Policy, SequencePolicy, Step, TreePolicy
+from policies.base import GenerationContext, Policy, SequencePolicy, TreePolicy
 from policies.errors import SpecsweepError
 
 
-@dataclass
-class Generation:
-    """One turn's output and record. Times in seconds; ``wall_time`` includes prefill."""
+class LiveClock:
+    """Step times from the wall clock, the device synchronized at each reading."""
 
-    token_ids: list[int]
-    steps: list[Step] = field(default_factory=list)
-    wall_time: float = 0.0
-    prefill_time: float = 0.0
-    finished_by_eos: bool = False
+    def __init__(self, clock):
+        self._clock = clock
+        self._t = 0.0
 
-    @property
-    def new_tokens(self) -> int:
-        """Tokens generated."""
-        return len(self.token_ids)
+    def start(self) -> None:
+        self._t = self._clock()
 
-    @property
-    def decoding_steps(self) -> int:
-        """Target forwards after prefill (Spec-Bench's decoding steps)."""
-        return len(self.steps)
+    def drafted(self, base: int, proposed: int) -> float:
+        t, self._t = self._t, self._clock()
+        return self._t - t
 
-    @property
-    def target_calls(self) -> int:
-        """Target forwards, prefill included."""
-        return len(self.steps) + (1 if self.prefill_time > 0 else 0)
-
-    @property
-    def accept_lengths(self) -> list[int]:
-        """Tokens emitted per target forward, bonus included (Spec-Bench's accept_lengths)."""
-        return [s.emitted for s in self.steps]
-
-    @property
-    def drafted(self) -> list[int]:
-        """Draft tokens verified per step (trees: nodes)."""
-        return [s.drafted for s in self.steps]
-
-    @property
-    def accepted(self) -> list[int]:
-        """Draft tokens accepted per step."""
-        return [s.accepted for s in self.steps]
-
-    @property
-    def k_max(self) -> list[int]:
-        """The per-step draft cap the policy chose (tree steps: the tree's depth)."""
-        return [s.k_max for s in self.steps]
+    def verified(self, base: int, drafted: int, accepted: int, proposed: int) -> float:
+        t, self._t = self._t, self._clock()
+        return self._t - t
 
 
-def emit(new: list[int], tokens: list[int], out: Generation, remaining: int, eos: frozenset) -> list[int]:
-    """Append a step's tokens, cut after the first EOS and at ``max_new_tokens`` (shared with replay)."""
-    for j, t in enumerate(new):
-        if t in eos:
-            new = new[: j + 1]
-            out.finished_by_eos = True
-            break
-    new = new[:remaining]
-    tokens += new
-    out.token_ids += new
-    return new
+class TargetVerifier:
+    """The target's answer from one forward over ``[last token, drafts…]`` (chains) or the tree's nodes."""
+
+    def __init__(self, runner, sampling: dict | None, generator):
+        self.runner, self.sampling, self.generator = runner, sampling, generator
+
+    def check(self, row: Row, drafted, q_rows) -> tuple[int, int]:
+        logits = self.runner.forward([row.tokens[-1], *drafted])     # [k + 1, vocab]
+        if self.sampling is None:
+            return accept_greedy(logits.argmax(-1).tolist(), drafted)
+        return accept_sampling(warp(logits, self.sampling["temperature"], self.sampling["top_p"]), q_rows, drafted,
+                               self.generator)
+
+    def keep(self, row: Row) -> None:
+        self.runner.rollback(len(row.tokens) - 1)
+
+    def check_tree(self, row: Row, tree) -> tuple[list[int], int]:
+        return verify_tree(self.runner.model, self.runner.cache, row.tokens, tree, self.sampling, self.generator)
+
+    def keep_path(self, row: Row, base: int, path) -> None:
+        keep_positions(self.runner.cache, list(range(base)) + [base + i for i in path])   # root + accepted path
 
 
 class SpecEngine:
@@ -171,48 +153,17 @@ class SpecEngine:
         self.prepare()
         runner = self._runner_for(is_tree)
 
-        tokens = list(int(t) for t in prompt_ids)
-        out = Generation(token_ids=[])
+        row = Row(tokens=[int(t) for t in prompt_ids], budget=max_new_tokens, eos=self.eos)
         runner.reset()
         t_start = self._clock()
-        if len(tokens) > 1:
-            runner.forward(tokens[:-1], last_only=True)
-            out.prefill_time = self._clock() - t_start
+        if len(row.tokens) > 1:
+            runner.forward(row.tokens[:-1], last_only=True)
+            row.out.prefill_time = self._clock() - t_start
         if self.drafter is not None and policy.needs_draft:
             self.drafter.reset(sampling, gen, self.eos, tree=is_tree)
-
-        while len(out.token_ids) < max_new_tokens and not out.finished_by_eos:
-            ctx.generated = len(out.token_ids)
-            remaining = max_new_tokens - len(out.token_ids)
-            if is_tree:
-                step = self._tree_step(tokens, out, runner.cache, policy, remaining, sampling, gen)
-                out.steps.append(step)
-                policy.update(step)
-                continue
-            k_max = int(policy.max_draft())
-            if k_max < 0:
-                raise RuntimeError(f"policy {policy!r} asked for {k_max} drafts; must be >= 0")
-            cap = min(k_max, remaining - 1) if policy.needs_draft else 0
-            t0 = self._clock()
-            prop = self.drafter.propose(tokens, cap, policy.after_draft) if cap > 0 else Proposal()
-            t1 = self._clock()
-            k = len(prop.tokens)
-            logits = runner.forward([tokens[-1], *prop.tokens])     # [k + 1, vocab]
-            if greedy:
-                n, nxt = accept_greedy(logits.argmax(-1).tolist(), prop.tokens)
-            else:
-                n, nxt = accept_sampling(warp(logits, temperature, top_p), prop.q_rows, prop.tokens, gen)
-            base = len(tokens)
-            new = self._emit(prop.tokens[:n] + [nxt], tokens, out, remaining)
-            runner.rollback(len(tokens) - 1)
-            if k:
-                self.drafter.rollback(base + n)
-            t2 = self._clock()
-            step = Step(k_max=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens,
-                        q_max=prop.q_max, entropy=prop.entropy, draft_time=t1 - t0, verify_time=t2 - t1,
-                        proposed=prop.proposed)
-            out.steps.append(step)
-            policy.update(step)
+        verifier, clock = TargetVerifier(runner, sampling, gen), LiveClock(self._clock)
+        step = tree_step if is_tree else chain_step
+        out = decode(row, policy, ctx, lambda r: step(r, policy, self.drafter, verifier, clock))
         out.wall_time = self._clock() - t_start
         return out
 
@@ -223,25 +174,6 @@ class SpecEngine:
         if self._eager_runner is None:
             self._eager_runner = EagerRunner(self.target)
         return self._eager_runner
-
-    def _emit(self, new: list[int], tokens: list[int], out: Generation, remaining: int) -> list[int]:
-        return emit(new, tokens, out, remaining, self.eos)
-
-    def _tree_step(self, tokens, out, cache, policy, remaining, sampling, gen) -> Step:
-        """Draft a tree, verify it in one target forward, keep the accepted path (``actors/tree_step.py``)."""
-        t0 = self._clock()
-        tree = self.drafter.propose_tree(tokens, policy, remaining - 1)
-        t1 = self._clock()
-        path, nxt = verify_tree(self.target, cache, tokens, tree, sampling, gen)
-        base = len(tokens)
-        new = self._emit([tree.tokens[i] for i in path] + [nxt], tokens, out, remaining)
-        keep_positions(cache, list(range(base)) + [base + i for i in path])          # root + accepted path
-        self.drafter.keep_tree_path(base, tree, path)
-        t2 = self._clock()
-        depth = max(tree.depths, default=0)
-        return Step(k_max=depth, drafted=len(tree), accepted=len(path), emitted=len(new),
-                    q_tokens=[tree.cum[i] for i in path], draft_time=t1 - t0, verify_time=t2 - t1,
-                    tree_nodes=len(tree), tree_depth=depth)
 
     @torch.no_grad()
     def reference(self, prompt_ids: Sequence[int], max_new_tokens: int) -> list[int]:

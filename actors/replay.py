@@ -1,26 +1,21 @@
 """Exact counterfactual replay of greedy speculative decoding from a :class:`~actors.rollouts.Trace`.
 
-Rule. Under greedy decoding every emitted token equals the target-only output y, so a
-live generation is always at some reference position j (prompt + y_<j generated). There
-a step:
+Replay runs the live engine's own step (``actors/step.py``) with three seams swapped:
 
-1. asks the policy for k_max and cuts it to ``min(k_max, remaining − 1)`` (0 for a
-   policy that needs no draft), remaining = max_new_tokens − j;
-2. shows the policy the draft's proposals one at a time — in replay, the rollout at j,
-   x_1, x_2, … with their q(x), max q and H(q) — through the drafter's own
-   :func:`~actors.drafters.record_proposal` (MORE / STOP / DISCARD, the cap, the stop at an
-   EOS proposal); k = proposals kept;
-3. accepts n = the number of leading proposals equal to y_j, y_{j+1}, … (n ≤ k) — what
-   the target's argmax check accepts, because the target's argmax after prompt + y_<j+i
-   *is* y_{j+i};
-4. emits x_1 … x_n and the target's next token y_{j+n}, cut after the first EOS and at
-   max_new_tokens (:func:`actors.engine.emit`, the engine's own helper);
-5. tells the policy the :class:`~policies.base.Step` (same fields as live; the
-   times are the cost model's predictions).
+- **drafter** (:class:`TraceDrafter`): the rollout recorded at reference position j, served
+  one proposal at a time through :func:`~actors.drafters.record_proposal` with its q(x),
+  max q and H(q), so the policy's MORE / STOP / DISCARD answers, the cap and the stop at an
+  EOS proposal act exactly as live;
+- **verifier** (:class:`ReferenceVerifier`): under greedy decoding every emitted token equals
+  the target-only output y, so a generation is always at some position j (prompt + y_<j) and
+  the target's argmax after prompt + y_<j+i *is* y_{j+i}: greedy acceptance
+  (``actors/acceptance.py``) against y_j, y_{j+1}, … accepts what the live forward would;
+- **clock** (:class:`CostClock`): each step's draft and verify times are the cost model's
+  predictions; ``wall_time`` = the trace's measured prefill + Σ predicted steps.
 
-Nothing else in the engine's loop depends on the models, so the policy sees the same
-numbers and makes the same decisions: token ids, (drafted, accepted) and k_max per step
-are those of the live run (up to the floating-point caveat of ``actors/rollouts.py``).
+Nothing else in the step depends on the models, so the policy sees the same numbers and
+makes the same decisions: token ids, (drafted, accepted) and k_max per step are those of
+the live run (up to the floating-point caveat of ``actors/rollouts.py``).
 
 Not replayed (refused with one line): sampling (temperature > 0: acceptance is random
 and depends on the target's full distribution), tree policies (static trees are not
@@ -30,14 +25,14 @@ budgets or draft lengths the trace did not record.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+import itertools
 
 from actors.cost_model import CostModel, turn_scale
-from actors.drafters import Proposal, record_proposal
-from actors.engine import Generation, emit
+from actors.acceptance import accept_greedy
+from actors.drafters import Drafter, Proposal, record_proposal
+from actors.step import Generation, Row, chain_step, decode
 from actors.rollouts import Trace
-from policies.base import GenerationContext, Policy, SequencePolicy, Step
+from policies.base import GenerationContext, Policy, SequencePolicy
 from policies.errors import SpecsweepError
 
 
@@ -69,36 +64,87 @@ def check_trace(trace: Trace, *, pair: str | None = None, tokenizer_hash: str | 
     return budget
 
 
-def _accepted(proposals: Sequence[int], reference: Sequence[int], j: int) -> int:
-    n = 0
-    while n < len(proposals) and j + n < len(reference) and proposals[n] == reference[j + n]:
-        n += 1
-    return n
+class TraceDrafter(Drafter):
+    """The rollout recorded at the current reference position, proposed one token at a time like the live drafter."""
 
+    name = "trace"
 
-@dataclass
-class _RolloutDraft:
-    """The rollout at one position, served one proposal at a time like the live drafter."""
+    def __init__(self, trace: Trace):
+        super().__init__()
+        self.trace = trace
+        self.stop_ids = frozenset(trace.eos_ids)
 
-    trace: Trace
-    j: int
-
-    def proposals(self):
-        r = self.trace.rollouts[self.j]
-        i = 0
-        while True:
+    def propose(self, tokens, k_max, ask) -> Proposal:
+        j = len(tokens) - len(self.trace.prompt_ids)
+        r = self.trace.rollouts[j]
+        prop = Proposal()
+        for i in itertools.count():
             if i >= len(r):
                 raise SpecsweepError(
-                    f"trace {self.trace.key!r} recorded {len(r)} draft proposals at position {self.j} "
+                    f"trace {self.trace.key!r} recorded {len(r)} draft proposals at position {j} "
                     f"(max_draft={self.trace.max_draft}); the policy asked for more: record with a larger max_draft")
-            yield r.tokens[i], r.q_tokens[i], r.q_max[i], r.entropy[i]
-            i += 1
+            if not record_proposal(ask, prop, r.tokens[i], r.q_tokens[i], r.q_max[i], None, k_max, self.stop_ids,
+                                   sampled=False, entropy=r.entropy[i]):
+                return prop
+
+
+class ReferenceVerifier:
+    """The target's greedy answer read from the recorded target-only output instead of a forward."""
+
+    def __init__(self, trace: Trace, reference):
+        self.prompt_len = len(trace.prompt_ids)
+        self.reference = reference
+
+    def check(self, row: Row, drafted, q_rows) -> tuple[int, int]:
+        j = len(row.tokens) - self.prompt_len
+        argmax = list(self.reference[j: j + len(drafted) + 1])
+        argmax += [-1] * (len(drafted) + 1 - len(argmax))   # beyond the reference only after an EOS: cut by emit
+        return accept_greedy(argmax, drafted)
+
+    def keep(self, row: Row) -> None:
+        if row.out.token_ids and row.out.token_ids[-1] < 0:
+            raise AssertionError("replay emitted past the reference")
+
+
+class CostClock:
+    """Step times predicted by a :class:`~actors.cost_model.CostModel`, times ``scale``; 0 without a model.
+
+    Tracks the draft's cache length as the live drafter's would be, since a draft forward's cost depends on
+    the committed tokens it must catch up on.
+    """
+
+    def __init__(self, model: CostModel | None, scale: float = 1.0):
+        self.model, self.scale = model, scale
+        self.dlen = 0
+        self.wall = 0.0          # Σ predicted step times, overhead included
+
+    def start(self) -> None:
+        pass
+
+    def drafted(self, base: int, proposed: int) -> float:
+        if self.model is None:
+            return 0.0
+        catchup = max(base - self.dlen - 1, 0) if proposed else 0
+        d = self.scale * self.model.draft_time(proposed, catchup, base)
+        self.wall += d
+        return d
+
+    def verified(self, base: int, drafted: int, accepted: int, proposed: int) -> float:
+        if proposed:
+            self.dlen = base + proposed - 1
+            if drafted:
+                self.dlen = min(self.dlen, base + accepted)
+        if self.model is None:
+            return 0.0
+        v = self.scale * self.model.verify_time(drafted + 1, base)
+        self.wall += v + self.scale * self.model.overhead
+        return v
 
 
 def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, costs=None,
            cost_model: CostModel | None = None, temperature: float = 0.0, pair: str | None = None,
            tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = False) -> Generation:
-    """Replay ``policy`` on ``trace``: the :class:`~actors.engine.Generation` the live engine would produce.
+    """Replay ``policy`` on ``trace``: the :class:`~actors.step.Generation` the live engine would produce.
 
     ``costs``: the actor's :class:`~policies.costs.CostCurve` — the same object live runs hand
     to policies through :class:`~policies.base.GenerationContext` (``gt``, ``goodput``,
@@ -111,51 +157,16 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
     check_replayable(policy, temperature)
     budget = check_trace(trace, pair=pair, tokenizer_hash=tokenizer_hash, max_new_tokens=max_new_tokens)
     reference = trace.reference[:budget]
-    eos = frozenset(trace.eos_ids)
     ctx = GenerationContext(costs=costs, reference=reference if policy.needs_reference else None,
                             greedy=True, rank_acceptance=rank_acceptance)
     policy.reset(ctx)
 
-    tokens = list(trace.prompt_ids)          # the loop's state: prompt + y_<j
-    out = Generation(token_ids=[], prefill_time=trace.prefill_time if len(tokens) > 1 else 0.0)
-    dlen = 0                                 # the draft's cache length, as the live drafter's (for the cost model)
-    wall = out.prefill_time
-    scale = (turn_scale(cost_model, len(tokens), trace.ar_step_times)
+    row = Row(tokens=list(trace.prompt_ids), budget=budget, eos=frozenset(trace.eos_ids),
+              out=Generation(token_ids=[], prefill_time=trace.prefill_time if len(trace.prompt_ids) > 1 else 0.0))
+    scale = (turn_scale(cost_model, len(row.tokens), trace.ar_step_times)
              if cost_model is not None and calibrate else 1.0)
-    while len(out.token_ids) < budget and not out.finished_by_eos:
-        j = len(out.token_ids)
-        ctx.generated = j
-        remaining = budget - j
-        k_max = int(policy.max_draft())
-        if k_max < 0:
-            raise RuntimeError(f"policy {policy!r} asked for {k_max} drafts; must be >= 0")
-        cap = min(k_max, remaining - 1) if policy.needs_draft else 0
-        prop = Proposal()
-        if cap > 0:
-            for x, q, qmax, h in _RolloutDraft(trace, j).proposals():
-                if not record_proposal(policy.after_draft, prop, x, q, qmax, None, cap, eos, sampled=False, entropy=h):
-                    break
-        k = len(prop.tokens)
-        n = _accepted(prop.tokens, reference, j)
-        nxt = reference[j + n] if j + n < len(reference) else -1     # beyond the reference only after an EOS: cut
-        base = len(tokens)
-        new = emit(prop.tokens[:n] + [nxt], tokens, out, remaining, eos)
-        if nxt < 0 and -1 in new:
-            raise AssertionError("replay emitted past the reference")
-        d_time = v_time = 0.0
-        if cost_model is not None:
-            catchup = max(base - dlen - 1, 0) if prop.proposed else 0
-            d_time = scale * cost_model.draft_time(prop.proposed, catchup, base)
-            v_time = scale * cost_model.verify_time(k + 1, base)
-            wall += d_time + v_time + scale * cost_model.overhead
-        if prop.proposed:
-            dlen = base + prop.proposed - 1
-            if k:
-                dlen = min(dlen, base + n)
-        step = Step(k_max=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens, q_max=prop.q_max,
-                    entropy=prop.entropy, draft_time=d_time, verify_time=v_time, proposed=prop.proposed)
-        out.steps.append(step)
-        policy.update(step)
-    out.wall_time = wall
+    drafter, verifier, clock = TraceDrafter(trace), ReferenceVerifier(trace, reference), CostClock(cost_model, scale)
+    out = decode(row, policy, ctx, lambda r: chain_step(r, policy, drafter, verifier, clock))
+    out.wall_time = out.prefill_time + clock.wall
     return out
 

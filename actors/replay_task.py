@@ -58,7 +58,7 @@ def traced_ar(pair, user_turns: Sequence[str], *, template: str, max_new_tokens:
 
 
 def replay_turns(pair, traces: Sequence[Trace], policy, cost_model: CostModel | None) -> list:
-    """One replayed :class:`~actors.engine.Generation` per traced turn, the policy's state carried across turns
+    """One replayed :class:`~actors.step.Generation` per traced turn, the policy's state carried across turns
     as a live conversation carries it."""
     return [replay(t, policy, costs=pair.costs, cost_model=cost_model,
                    rank_acceptance=pair.rank_acceptance) for t in traces]

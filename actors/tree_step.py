@@ -1,4 +1,6 @@
-"""One speculative step with a token *tree* (SpecInfer, Miao et al. 2024; Sequoia, Chen et al. 2024).
+"""Token trees (SpecInfer, Miao et al. 2024; Sequoia, Chen et al. 2024): drafting a tree and its verification forward.
+
+The step itself is ``actors/step.py``'s ``tree_step``.
 
 Drafting (``draft_tree``): the independent draft model grows the tree one depth at a time;
 all nodes of a depth that get children are fed in **one** draft forward with a 4-D tree
@@ -9,14 +11,8 @@ trick). Dynamic shapes (EAGLE-2 / GT) expand the ``topk`` best frontier nodes by
 cumulative draft probability and finally keep the best N candidates.
 
 Verification (``verify_tree``): the target scores ``[last token] + nodes`` in one forward
-with the same kind of mask. Greedy accepts the longest path whose every token is the
-target's argmax at its parent, then emits the argmax after it. Sampling uses
-multi-candidate rejection for candidates drawn without replacement (Sequoia, Chen et
-al. 2024, Alg. "sampling without replacement"; SpecInfer): at a node with target
-distribution p and draft distribution q, try the children in drawing order — accept
-child x with probability min(1, p(x)/q(x)); on rejection p ← norm(max(0, p − q)) and
-q ← q with x removed, renormalised; if no child is accepted, sample from p. Either way the
-emitted tokens follow the target's distribution exactly.
+with the same kind of mask; the accept rule (greedy path walk, or multi-candidate rejection
+sampling) is ``actors/acceptance.py``'s.
 
 Only the accepted path's KV entries are kept, in both models (``keep_positions``).
 """
@@ -26,7 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from actors.acceptance import warp
+from actors.acceptance import accept_tree_greedy, accept_tree_sampling, warp
 from actors.kv import cached_length
 
 
@@ -151,7 +147,6 @@ def draft_tree(model, cache, policy, tokens: list[int], max_depth: int, sampling
             by_parent[n.parent] = by_parent.get(n.parent, 0) + 1
         index = {}                                   # shape index -> tree index
         level = [-1]
-        shape_ids = {-1: -1}
         while level:
             wanted = [s for s in level if by_parent.get(s, 0) and (s == -1 or tree.tokens[index[s]] not in stop_ids)]
             if not wanted:
@@ -232,45 +227,7 @@ def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generato
     ids = torch.tensor([[tokens[-1], *tree.tokens]], device=target.device)
     logits = target(input_ids=ids, past_key_values=cache, use_cache=True, attention_mask=mask, position_ids=pos,
                     cache_position=torch.arange(L, L + 1 + len(tree), device=target.device)).logits[0]
-    path, cur = [], -1
     if sampling is None:
-        argmax = logits.argmax(-1).tolist()
-        while True:
-            want = argmax[cur + 1]
-            nxt = next((c for c in tree.children.get(cur, []) if tree.tokens[c] == want), None)
-            if nxt is None:
-                return path, want
-            path.append(nxt)
-            cur = nxt
+        return accept_tree_greedy(logits.argmax(-1).tolist(), tree.tokens, tree.children)
     probs = warp(logits, sampling["temperature"], sampling["top_p"])
-    while True:
-        p = probs[cur + 1]
-        kids = tree.children.get(cur, [])
-        if not kids:
-            return path, int(torch.multinomial(p, 1, generator=generator))
-        q = tree.q_rows[cur].clone()
-        accepted = None
-        for c in kids:
-            x = tree.tokens[c]
-            u = float(torch.rand(1, generator=generator, device=p.device))
-            if q[x] > 0 and u * float(q[x]) < float(p[x]):
-                accepted = c
-                break
-            p = residual_without(p, q)
-            q[x] = 0.0
-            s = q.sum()
-            if s <= 0:
-                break
-            q = q / s
-        if accepted is None:
-            return path, int(torch.multinomial(p, 1, generator=generator))
-        path.append(accepted)
-        cur = accepted
-
-
-def residual_without(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """The speculative-sampling residual norm(max(0, p − q)) (Leviathan et al. 2023, "Fast Inference from Transformers
-    via Speculative Decoding"); p itself when that residual is all zero."""
-    r = (p - q).clamp_min(0.0)
-    s = r.sum()
-    return p if s <= 0 else r / s
+    return accept_tree_sampling(probs, tree.tokens, tree.children, tree.q_rows, generator)

@@ -6,7 +6,8 @@ import pytest
 
 from actors.cost_model import CostModel, fit_cost_model, predict_wall
 from actors.drafters import ModelDrafter
-from actors.engine import Generation, SpecEngine
+from actors.engine import SpecEngine
+from actors.step import Generation
 from actors.replay import replay
 from actors.rollouts import read_traces, record_trace, write_traces
 from policies.base import SequencePolicy, Step

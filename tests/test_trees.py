@@ -2,7 +2,7 @@
 sampling, and the same chi-square test fails when the sibling residual rule is broken."""
 import pytest
 
-import actors.tree_step as tree_step
+import actors.acceptance as acceptance
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
 from policies import build
@@ -68,7 +68,7 @@ def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
     """Trying the next sibling against p instead of the running residual must be caught."""
     target, draft = tiny_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
-    monkeypatch.setattr(tree_step, "residual_without", lambda p, q: p)
+    monkeypatch.setattr(acceptance, "residual", lambda p, q, token: p)
     engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
     assert chi_square_pvalue(sample_runs(engine, build(SAMPLED[0], 1), PROMPT, 3, 2500, seed0=5), probs) < 1e-6
 
