@@ -28,7 +28,8 @@ def main():
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
     from actors.templates import default_template, render
-    from jobs.report.metrics import speedup, summarize
+    from jobs.report.derived import summarize
+    from jobs.report.metrics import speedup
     from policies.registry import build
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))

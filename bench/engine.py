@@ -50,18 +50,18 @@ def random_pair(name: str, device: str):
 
 
 def time_ours(engine, prompts, policy_fn, max_new) -> dict:
-    """``jobs.report.metrics.summarize`` of one generation per prompt."""
-    from jobs.report.metrics import summarize
+    """``jobs.report.derived.summarize`` of one generation per prompt."""
+    from jobs.report.derived import summarize
 
     return summarize([engine.generate(p, policy_fn(), max_new_tokens=max_new) for p in prompts])
 
 
 def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None) -> dict:
-    """``jobs.report.metrics.summarize`` of transformers' ``generate`` per prompt (tokens and time only:
+    """``jobs.report.derived.summarize`` of transformers' ``generate`` per prompt (tokens and time only:
     it records no steps, so its step metrics are NaN)."""
     from types import SimpleNamespace
 
-    from jobs.report.metrics import summarize
+    from jobs.report.derived import summarize
 
     runs = []
     for p in prompts:

@@ -27,7 +27,7 @@ import torch
 
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
-from jobs.report.metrics import throughput
+from jobs.report.derived import throughput
 from policies.fixed import Fixed, TargetOnly
 
 OUT = Path(os.environ.get("OUT", "out"))

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from actors.replay_task import FIT_GAMMAS
+from jobs.report.derived import time_error
 
 PAPER_POLICIES = "fixed,hf-heuristic,threshold,gammatune,gammatune+,gt"
 PAPER_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
@@ -61,7 +62,7 @@ def main(argv=None) -> None:
     from actors.replay import replay
     from actors.rollouts import record_pair_trace
     from jobs.dataset import load_questions
-    from jobs.report.metrics import summarize
+    from jobs.report.derived import summarize
     from actors.templates import default_template, render
     from policies.registry import build
 
@@ -95,7 +96,7 @@ def main(argv=None) -> None:
         t_trace, live_cost = t_trace + t2 - t1, live_cost + t3 - t2
         # ar again after the brute force (outside both costs): two live timings of one config, the noise scale
         again = pair.engine.generate(p, build("ar", 0), max_new_tokens=M).wall_time
-        spreads.append(abs(again - traces[-1].ar_wall_time) / traces[-1].ar_wall_time)
+        spreads.append(time_error(again, traces[-1].ar_wall_time))
         print(f"question {q.question_id}: trace {t2 - t1:.1f} s ({traces[-1].meta['draft_forwards']} draft forwards), "
               f"live {len(specs) * len(gammas)} generations {t3 - t2:.1f} s", flush=True)
     model = fit_cost_model(fit_runs, label=f"{(pair.cfg.name or pair.cfg.target)} {pair.device}")
@@ -115,8 +116,8 @@ def main(argv=None) -> None:
 
     same_tokens = sum(live[k].token_ids == rep[k].token_ids for k in live)
     same_steps = sum(steps(live[k]) == steps(rep[k]) and live[k].token_ids == rep[k].token_ids for k in live)
-    errs = [abs(rep[k].wall_time - live[k].wall_time) / live[k].wall_time for k in live]
-    cal_errs = [abs(cal[k].wall_time - live[k].wall_time) / live[k].wall_time for k in live]
+    errs = [time_error(rep[k].wall_time, live[k].wall_time) for k in live]
+    cal_errs = [time_error(cal[k].wall_time, live[k].wall_time) for k in live]
     print(f"live timing spread (ar before vs after each question's brute force): median "
           f"{statistics.median(spreads) * 100:.1f} %, max {max(spreads) * 100:.1f} %")
     print(f"time error with the per-turn ar calibration: median {statistics.median(cal_errs) * 100:.1f} %, "

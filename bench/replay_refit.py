@@ -20,6 +20,7 @@ import numpy as np
 
 from actors.cost_model import draft_feeds, fit_cost_model, turn_scale
 from actors.replay import replay
+from jobs.report.derived import time_error
 from policies.registry import build
 
 
@@ -30,7 +31,7 @@ def time_errors(dump: dict, model, calibrate: bool, keys=None) -> list[float]:
     for k in keys or live:
         qi, spec, g = k
         rep = replay(traces[qi], build(spec, g), costs=costs, cost_model=model, calibrate=calibrate)
-        out.append(abs(rep.wall_time - live[k].wall_time) / live[k].wall_time)
+        out.append(time_error(rep.wall_time, live[k].wall_time))
     return out
 
 

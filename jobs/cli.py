@@ -25,7 +25,7 @@ from tqdm import tqdm
 from actors.templates import default_template, render
 from jobs.dataset import load_questions
 from jobs.replay_cli import main as replay_main
-from jobs.report.metrics import summarize
+from jobs.report.derived import summarize
 from jobs.report.tables import main as report_main
 from jobs.sweep.answers import answer_records, write_answers
 from policies.errors import SpecsweepError

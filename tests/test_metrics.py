@@ -4,22 +4,22 @@ import math
 import pandas as pd
 import pytest
 
-from jobs.report import metrics
+from jobs.report import derived, metrics
 
 
 def test_scalar_metrics():
-    assert metrics.throughput(50, 2.0) == 25.0
-    assert metrics.question_tok_s([30, 10], [1.0, 1.0]) == 20.0           # (30 + 10) / 2
-    assert metrics.mean_accepted_length([1, 3, 5, 3]) == 3.0
-    assert metrics.acceptance_rate([2, 0, 4], [4, 4, 4]) == 0.5           # 6 / 12
-    assert math.isnan(metrics.acceptance_rate([], []))
+    assert derived.throughput(50, 2.0) == 25.0
+    assert derived.question_tok_s([30, 10], [1.0, 1.0]) == 20.0           # (30 + 10) / 2
+    assert derived.mean_accepted_length([1, 3, 5, 3]) == 3.0
+    assert derived.acceptance_rate([2, 0, 4], [4, 4, 4]) == 0.5           # 6 / 12
+    assert math.isnan(derived.acceptance_rate([], []))
 
 
 def test_table2_speedup():
     # fixed: 10, 20, 30 tok/s at γ 1, 2, 3 → mean 20; method 24, 22, 26 → s = 1.2, 1.1, 1.3
-    mean, std = metrics.table2_speedups({1: 24, 2: 22, 3: 26}, {1: 10, 2: 20, 3: 30})
+    mean, std = derived.table2_speedups({1: 24, 2: 22, 3: 26}, {1: 10, 2: 20, 3: 30})
     assert mean == pytest.approx(1.2) and std == pytest.approx(0.1)
-    fmean, fstd = metrics.table2_speedups({1: 10, 2: 20, 3: 30}, {1: 10, 2: 20, 3: 30})
+    fmean, fstd = derived.table2_speedups({1: 10, 2: 20, 3: 30}, {1: 10, 2: 20, 3: 30})
     assert fmean == pytest.approx(1.0) and fstd == pytest.approx(0.5)   # fixed reads 1.00 ± its spread
 
 
@@ -170,7 +170,7 @@ def test_injected_slowdown_is_flagged():
 
 def test_table2_average_is_pooled():
     # per-pair stds 0.1 and 0.3: pooled √((0.01 + 0.09) / 2) = 0.2236, not their mean 0.2
-    assert metrics.pooled_average([1.1, 1.3], [0.1, 0.3]) == pytest.approx((1.2, 0.05 ** 0.5))
+    assert derived.pooled_average([1.1, 1.3], [0.1, 0.3]) == pytest.approx((1.2, 0.05 ** 0.5))
     summary = pd.DataFrame([{"pair": pair, "policy": pol, "policy_spec": pol, "gamma": g, "throughput": t}
                             for pair, rows in {"a": [("fixed", 1, 10), ("fixed", 2, 10), ("gt", 1, 10), ("gt", 2, 12)],
                                                "b": [("fixed", 1, 10), ("fixed", 2, 10), ("gt", 1, 10), ("gt", 2, 16)]}.items()
@@ -207,14 +207,14 @@ def test_summarize_generations_by_hand():
     # q1: two turns, 20 + 10 tokens in 1 + 2 s → 10 tok/s; q2: one turn, 12 tokens in 0.5 s → 24 tok/s
     q1 = [Gen(20, 1.0, [3, 1, 2], [3, 3, 3], [3, 3, 4]), Gen(10, 2.0, [4], [4])]
     q2 = Gen(12, 0.5, [2, 2], [2, 2])
-    s = metrics.summarize([q1, q2])
+    s = derived.summarize([q1, q2])
     assert (s["questions"], s["generations"], s["new_tokens"], s["forwards"]) == (2, 3, 42, 6)
     assert s["tok_s"] == pytest.approx([10.0, 24.0]) and s["throughput"] == pytest.approx(17.0)
     assert s["mean_accepted_length"] == pytest.approx(14 / 6)             # (3+1+2+4+2+2) / 6 forwards
     assert s["acceptance_rate"] == pytest.approx(8 / 17)                  # Σ(a − 1) = 8 over Σ drafted = 17
     assert s["drafted_per_forward"] == pytest.approx(17 / 6)
     assert s["max_draft_per_forward"] == pytest.approx(18 / 6)
-    ar = metrics.summarize([Gen(5, 1.0, [1] * 5, [0] * 5)])
+    ar = derived.summarize([Gen(5, 1.0, [1] * 5, [0] * 5)])
     assert ar["mean_accepted_length"] == 1.0 and math.isnan(ar["acceptance_rate"])
 
 
@@ -223,19 +223,42 @@ def test_summarize_matches_the_table_rules(table):
     part = table[(table["policy"] == "fixed") & (table["gamma"] == 2)]
     qs = [[Gen(r.new_tokens, r.wall_time, r.accept_lengths, r.drafted) for r in g.itertuples()]
           for _, g in part.groupby("question_id")]
-    s, t = metrics.summarize(qs), metrics.config_summary(table).set_index(["policy_spec", "gamma"]).loc[("fixed", 2)]
+    s, t = derived.summarize(qs), metrics.config_summary(table).set_index(["policy_spec", "gamma"]).loc[("fixed", 2)]
     assert s["throughput"] == pytest.approx(t["throughput"])
     assert s["mean_accepted_length"] == pytest.approx(t["mean_accepted_length"])
     assert s["acceptance_rate"] == pytest.approx(t["acceptance_rate"])
 
 
+def test_mlflow_stream_measures_with_the_same_figures(table):
+    """The MLflow stream's running sums and the generations path give the report's point estimates."""
+    from jobs.mlflow.stream import contribution, measure
+
+    part = table[(table["policy"] == "fixed") & (table["gamma"] == 2)]
+    m = measure({"task": [contribution(r) for r in part.to_dict("records")]})
+    t = metrics.config_summary(table).set_index(["policy_spec", "gamma"]).loc[("fixed", 2)]
+    assert m["throughput"] == pytest.approx(t["throughput"])
+    assert m["mean_accepted_length"] == pytest.approx(t["mean_accepted_length"])
+    assert m["acceptance_rate"] == pytest.approx(t["acceptance_rate"])
+
+
+def test_time_error_by_hand():
+    assert derived.time_error(1.1, 1.0) == pytest.approx(0.1)
+    assert derived.time_error(0.8, 1.0) == pytest.approx(0.2)
+    assert derived.time_error(0.8, 1.0, signed=True) == pytest.approx(-0.2)
+    assert math.isnan(derived.time_error(1.0, 0.0))
+    pred, meas = pd.Series([2.0, 1.0, 3.0]), pd.Series([1.0, 0.0, 4.0])
+    got = derived.time_error(pred, meas).tolist()
+    assert got[0] == pytest.approx(1.0) and math.isnan(got[1]) and got[2] == pytest.approx(0.25)
+    assert derived.time_error(pred, meas, signed=True).tolist()[2] == pytest.approx(-0.25)
+
+
 def test_speedup_of_generations_is_paired():
     # same two questions as test_paired_bootstrap_by_hand: ar 10 and 20 tok/s, config 20 and 20
-    ar = metrics.summarize([Gen(10, 1.0, [1] * 10, [0] * 10), Gen(20, 1.0, [1] * 20, [0] * 20)])
-    cfg = metrics.summarize([Gen(20, 1.0, [2] * 10, [1] * 10), Gen(20, 1.0, [2] * 10, [1] * 10)])
+    ar = derived.summarize([Gen(10, 1.0, [1] * 10, [0] * 10), Gen(20, 1.0, [1] * 20, [0] * 20)])
+    cfg = derived.summarize([Gen(20, 1.0, [2] * 10, [1] * 10), Gen(20, 1.0, [2] * 10, [1] * 10)])
     assert metrics.speedup(cfg, ar) == pytest.approx((4 / 3, 1.0, 2.0))
     with pytest.raises(ValueError):
-        metrics.speedup(cfg, metrics.summarize([Gen(10, 1.0, [1], [0])]))
+        metrics.speedup(cfg, derived.summarize([Gen(10, 1.0, [1], [0])]))
 
 
 def test_a_log_written_before_the_k_max_rename_reads_back_beside_a_new_one(tmp_path):

@@ -19,6 +19,7 @@ import time
 import pandas as pd
 
 from jobs.mlflow.runs import first_line
+from jobs.report.derived import Counters, figures
 
 MAX_BATCH = 1000                    # MLflow's limit of metrics per log_batch call
 COLUMNS = ("task_key", "pair", "policy", "policy_spec", "gamma", "repeat", "question_id", "status", "new_tokens",
@@ -35,39 +36,33 @@ class Config:
 
 
 def measure(parts: dict, ar_parts: dict | None = None) -> dict:
-    """Metrics of one config from its rows, by the definitions of ``jobs/report/metrics.py``.
+    """Metrics of one config from its rows, by :func:`jobs.report.derived.figures`.
 
     ``parts``: task_key → rows (question_id, repeat, new_tokens, wall_time, Σaccept_lengths,
-    forwards, Σaccepted, Σdrafted). throughput = mean over (question, repeat) of
-    Σnew_tokens / Σwall_time; mean accepted length = Σaccept_lengths / forwards; acceptance
-    rate = Σaccepted / Σdrafted; speedup = throughput / the same mean of ``ar`` restricted to
-    the questions this config ran (None without ``ar_parts``).
+    forwards, Σaccepted, Σdrafted), summed into one :class:`~jobs.report.derived.Counters` per config
+    (a question × repeat is one throughput sample). speedup = throughput / the same mean of ``ar``
+    restricted to the questions this config ran (None without ``ar_parts``). Undefined figures are None.
     """
-    perq, al, steps, acc, dr = _sums(parts)
-    out = {"questions": len({q for q, _ in perq}), "throughput": _mean_rate(perq.values()),
-           "mean_accepted_length": al / steps if steps else None, "acceptance_rate": acc / dr if dr else None,
-           "speedup": None}
+    c = _counters(parts)
+    f = figures(c)
+    out = {"questions": len({q for q, _ in c.per_question}), "throughput": f["throughput"] if f["questions"] else None,
+           "mean_accepted_length": f["mean_accepted_length"] if c.forwards else None,
+           "acceptance_rate": f["acceptance_rate"] if c.drafted else None, "speedup": None}
     if ar_parts is not None and out["throughput"]:
-        ran = {q for q, _ in perq}
-        base = _mean_rate(v for (q, _), v in _sums(ar_parts)[0].items() if q in ran)
+        ran = {q for q, _ in c.per_question}
+        ar = _counters(ar_parts)
+        ar.per_question = {k: v for k, v in ar.per_question.items() if k[0] in ran}
+        base = figures(ar)["throughput"] if ar.per_question else None
         out["speedup"] = out["throughput"] / base if base else None
     return out
 
 
-def _sums(parts: dict):
-    perq, al, steps, acc, dr = {}, 0, 0, 0, 0
+def _counters(parts: dict) -> Counters:
+    c = Counters()
     for rows in parts.values():
         for q, rep, nt, wt, a, s, ac, d in rows:
-            x = perq.setdefault((q, rep), [0, 0.0])
-            x[0] += nt
-            x[1] += wt
-            al, steps, acc, dr = al + a, steps + s, acc + ac, dr + d
-    return perq, al, steps, acc, dr
-
-
-def _mean_rate(pairs) -> float | None:
-    rates = [n / w if w > 0 else float("nan") for n, w in pairs]
-    return sum(rates) / len(rates) if rates else None
+            c.add((q, rep), nt, wt, a, s, ac, d)
+    return c
 
 
 def records(rows) -> list[dict]:

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from jobs.report.derived import time_error
+
 KEYS = ["config_key", "question_id", "turn", "repeat"]
 TIME_WARNING = 0.10      # median |predicted − measured| / measured above which replayed times are flagged
 
@@ -80,7 +82,7 @@ def agreement_table(df: pd.DataFrame) -> pd.DataFrame:
     twins["same_steps"] = [all(same(r[f"{c}_live"], r[f"{c}_replay"]) for c in step_cols)
                            for _, r in twins.iterrows()]
     meas, pred = twins["wall_time_live"].astype(float), twins["wall_time_replay"].astype(float)
-    twins["time_error"] = (pred - meas).abs() / meas.where(meas > 0)
+    twins["time_error"] = time_error(pred, meas)
     rows = []
     for (pair, spec), part in twins.groupby(["pair_live", "policy_spec_live"]):
         err = part["time_error"].dropna()

@@ -28,19 +28,17 @@ interval and the verdict rule live in ``jobs/report/intervals.py``):
 - a comparison is "no difference resolved" when its interval includes 1.0 or its
   distance from 1.0 is within the floor.
 
-Generations in hand (benchmarks, ``specsweep generate``): ``summarize`` applies the same rules
-to engine ``Generation`` objects grouped by question, so no script recomputes a metric itself.
+Scalar rules, counters and the time-error formula live in ``jobs/report/derived.py``.
 """
 from __future__ import annotations
 
-import math
-import statistics
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from jobs.dataset import GROUP_ORDER, group_of
+from jobs.report.derived import acceptance_rate, pooled_average, table2_speedups
 from jobs.report.intervals import (  # noqa: F401 (re-exported)
     NOT_RESOLVED,
     RESAMPLES,
@@ -55,61 +53,6 @@ from jobs.report.intervals import with_interval as _with_interval
 
 CONFIG = ["pair", "policy_spec", "gamma"]
 FLOOR_WARNING = 0.05    # warn loudly when the ar/ar noise floor exceeds 5 %
-
-
-# ---------------------------------------------------------------- scalar definitions
-def throughput(new_tokens: float, wall_time: float) -> float:
-    return new_tokens / wall_time if wall_time > 0 else float("nan")
-
-
-def question_tok_s(new_tokens: Sequence[int], wall_times: Sequence[float]) -> float:
-    return throughput(sum(new_tokens), sum(wall_times))
-
-
-def mean_accepted_length(accept_lengths: Sequence[int]) -> float:
-    return sum(accept_lengths) / len(accept_lengths) if len(accept_lengths) else float("nan")
-
-
-def acceptance_rate(accepted: Sequence[int], drafted: Sequence[int]) -> float:
-    d = sum(drafted)
-    return sum(accepted) / d if d else float("nan")
-
-
-def table2_speedups(throughput_by_gamma: dict[int, float], fixed_by_gamma: dict[int, float]) -> tuple[float, float]:
-    """(mean, sample std) over initial γ of throughput(m, γ) / mean_γ' throughput(fixed, γ')."""
-    base = statistics.fmean(fixed_by_gamma.values())
-    s = [t / base for t in throughput_by_gamma.values()]
-    return statistics.fmean(s), (statistics.stdev(s) if len(s) > 1 else 0.0)
-
-
-def pooled_average(means: Sequence[float], stds: Sequence[float]) -> tuple[float, float]:
-    """Table-2 "average" column: (mean of the means, √(mean of σ²)) — the pooled standard
-    deviation of equally sized groups (GammaTune Table 2's average column is this form)."""
-    return statistics.fmean(means), math.sqrt(statistics.fmean([s * s for s in stds]))
-
-
-# ---------------------------------------------------------------- generations in hand
-def summarize(questions: Sequence) -> dict:
-    """One config's metrics from engine generations, by the scalar rules above.
-
-    ``questions``: per question, the list of its turns' ``Generation`` objects (a bare
-    generation is a one-turn question). Returns questions, generations, new_tokens, forwards
-    (target forwards after prefill), ``tok_s`` (per-question tok/s, in the given order),
-    throughput (their mean), mean_accepted_length (over all forwards), acceptance_rate
-    (Σ accepted / Σ drafted), drafted_per_forward (mean tokens or tree nodes verified per
-    forward) and max_draft_per_forward (mean k_max, or tree depth, per forward); NaN where
-    undefined (no forwards, nothing drafted)."""
-    qs = [list(q) if isinstance(q, (list, tuple)) else [q] for q in questions]
-    gens = [g for q in qs for g in q]
-    tok_s = [question_tok_s([g.new_tokens for g in q], [g.wall_time for g in q]) for q in qs]
-    per_forward = lambda xs: sum(xs) / len(xs) if xs else float("nan")          # noqa: E731
-    return {"questions": len(qs), "generations": len(gens), "new_tokens": sum(g.new_tokens for g in gens),
-            "forwards": sum(len(g.accept_lengths) for g in gens), "tok_s": tok_s,
-            "throughput": statistics.fmean(tok_s) if tok_s else float("nan"),
-            "mean_accepted_length": mean_accepted_length([a for g in gens for a in g.accept_lengths]),
-            "acceptance_rate": acceptance_rate([a for g in gens for a in g.accepted], [d for g in gens for d in g.drafted]),
-            "drafted_per_forward": per_forward([d for g in gens for d in g.drafted]),
-            "max_draft_per_forward": per_forward([k for g in gens for k in g.k_max])}
 
 
 def speedup(config: dict, base: dict, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:

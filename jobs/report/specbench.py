@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from jobs.dataset import GROUP_ORDER, MT_BENCH
-from jobs.report import metrics
+from jobs.report import derived, metrics
 from jobs.report.text import render, short
 from jobs.sweep.answers import answer_records, answers_filename, read_answers
 from jobs.sweep.parquet_log import ParquetLog
@@ -108,8 +108,8 @@ def run_speed(method: Sequence[dict], baseline: Sequence[dict], tokenizer, task:
     count = _counter(tokenizer)
     m = [r["choices"][0] for r in task_records(method, task)]
     b = [r["choices"][0] for r in task_records(baseline, task)]
-    speeds = [metrics.question_tok_s(c["new_tokens"], c["wall_time"]) for c in m]
-    speeds0 = [metrics.throughput(sum(count(t) for t in c["turns"]), sum(c["wall_time"])) for c in b]
+    speeds = [derived.question_tok_s(c["new_tokens"], c["wall_time"]) for c in m]
+    speeds0 = [derived.throughput(sum(count(t) for t in c["turns"]), sum(c["wall_time"])) for c in b]
     tps, tps0 = _mean(speeds), _mean(speeds0)
     ratio = tps / tps0 if tps0 != 0 else float("nan")
     return RunSpeed(tps, tps0, ratio, tuple(a for c in m for a in c.get("accept_lengths", [])))
@@ -126,7 +126,7 @@ def speed(method_runs: Sequence[Sequence[dict]], baseline_runs: Sequence[Sequenc
     runs = [run_speed(m, b, count, task) for m, b in zip(method_runs, baseline_runs)]
     pooled = [a for r in runs for a in r.accept_lengths]
     pick = lambda f: [getattr(r, f) for r in runs]                          # noqa: E731
-    return SpecBenchSpeed(task, len(runs), metrics.mean_accepted_length(pooled),
+    return SpecBenchSpeed(task, len(runs), derived.mean_accepted_length(pooled),
                           _mean(pick("tokens_per_second")), _std(pick("tokens_per_second")),
                           _mean(pick("tokens_per_second_baseline")), _std(pick("tokens_per_second_baseline")),
                           _mean(pick("speedup")), _std(pick("speedup")))

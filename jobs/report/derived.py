@@ -1,0 +1,127 @@
+"""Every derived figure, each defined once (Spec-Bench, Xia et al. 2024; GammaTune, Gautam et al. 2025, Table 2).
+
+One record, one formula. The engine and replay fill the same per-step record
+(:class:`policies.base.Step`: drafted, accepted, emitted, cap, measured or predicted time);
+rows sum it into :class:`Counters` (vLLM's spec-decode counters in spirit) and
+:func:`figures` is the one function that turns counters into throughput, mean accepted
+length and acceptance rate — ``summarize`` (benchmarks, ``specsweep generate``), the MLflow
+stream (``jobs/mlflow/stream.py``) and the report's point estimates all go through it.
+:func:`time_error` is the one replay time-error formula (report agreement table, benches).
+
+Scalar rules (unit-tested against hand-worked values): throughput of a generation =
+new_tokens / wall_time (prefill included); per-question tok/s = Σ_turns new_tokens /
+Σ_turns wall_time (Spec-Bench speed.py); throughput of a config = mean over questions
+(× repeats) of per-question tok/s; mean accepted length = mean of accept_lengths over all
+target forwards (bonus token included; Spec-Bench's #MAT); acceptance rate α = Σ accepted /
+Σ drafted. Intervals and table-level figures: ``jobs/report/metrics.py``.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+
+# ---------------------------------------------------------------- scalar definitions
+def throughput(new_tokens: float, wall_time: float) -> float:
+    return new_tokens / wall_time if wall_time > 0 else float("nan")
+
+
+def question_tok_s(new_tokens: Sequence[int], wall_times: Sequence[float]) -> float:
+    return throughput(sum(new_tokens), sum(wall_times))
+
+
+def mean_accepted_length(accept_lengths: Sequence[int]) -> float:
+    return sum(accept_lengths) / len(accept_lengths) if len(accept_lengths) else float("nan")
+
+
+def acceptance_rate(accepted: Sequence[int], drafted: Sequence[int]) -> float:
+    d = sum(drafted)
+    return sum(accepted) / d if d else float("nan")
+
+
+def time_error(predicted, measured, signed: bool = False):
+    """Replay's time error (predicted − measured) / measured wall time, absolute unless ``signed``; NaN where the
+    measured time is not positive. Floats, numpy arrays and pandas Series alike."""
+    if isinstance(measured, pd.Series):
+        meas = measured.astype(float).where(measured > 0)
+    elif np.ndim(measured):
+        meas = np.where(np.asarray(measured, dtype=float) > 0, np.asarray(measured, dtype=float), np.nan)
+    else:
+        meas = float(measured) if measured > 0 else float("nan")
+    err = (predicted - meas) / meas
+    return err if signed else abs(err)
+
+
+@dataclass
+class Counters:
+    """Sums over one config's steps: ``per_question`` maps a question (× repeat) to [Σ new tokens, Σ wall time];
+    ``emitted`` = Σ accept lengths over ``forwards`` target forwards; Σ ``accepted`` of Σ ``drafted``."""
+
+    per_question: dict = field(default_factory=dict)
+    emitted: int = 0
+    forwards: int = 0
+    accepted: int = 0
+    drafted: int = 0
+
+    def add(self, question, new_tokens: int, wall_time: float, emitted: int, forwards: int, accepted: int,
+            drafted: int) -> None:
+        q = self.per_question.setdefault(question, [0, 0.0])
+        q[0] += new_tokens
+        q[1] += wall_time
+        self.emitted += emitted
+        self.forwards += forwards
+        self.accepted += accepted
+        self.drafted += drafted
+
+
+def figures(c: Counters) -> dict:
+    """Derived figures of one config (module docstring): per-question tok/s (``tok_s``, in insertion order), their
+    mean ``throughput``, ``mean_accepted_length`` = Σ emitted / forwards, ``acceptance_rate`` = Σ accepted / Σ drafted;
+    NaN where undefined."""
+    tok_s = [throughput(n, w) for n, w in c.per_question.values()]
+    return {"questions": len(tok_s), "tok_s": tok_s,
+            "throughput": statistics.fmean(tok_s) if tok_s else float("nan"),
+            "mean_accepted_length": c.emitted / c.forwards if c.forwards else float("nan"),
+            "acceptance_rate": c.accepted / c.drafted if c.drafted else float("nan")}
+
+
+def table2_speedups(throughput_by_gamma: dict[int, float], fixed_by_gamma: dict[int, float]) -> tuple[float, float]:
+    """(mean, sample std) over initial γ of throughput(m, γ) / mean_γ' throughput(fixed, γ')."""
+    base = statistics.fmean(fixed_by_gamma.values())
+    s = [t / base for t in throughput_by_gamma.values()]
+    return statistics.fmean(s), (statistics.stdev(s) if len(s) > 1 else 0.0)
+
+
+def pooled_average(means: Sequence[float], stds: Sequence[float]) -> tuple[float, float]:
+    """Table-2 "average" column: (mean of the means, √(mean of σ²)) — the pooled standard
+    deviation of equally sized groups (GammaTune Table 2's average column is this form)."""
+    return statistics.fmean(means), math.sqrt(statistics.fmean([s * s for s in stds]))
+
+
+# ---------------------------------------------------------------- generations in hand
+def summarize(questions: Sequence) -> dict:
+    """One config's metrics from engine generations, by the scalar rules above.
+
+    ``questions``: per question, the list of its turns' ``Generation`` objects (a bare
+    generation is a one-turn question). Returns questions, generations, new_tokens, forwards
+    (target forwards after prefill), ``tok_s`` (per-question tok/s, in the given order),
+    throughput (their mean), mean_accepted_length (over all forwards), acceptance_rate
+    (Σ accepted / Σ drafted), drafted_per_forward (mean tokens or tree nodes verified per
+    forward) and max_draft_per_forward (mean k_max, or tree depth, per forward); NaN where
+    undefined (no forwards, nothing drafted)."""
+    qs = [list(q) if isinstance(q, (list, tuple)) else [q] for q in questions]
+    gens = [g for q in qs for g in q]
+    c = Counters()
+    for i, q in enumerate(qs):
+        for g in q:
+            c.add(i, g.new_tokens, g.wall_time, sum(g.accept_lengths), len(g.accept_lengths), sum(g.accepted),
+                  sum(g.drafted))
+    per_forward = lambda xs: sum(xs) / len(xs) if xs else float("nan")          # noqa: E731
+    return {**figures(c), "generations": len(gens), "new_tokens": sum(g.new_tokens for g in gens),
+            "forwards": c.forwards, "drafted_per_forward": per_forward([d for g in gens for d in g.drafted]),
+            "max_draft_per_forward": per_forward([k for g in gens for k in g.k_max])}
