@@ -15,8 +15,10 @@ import warnings
 
 import torch
 
+from actors.engine import SpecEngine
 from actors.kv import crop_to, new_cache
 from policies.costs import CostCurve, monotone
+from policies.fixed import TargetOnly
 
 
 def _median_time(fn, repeats: int, sync) -> float:
@@ -91,9 +93,6 @@ def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, 
     entry is at least ``floor`` (a rank never seen still gets a tiny chance); if the floors push
     the sum above 1 the vector is scaled back to sum 1.
     """
-    from actors.engine import SpecEngine
-    from policies.fixed import TargetOnly
-
     hits = [0] * ranks
     positions = 0
     engine = SpecEngine(target)

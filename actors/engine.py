@@ -24,6 +24,7 @@ from actors.step import Generation, Row, chain_step, decode, tree_step
 from actors.tree_step import keep_positions, verify_tree
 from policies.base import GenerationContext, Policy, SequencePolicy, TreePolicy
 from policies.errors import SpecsweepError
+from policies.fixed import TargetOnly
 
 
 class LiveClock:
@@ -178,7 +179,5 @@ class SpecEngine:
     @torch.no_grad()
     def reference(self, prompt_ids: Sequence[int], max_new_tokens: int) -> list[int]:
         """The target-only greedy continuation (what ``oracle`` knows in advance)."""
-        from policies.fixed import TargetOnly
-
         return SpecEngine(self.target, None, self.eos).generate(prompt_ids, TargetOnly(),
                                                                max_new_tokens=max_new_tokens).token_ids

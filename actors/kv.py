@@ -4,7 +4,7 @@ from __future__ import annotations
 
 def new_cache(model):
     """An empty transformers ``DynamicCache`` for ``model`` (built from its config where the version allows)."""
-    from transformers import DynamicCache
+    from transformers import DynamicCache  # heavy: transformers
 
     try:
         return DynamicCache(config=model.config)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import torch
 
+from actors.placement import max_memory_arg
+from actors.reduced_vocab import ReducedVocabLM
 from policies.errors import SpecsweepError
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -102,7 +104,7 @@ def _cached_smollm2() -> Path:
     out = cache_root() / "smollm2-135m"
     if _cached_smollm2_ready():
         return out
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
 
     folder = smollm2_folder()
     gguf_model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
@@ -139,7 +141,7 @@ def resolve_source(name: str) -> str:
 
 def load_tokenizer(spec: ModelSpec):
     """The tokenizer of ``spec``'s model (alias, local folder or hub id); a one-line error when it cannot load."""
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # heavy: transformers
 
     source = resolve_source(spec.name)
     try:
@@ -165,12 +167,13 @@ def quantization_config(spec: ModelSpec):
     if spec.quant_backend == "optimum-quanto":
         if spec.quantization not in ("int8", "int4"):
             raise SpecsweepError(f"optimum-quanto offers int8 and int4 weights, not {spec.quantization}")
-        from transformers import QuantoConfig
+        from transformers import QuantoConfig  # heavy: transformers
 
         return QuantoConfig(weights=spec.quantization)
     try:
+        # heavy: torchao
         from torchao.quantization import Float8WeightOnlyConfig, Int4WeightOnlyConfig, Int8WeightOnlyConfig
-        from transformers import TorchAoConfig
+        from transformers import TorchAoConfig  # heavy: transformers
     except ImportError:
         raise SpecsweepError("quant_backend torchao needs the torchao package: pip install torchao "
                              "(or use quant_backend optimum-quanto)") from None
@@ -192,7 +195,6 @@ def device_map_for(spec: ModelSpec, device: torch.device):
     have = torch.cuda.device_count()
     if have < spec.num_gpus:
         raise SpecsweepError(f"num_gpus {spec.num_gpus} asked for but {have} CUDA GPU(s) are visible")
-    from actors.placement import max_memory_arg
 
     caps = {i: int(torch.cuda.get_device_properties(i).total_memory * 0.95) - spec.reserve_bytes
             for i in range(spec.num_gpus)}
@@ -201,7 +203,7 @@ def device_map_for(spec: ModelSpec, device: torch.device):
 
 def load_model(spec: ModelSpec):
     """Load a causal LM in eval mode, placed (and quantized, sharded) as it is read from disk."""
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM  # heavy: transformers
 
     source, kw = resolve_source(spec.name), {}
     device = resolve_device(spec.device)
@@ -238,7 +240,6 @@ def wrap_reduced_vocab(model, source: str):
     path = Path(source) / "vocab_map.json"
     if not path.exists():
         return model
-    from actors.reduced_vocab import ReducedVocabLM
 
     info = json.loads(path.read_text())
     return ReducedVocabLM(model, info["kept_ids"], info["full_vocab_size"])

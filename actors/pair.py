@@ -3,10 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from actors.builtin_prompts import distill_prompts
+from actors.calibrate import calibrate, rank_acceptance
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
-from actors.models import ModelSpec, check_same_tokenizer, load_model, load_tokenizer
+from actors.models import ModelSpec, check_same_tokenizer, load_model, load_tokenizer, resolve_source
+from actors.placement import Shape, kv_bytes, weight_bytes
 from actors.runners import ENGINES, default_engine
+from actors.templates import default_template, render
 from policies.errors import SpecsweepError
 
 NGRAM = "ngram"
@@ -49,10 +53,8 @@ class PairConfig:
         """Room kept free on each GPU of a sharded target: its KV-cache share plus the draft (on GPU 0)."""
         if self.num_gpus <= 1:
             return 0
-        from transformers import AutoConfig
+        from transformers import AutoConfig  # heavy: transformers
 
-        from actors.models import resolve_source
-        from actors.placement import Shape, kv_bytes, weight_bytes
 
         target = Shape.of(AutoConfig.from_pretrained(resolve_source(self.target)))
         draft = 0
@@ -111,8 +113,6 @@ class Pair:
     def calibrate(self, **kw):
         """Measure (once) and attach the cost curve that ``gt``/``goodput`` read."""
         if self.costs is None:
-            from actors.calibrate import calibrate
-
             costs = calibrate(self.target, self.draft_model, **kw)
             if self.cfg.draft == NGRAM:
                 costs.t_draft = 1e-6  # model-free: drafting is (almost) free
@@ -123,10 +123,6 @@ class Pair:
 
     def measure_rank_acceptance(self, prompts: int = 4, max_new_tokens: int = 48) -> list[float]:
         """Per-rank acceptance of this pair on built-in chat prompts (static trees read it)."""
-        from actors.calibrate import rank_acceptance
-        from actors.builtin_prompts import distill_prompts
-        from actors.templates import default_template, render
-
         tmpl = self.cfg.template or default_template(self.cfg.target, self.tokenizer)
         ids = [render(tmpl, self.tokenizer, [{"role": "user", "content": t}])
                for t in distill_prompts(prompts, seed=12345)]

@@ -25,20 +25,21 @@ import time
 import traceback
 from typing import NamedTuple
 
+import torch
+
+from actors.conversation import run_question
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
-from actors.conversation import run_question
 from actors.replay_task import FIT_GAMMAS, fit_pair_cost_model, replay_turns, traced_ar
 from actors.rollouts import traces_to_table
 from actors.schema import config_key, to_table
 from actors.templates import default_template
-from policies.registry import build
+from policies.registry import REGISTRY, build
 
 
 def versions() -> str:
     """JSON of the torch, transformers and specsweep versions, logged with every row."""
-    import torch
-    import transformers
+    import transformers  # heavy: transformers
 
     return json.dumps({"torch": torch.__version__, "transformers": transformers.__version__, "specsweep": "0.1.0"})
 
@@ -52,8 +53,6 @@ class PairActor:
                  warmup: int = 3, generation: dict | None = None, threads: int | None = None,
                  replay: dict | None = None):
         if threads:
-            import torch
-
             torch.set_num_threads(int(threads))
         self.label = label
         self.cfg = PairConfig(**pair)
@@ -181,8 +180,6 @@ class PairActor:
 def policy_spec(name: str, params: dict) -> str:
     """Canonical ``name:k=v,...`` label of a config: the parameters that differ from the defaults, sorted
     (the full set is in the ``params`` column)."""
-    from policies.registry import REGISTRY
-
     defaults = {k: p.default for k, p in REGISTRY[name][1].items()}
     diff = {k: v for k, v in params.items() if defaults.get(k, object()) != v}
     if not diff:

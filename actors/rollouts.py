@@ -37,14 +37,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import torch
 
-from actors.drafters import pick_draft_token
+from actors.drafters import ModelDrafter, pick_draft_token
 from policies.errors import SpecsweepError
+from policies.fixed import TargetOnly
 
 TRACE_VERSION = 1
 
@@ -120,8 +124,6 @@ def compute_rollouts(drafter, prompt_ids: Sequence[int], reference: Sequence[int
     here; the engine resets it again at its next generation). Returns the rollouts and
     counters (draft forwards run, fresh rollouts started).
     """
-    from actors.drafters import ModelDrafter
-
     if not isinstance(drafter, ModelDrafter):
         raise SpecsweepError("rollouts need a draft model (the n-gram drafter is not traced yet)")
     eos = frozenset(int(t) for t in eos_ids)
@@ -180,9 +182,6 @@ def record_trace(engine, prompt_ids: Sequence[int], *, max_new_tokens: int, max_
     is exactly what ``ar`` emits under the same ``max_new_tokens`` and EOS set.
     ``ar``: that generation when the caller already ran it (then it is not run again).
     """
-    import time
-
-    from policies.fixed import TargetOnly
 
     if max_draft is not None and max_draft < 1:
         raise SpecsweepError(f"max_draft must be >= 1 or None (the whole budget), got {max_draft}")
@@ -217,8 +216,6 @@ _SCALARS = ("finished_by_eos", "max_new_tokens", "pair", "tokenizer_hash", "targ
 
 def traces_to_table(traces: Sequence[Trace]):
     """One row per trace; rollouts as list<list<…>> columns; ``max_draft`` −1 = the whole budget."""
-    import pyarrow as pa
-
     cols = {
         "prompt_ids": pa.array([t.prompt_ids for t in traces], pa.list_(pa.int64())),
         "reference": pa.array([t.reference for t in traces], pa.list_(pa.int64())),
@@ -260,8 +257,6 @@ def table_to_traces(table) -> list[Trace]:
 
 def write_traces(path: str | Path, traces: Sequence[Trace]) -> Path:
     """Write ``traces`` to one Parquet file (parent folders created)."""
-    import pyarrow.parquet as pq
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(traces_to_table(traces), path)
@@ -270,8 +265,6 @@ def write_traces(path: str | Path, traces: Sequence[Trace]) -> Path:
 
 def read_traces(path: str | Path) -> list[Trace]:
     """Every trace in a Parquet file, or in every ``*.parquet`` file of a folder (sorted by name)."""
-    import pyarrow.parquet as pq
-
     path = Path(path)
     files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
     if not files or not all(f.exists() for f in files):

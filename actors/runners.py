@@ -34,6 +34,7 @@ import sys
 from typing import Sequence
 
 import torch
+import torch._dynamo as dynamo
 
 from actors.kv import cached_length, crop_to, new_cache
 
@@ -92,8 +93,8 @@ def _positioned_static_cache(model, capacity: int, start: torch.Tensor):
     speculative step must instead move the write position back to the accepted prefix.
     Here the runner owns the position, so a rollback is one host integer.
     """
-    from transformers import StaticCache
-    from transformers.cache_utils import StaticLayer
+    from transformers import StaticCache  # heavy: transformers
+    from transformers.cache_utils import StaticLayer  # heavy: transformers
 
     cache = StaticCache(config=model.config, max_cache_len=capacity)
     for layer in cache.layers:
@@ -106,7 +107,7 @@ def _positioned_static_cache(model, capacity: int, start: torch.Tensor):
 
 @functools.lru_cache(maxsize=None)
 def _positioned_layer_class():
-    from transformers.cache_utils import StaticLayer
+    from transformers.cache_utils import StaticLayer  # heavy: transformers
 
     class PositionedLayer(StaticLayer):
         def update(self, key_states, value_states, *args, **kwargs):
@@ -156,8 +157,6 @@ class StaticRunner:
         # torch.compile (Inductor) before capture: always on CPU (there are no graphs), optional on CUDA
         self.inductor = compiled and (not self._use_graphs if inductor is None else bool(inductor))
         if self.inductor:
-            import torch._dynamo as dynamo
-
             cfg = dynamo.config
             for name in ("recompile_limit", "cache_size_limit"):   # one compiled graph per bucket
                 if hasattr(cfg, name):

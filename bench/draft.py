@@ -15,6 +15,13 @@ import time
 
 import torch
 
+from actors.pair import Pair, PairConfig
+from actors.templates import default_template, render
+from jobs.dataset import load_questions
+from jobs.report.derived import summarize
+from jobs.report.metrics import speedup
+from policies.registry import build
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -25,12 +32,6 @@ def main():
     ap.add_argument("--per-category", type=int, default=1)
     a = ap.parse_args()
 
-    from actors.pair import Pair, PairConfig
-    from jobs.dataset import load_questions
-    from actors.templates import default_template, render
-    from jobs.report.derived import summarize
-    from jobs.report.metrics import speedup
-    from policies.registry import build
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))
     costs = pair.calibrate()

@@ -15,8 +15,18 @@ from __future__ import annotations
 import argparse
 import copy
 import time
+from types import SimpleNamespace
 
 import torch
+
+from actors.drafters import ModelDrafter
+from actors.engine import SpecEngine
+from actors.pair import Pair, PairConfig
+from actors.templates import default_template, render
+from jobs.dataset import load_questions
+from jobs.report.derived import summarize
+from jobs.report.metrics import speedup
+from policies.registry import build
 
 
 def _sync(dev):
@@ -25,7 +35,7 @@ def _sync(dev):
 
 
 def truncated(target, layers: int):
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM  # heavy: transformers
 
     cfg = copy.deepcopy(target.config)
     cfg.num_hidden_layers = layers
@@ -37,7 +47,7 @@ def truncated(target, layers: int):
 
 
 def random_pair(name: str, device: str):
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM  # heavy: transformers
 
     shapes = {"llama-7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
                                num_key_value_heads=32),
@@ -51,17 +61,12 @@ def random_pair(name: str, device: str):
 
 def time_ours(engine, prompts, policy_fn, max_new) -> dict:
     """``jobs.report.derived.summarize`` of one generation per prompt."""
-    from jobs.report.derived import summarize
-
     return summarize([engine.generate(p, policy_fn(), max_new_tokens=max_new) for p in prompts])
 
 
 def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None) -> dict:
     """``jobs.report.derived.summarize`` of transformers' ``generate`` per prompt (tokens and time only:
     it records no steps, so its step metrics are NaN)."""
-    from types import SimpleNamespace
-
-    from jobs.report.derived import summarize
 
     runs = []
     for p in prompts:
@@ -93,13 +98,6 @@ def main():
     ap.add_argument("--device", default="auto")
     a = ap.parse_args()
 
-    from actors.drafters import ModelDrafter
-    from actors.engine import SpecEngine
-    from actors.pair import Pair, PairConfig
-    from jobs.dataset import load_questions
-    from jobs.report.metrics import speedup
-    from actors.templates import default_template, render
-    from policies.registry import build
 
     torch.manual_seed(0)
     if a.random_shapes:

@@ -26,6 +26,10 @@ import time
 
 import torch
 
+from actors.drafters import token_stats
+from actors.kv import crop_to, new_cache
+from actors.models import ModelSpec, load_model, resolve_source, wrap_reduced_vocab
+
 
 def stats_without_entropy(probs: torch.Tensor, token: int) -> tuple[float, float]:
     p = probs.float()
@@ -34,16 +38,13 @@ def stats_without_entropy(probs: torch.Tensor, token: int) -> tuple[float, float
 
 
 def load_draft(name: str, device: str, random: bool):
-    from actors.models import ModelSpec, load_model, resolve_source
-
     if not random:
         try:
             return load_model(ModelSpec(name, device=device)), name
         except Exception as e:  # noqa: BLE001 — fall back to the same shape with random weights
             print(f"# could not load {name} ({type(e).__name__}: {e}); using random weights of its config")
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM  # heavy: transformers
 
-    from actors.models import wrap_reduced_vocab
 
     source, _ = resolve_source(name)
     cfg = AutoConfig.from_pretrained(source)
@@ -66,8 +67,6 @@ def main():
     if a.threads:
         torch.set_num_threads(a.threads)
 
-    from actors.drafters import token_stats
-    from actors.kv import crop_to, new_cache
 
     model, label = load_draft(a.draft, a.device, a.random)
     device = torch.device(a.device)

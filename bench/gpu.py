@@ -21,6 +21,7 @@ import os
 import statistics
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import torch
@@ -36,7 +37,7 @@ PROMPT_LEN, NEW = 64, 128
 
 
 def llama_cfg(shape: str):
-    from transformers import LlamaConfig
+    from transformers import LlamaConfig  # heavy: transformers
 
     dims = {"7b": (4096, 11008, 32, 32, 32), "70b": (8192, 28672, 80, 64, 8), "68m": (768, 3072, 2, 12, 12),
             "tiny": (256, 512, 2, 4, 4)}[shape]
@@ -47,7 +48,7 @@ def llama_cfg(shape: str):
 
 
 def random_model(shape: str, dtype=torch.bfloat16):
-    from transformers import LlamaForCausalLM
+    from transformers import LlamaForCausalLM  # heavy: transformers
 
     torch.manual_seed(0)
     prev = torch.get_default_dtype()
@@ -106,7 +107,7 @@ def hbm_floor(model) -> dict:
 
 
 def section_check():
-    from transformers import LlamaForCausalLM
+    from transformers import LlamaForCausalLM  # heavy: transformers
 
     torch.manual_seed(0)
     target = LlamaForCausalLM(llama_cfg("tiny")).to(DEV).eval()
@@ -264,8 +265,8 @@ def section_c():
 
 def int4_llama_70b():
     """Llama-2-70B shape built one layer at a time: meta → random bf16 on the GPU → int4 weight-only (torchao)."""
-    from torchao.quantization import Int4WeightOnlyConfig, quantize_
-    from transformers import LlamaForCausalLM
+    from torchao.quantization import Int4WeightOnlyConfig, quantize_  # heavy: torchao
+    from transformers import LlamaForCausalLM  # heavy: transformers
 
     cfg = llama_cfg("70b")
     with torch.device("meta"):
@@ -330,7 +331,7 @@ def main(argv):
     if not torch.cuda.is_available():
         raise SystemExit("bench.gpu needs a CUDA GPU")
     OUT.mkdir(parents=True, exist_ok=True)
-    import transformers
+    import transformers  # heavy: transformers
 
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "transformers": transformers.__version__,
             "date": time.strftime("%Y-%m-%d %H:%M")}
@@ -340,7 +341,6 @@ def main(argv):
         try:
             res = SECTIONS[n]()
         except Exception as ex:  # noqa: BLE001 - keep the other sections' results
-            import traceback
 
             traceback.print_exc()
             res = {"error": f"{type(ex).__name__}: {str(ex).splitlines()[0][:300] if str(ex) else ''}"}

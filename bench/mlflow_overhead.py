@@ -15,17 +15,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from cluster.ray_setup import connect
+from tests.tiny_pair import save_tiny_pair
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def main(rounds: int = 2) -> None:
-    import ray
+    import ray  # heavy: ray
 
-    from cluster.ray_setup import connect
-    from jobs.config import parse_config
-    import jobs.sweep.driver as _sw
-    from tests.tiny_pair import save_tiny_pair
+    import jobs.sweep.driver as _sw  # heavy: torch (via jobs.sweep.driver)
+    from jobs.config import parse_config  # heavy: torch (via jobs.config)
 
     root = Path(tempfile.mkdtemp(prefix="mlflow-overhead-"))
     target, draft = save_tiny_pair(root / "pair")

@@ -16,10 +16,12 @@ costlier rule are listed in ``VARIANTS``.
 from __future__ import annotations
 
 import argparse
+import platform
 import random
 import statistics
 import time
 
+from actors.kv import crop_to, new_cache
 from policies import GenerationContext, SequencePolicy, Step, build
 from policies.costs import CostCurve
 from policies.registry import REGISTRY
@@ -62,10 +64,9 @@ def per_decision_us(spec: str, steps: int = 2000, seed: int = 0) -> float:
 
 
 def draft_forward_us() -> float:
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    import torch  # heavy: torch
+    from transformers import LlamaConfig, LlamaForCausalLM  # heavy: transformers
 
-    from actors.kv import crop_to, new_cache
 
     cfg = LlamaConfig(vocab_size=8193, hidden_size=576, intermediate_size=1536, num_hidden_layers=4,
                       num_attention_heads=9, num_key_value_heads=3)
@@ -88,9 +89,8 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3, help="runs per policy (the median is reported)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads for the draft forward (0 = default)")
     a = ap.parse_args(argv)
-    import platform
 
-    import torch
+    import torch  # heavy: torch
 
     if a.threads:
         torch.set_num_threads(a.threads)

@@ -28,8 +28,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from actors.cost_model import fit_cost_model
+from actors.pair import Pair, PairConfig
+from actors.replay import replay
 from actors.replay_task import FIT_GAMMAS
-from jobs.report.derived import time_error
+from actors.rollouts import record_pair_trace
+from actors.templates import default_template, render
+from bench.replay_refit import time_errors
+from jobs.dataset import load_questions
+from jobs.report.derived import summarize, time_error
+from policies.registry import build
 
 PAPER_POLICIES = "fixed,hf-heuristic,threshold,gammatune,gammatune+,gt"
 PAPER_GAMMAS = "1,2,3,4,5,6,7,8,12,16,20,24"
@@ -57,14 +65,6 @@ def main(argv=None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    from actors.cost_model import fit_cost_model
-    from actors.pair import Pair, PairConfig
-    from actors.replay import replay
-    from actors.rollouts import record_pair_trace
-    from jobs.dataset import load_questions
-    from jobs.report.derived import summarize
-    from actors.templates import default_template, render
-    from policies.registry import build
 
     pair = Pair(PairConfig())
     costs = pair.calibrate()
@@ -133,7 +133,6 @@ def main(argv=None) -> None:
               f"   {lt:6.1f} vs {rt:6.1f}")
     print(f"cost-model fit residuals: {json.dumps(model.residuals)}")
     # the floor under the time error: a model fitted on the live runs themselves, judged on them (in-sample)
-    from bench.replay_refit import time_errors
 
     floor = time_errors({"live": live, "traces": traces, "costs": costs},
                         fit_cost_model([(len(prompts[k[0]]), g) for k, g in live.items()]), calibrate=False)

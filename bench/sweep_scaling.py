@@ -11,17 +11,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from cluster.ray_setup import connect, shutdown
+from jobs.dataset import load_questions
+from tests.tiny_pair import save_tiny_pair
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=8)
     ap.add_argument("--max-new-tokens", type=int, default=48)
     a = ap.parse_args()
-    from cluster.ray_setup import connect, shutdown
-    from jobs.config import parse_config
-    from jobs.dataset import load_questions
-    from jobs.sweep.driver import run_sweep
-    from tests.tiny_pair import save_tiny_pair
+    from jobs.config import parse_config  # heavy: torch (via jobs.config)
+    from jobs.sweep.driver import run_sweep  # heavy: torch (via jobs.sweep.driver)
 
     tmp = Path(tempfile.mkdtemp(prefix="specsweep-scaling-"))
     target, draft = save_tiny_pair(tmp / "pair")

@@ -24,13 +24,19 @@ import time
 
 import torch
 
+from actors.calibrate import calibrate
+from actors.pair import Pair, PairConfig
+from actors.templates import default_template, render
+from bench.engine import random_pair
+from jobs.dataset import load_questions
+from jobs.report.derived import summarize
+from jobs.report.metrics import speedup
+from policies.registry import build
+
 TREES = ("sequoia", "gt-static", "eagle2", "gt-dynamic")
 
 
 def cost_curve(a) -> None:
-    from actors.calibrate import calibrate
-    from bench.engine import random_pair
-
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     target, draft = random_pair(a.random_shapes, dev)
     costs = calibrate(target, draft, context=512, max_tokens=256)
@@ -57,12 +63,6 @@ def main(argv=None):
         cost_curve(a)
         if a.cost_curve_only:
             return
-    from actors.pair import Pair, PairConfig
-    from actors.templates import default_template, render
-    from jobs.dataset import load_questions
-    from jobs.report.derived import summarize
-    from jobs.report.metrics import speedup
-    from policies.registry import build
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))
     costs = pair.calibrate()

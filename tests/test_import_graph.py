@@ -12,7 +12,7 @@ PACKAGES = ("policies", "actors", "cluster", "jobs", "bench")
 # project module that imports one at its top) may sit inside a function, with a comment naming why.
 HEAVY = {"torch", "transformers", "ray", "mlflow", "matplotlib", "accelerate", "safetensors"}
 OPTIONAL = {"torchao", "optimum", "gguf", "tabulate", "psutil", "scipy"}
-LAZY_CHECKED = ("cluster", "jobs")
+LAZY_CHECKED = ("cluster", "jobs", "actors", "policies", "bench")
 
 
 def module_name(path: Path) -> str:
