@@ -5,7 +5,7 @@ draft decode forward (seconds per draft token) and the target forward over m
 tokens for m = 1, 2, 4, … ``max_tokens``, each as the median of ``repeats`` runs
 after a warm-up; the caches are cropped back after every run. The verify curve is
 made non-decreasing (``policies.costs.monotone``) with a warning when the raw medians
-were not, the raw points kept in ``CostCurve.raw_verify``.
+were not, the raw points kept in ``CostModel.raw_verify``.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import torch
 
 from actors.engine import SpecEngine
 from actors.kv import crop_to, new_cache
-from policies.costs import CostCurve, monotone
+from policies.costs import CostModel, monotone
 from policies.fixed import TargetOnly
 
 
@@ -35,8 +35,8 @@ def _median_time(fn, repeats: int, sync) -> float:
 
 @torch.no_grad()
 def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, repeats: int = 5,
-              vocab: int | None = None, seed: int = 0) -> CostCurve:
-    """The pair's :class:`~policies.costs.CostCurve` at ``context`` cached tokens: median seconds of one draft forward
+              vocab: int | None = None, seed: int = 0) -> CostModel:
+    """The pair's :class:`~policies.costs.CostModel` at ``context`` cached tokens: median seconds of one draft forward
     and of target forwards over m = 1, 2, 4, … ``max_tokens`` tokens (made non-decreasing); t_draft = 0 when the pair
     has no draft model."""
     device = target.device
@@ -78,7 +78,7 @@ def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, r
                       f"using its non-decreasing fit {fitted}: the timings are noisy — raise repeats or unload the machine",
                       RuntimeWarning, stacklevel=2)
         raw = t_verify
-    return CostCurve(t_draft=t_draft, t_verify=fitted, context=context, device=str(device), raw_verify=raw)
+    return CostModel.measured(t_draft, fitted, context=context, device=str(device), raw_verify=raw)
 
 
 @torch.no_grad()

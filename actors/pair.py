@@ -102,7 +102,7 @@ class Pair:
 
     @property
     def costs(self):
-        """The cost curve policies read (held by the engine, which hands it to them); None until calibrated."""
+        """The measured cost model policies read (held by the engine, which hands it to them); None until calibrated."""
         return self.engine.costs
 
     @property
@@ -111,11 +111,11 @@ class Pair:
         return self.engine.rank_acceptance
 
     def calibrate(self, **kw):
-        """Measure (once) and attach the cost curve that ``gt``/``goodput`` read."""
+        """Measure (once) and attach the measured cost model that ``gt``/``goodput`` read."""
         if self.costs is None:
             costs = calibrate(self.target, self.draft_model, **kw)
             if self.cfg.draft == NGRAM:
-                costs.t_draft = 1e-6  # model-free: drafting is (almost) free
+                costs = costs.with_t_draft(1e-6)  # model-free: drafting is (almost) free
             self.engine.costs = costs
             if self.draft_model is not None:
                 self.measure_rank_acceptance()

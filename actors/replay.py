@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import itertools
 
-from actors.cost_model import CostModel, turn_scale
 from actors.acceptance import accept_greedy
 from actors.drafters import Drafter, Proposal, record_proposal
 from actors.step import Generation, Row, chain_step, decode
 from actors.rollouts import Trace
 from policies.base import GenerationContext, Policy, SequencePolicy
+from policies.cost_fit import turn_scale
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 
 
@@ -107,7 +108,7 @@ class ReferenceVerifier:
 
 
 class CostClock:
-    """Step times predicted by a :class:`~actors.cost_model.CostModel`, times ``scale``; 0 without a model.
+    """Step times predicted by a :class:`~policies.costs.CostModel`, times ``scale``; 0 without a model.
 
     Tracks the draft's cache length as the live drafter's would be, since a draft forward's cost depends on
     the committed tokens it must catch up on.
@@ -146,12 +147,12 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
            tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = False) -> Generation:
     """Replay ``policy`` on ``trace``: the :class:`~actors.step.Generation` the live engine would produce.
 
-    ``costs``: the actor's :class:`~policies.costs.CostCurve` — the same object live runs hand
+    ``costs``: the actor's measured :class:`~policies.costs.CostModel` — the same object live runs hand
     to policies through :class:`~policies.base.GenerationContext` (``gt``, ``goodput``,
-    ``bandit`` read it). ``cost_model``: predicts each step's draft and verify times
+    ``bandit`` read it). ``cost_model``: the fitted one, predicts each step's draft and verify times
     (0 without one); ``wall_time`` = the trace's measured prefill + Σ predicted steps.
     ``pair`` / ``tokenizer_hash``: when given, the trace must match them. ``calibrate``:
-    scale predicted step times by the trace's own ``ar`` run (:func:`~actors.cost_model.turn_scale`);
+    scale predicted step times by the trace's own ``ar`` run (:func:`~policies.cost_fit.turn_scale`);
     off by default: one ``ar`` run is a noisy gauge of the machine's speed (docs/replay.md, "Time").
     """
     check_replayable(policy, temperature)

@@ -7,7 +7,7 @@ A sweep in ``mode: replay`` (or ``both``) runs, per task (question × block of c
 2. each replayable config by :func:`actors.replay.replay` on those traces — token ids,
    accept lengths, (k_max, drafted, accepted) per step exactly as a live run under greedy
    decoding; ``wall_time`` = the ``ar`` turn's measured prefill + the actor's cost model's
-   predicted steps (:mod:`actors.cost_model`);
+   predicted steps (:mod:`policies.cost_fit`);
 3. the configs chosen for live validation (and those that cannot be replayed) live.
 
 The cost model is fitted once per actor, when it starts, on live generations of the
@@ -20,9 +20,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from actors.conversation import run_question
-from actors.cost_model import CostModel, fit_cost_model
 from actors.replay import replay
 from actors.rollouts import Trace, record_pair_trace
+from policies.cost_fit import fit_cost_model
+from policies.costs import CostModel
 from policies.fixed import Fixed, TargetOnly
 
 FIT_GAMMAS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24)

@@ -23,10 +23,10 @@ import time
 
 from actors.kv import crop_to, new_cache
 from policies import GenerationContext, SequencePolicy, Step, build
-from policies.costs import CostCurve
+from policies.costs import CostModel
 from policies.registry import REGISTRY
 
-COSTS = CostCurve(t_draft=0.004, t_verify={1: 0.04, 2: 0.041, 4: 0.043, 8: 0.05, 16: 0.06, 32: 0.09, 64: 0.15})
+COSTS = CostModel.measured(t_draft=0.004, t_verify={1: 0.04, 2: 0.041, 4: 0.043, 8: 0.05, 16: 0.06, 32: 0.09, 64: 0.15})
 VARIANTS = ["threshold:adaptive=true"]
 TARGET_US = 50.0
 

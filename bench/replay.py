@@ -11,7 +11,7 @@ For the first turn of N sample questions:
 Prints both costs, the agreement (identical token ids and (k_max, drafted, accepted)
 step sequences) and the error of the predicted wall time against the measured one, as a
 sweep predicts it (no per-turn calibration); the error with each turn calibrated to its own
-``ar`` run (``actors.cost_model.turn_scale``) is printed beside it.
+``ar`` run (``policies.cost_fit.turn_scale``) is printed beside it.
 Last line: ``replay/live cost = X; steps identical = Y %; median time error = Z %``.
 The cost curve (``Pair.calibrate``) is measured once before both and counted in neither.
 """
@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from actors.cost_model import fit_cost_model
 from actors.pair import Pair, PairConfig
 from actors.replay import replay
 from actors.replay_task import FIT_GAMMAS
@@ -37,6 +36,7 @@ from actors.templates import default_template, render
 from bench.replay_refit import time_errors
 from jobs.dataset import load_questions
 from jobs.report.derived import summarize, time_error
+from policies.cost_fit import fit_cost_model
 from policies.registry import build
 
 PAPER_POLICIES = "fixed,hf-heuristic,threshold,gammatune,gammatune+,gt"

@@ -18,9 +18,9 @@ import statistics
 
 import numpy as np
 
-from actors.cost_model import draft_feeds, fit_cost_model, turn_scale
 from actors.replay import replay
 from jobs.report.derived import time_error
+from policies.cost_fit import draft_feeds, fit_cost_model, turn_scale
 from policies.registry import build
 
 
@@ -110,7 +110,7 @@ def main(argv=None) -> None:
         print(f"{name:40s} | {_stat(r['calibrated'])} | {_stat(r['uncalibrated'])} | {_stat(r['later'])} | "
               f"{comp['draft'][0] * 100:+5.1f} {comp['verify'][0] * 100:+5.1f} {comp['rest'][0] * 100:+5.1f}")
         print(f"{'':40s}   T(m) ms = " + ", ".join(f"{m}:{v * 1000:.0f}" for m, v in
-                                                    zip(model.verify["knots"], model.verify["values"])))
+                                                    zip(model.table["knots"], model.table["values"])))
 
 
 if __name__ == "__main__":

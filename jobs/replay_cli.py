@@ -27,11 +27,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from actors.cost_model import CostModel
 from actors.schema import config_key, to_table
 from jobs.report import metrics
 from jobs.report.tables import build_report
-from policies.costs import CostCurve
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from policies.registry import build
 
@@ -79,7 +78,7 @@ def actor_costs(infos: dict, pair: str, source: str) -> tuple[object, object]:
         raise SpecsweepError(f"{source}: the actor of pair {pair!r} fitted no cost model "
                              "(it ran a live-only sweep); pass --costs with the actors.json of a replay sweep")
     try:
-        return (CostCurve.from_dict(info["costs"]) if info.get("costs") else None), CostModel.from_dict(model)
+        return (CostModel.from_dict(info["costs"]) if info.get("costs") else None), CostModel.from_dict(model)
     except (KeyError, TypeError, ValueError) as e:
         raise SpecsweepError(f"{source}: the cost data of pair {pair!r} is malformed ({e})") from None
 

@@ -66,7 +66,7 @@ class Step:
 class GenerationContext:
     """Per-generation facts a policy may use."""
 
-    costs: object | None = None             # policies.costs.CostCurve, when the actor measured one
+    costs: object | None = None             # policies.costs.CostModel, when the actor measured one
     reference: Sequence[int] | None = None  # target-only continuation (oracle)
     greedy: bool = True
     generated: int = 0                      # tokens emitted so far in this generation (kept current by the engine)

@@ -1,30 +1,115 @@
-"""The measured cost curve of one target/draft pair on one device (numbers only).
+"""The one cost model of a target/draft pair on one device: what a step costs, in seconds.
 
-``t_draft``: seconds per draft token (one draft forward at decode time).
-``t_verify[m]``: seconds for one target forward over m tokens (m = k drafts + 1).
-``c`` = t_draft / t_verify[1] — GT's cost ratio c = M_D / M_T (GT paper §3), the price
-of one draft token in target forwards. GammaTune calls the *inverse* ratio c
-(T_target / T_draft): it is ``target_over_draft`` here, never ``c``.
-``raw_verify``: the measured points before :func:`monotone` made the curve
-non-decreasing (empty when they already were).
+Rule (per speculative step at context length C, with p draft forwards — a discarded proposal
+included — e extra tokens the draft caught up on in its first forward, and m = k + 1 tokens
+verified):
+
+    draft_time  = d₀·[p > 0] + d₁·p + d₂·[e > 0] + d₃·e + d₄·p·C/1000
+    verify_time = T(m) + v_C·C/1000 + v_mC·m·C/1000
+    step_time   = draft_time + verify_time + o
+
+T is a table over verified lengths (knots), linear between knots and beyond the last two.
+Two ways make one, both instances of :class:`CostModel`:
+
+- **measured** (``actors/calibrate.py``, :meth:`CostModel.measured`): the median time of one
+  draft forward (d₁) and of one target forward over m tokens (the table) at one context length;
+  no context terms. Cost-aware policies read it.
+- **fitted** (``policies/cost_fit.py``): every coefficient by least squares on live steps.
+  Replay predicts step times with it.
+
+What policies read, at the model's ``context``: ``t_draft`` (seconds per draft token),
+``verify(m)`` and ``c`` = t_draft / verify(1) — GT's cost ratio c = M_D / M_T ("Max-Speedup
+Speculative Sampling: A Generic Tree Construction Principle", §3.1), the price of one draft
+token in target forwards. GammaTune calls the *inverse* ratio c (T_target / T_draft, its Eq. 1):
+it is ``target_over_draft`` here, never ``c``.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+
+DRAFT_FEATURES = ("per_step", "per_proposal", "per_catchup", "per_catchup_token", "per_proposal_kctx")
+RULE = ("draft = d0[p>0] + d1 p + d2[e>0] + d3 e + d4 p C/1000; "
+        "verify = T(m) (linear between knots) + vC C/1000 + vmC m C/1000")
+
+
+def draft_features(p: int, e: int, context: int) -> list[float]:
+    """Draft-time features [p > 0, p, e > 0, e, p·C/1000] of the module's rule (all zero when p = 0)."""
+    if p <= 0:
+        return [0.0] * len(DRAFT_FEATURES)
+    return [1.0, float(p), 1.0 if e > 0 else 0.0, float(e), p * context / 1000.0]
+
+
+def _interpolate(knots, values, m: float) -> float:
+    """T(m): linear between knots, linear past either end along the nearest segment; constant with one knot."""
+    if len(knots) == 1:
+        return values[0]
+    i = 0
+    while i < len(knots) - 2 and m > knots[i + 1]:
+        i += 1
+    (m0, t0), (m1, t1) = (knots[i], values[i]), (knots[i + 1], values[i + 1])
+    return t0 + (t1 - t0) * (m - m0) / (m1 - m0)
 
 
 @dataclass
-class CostCurve:
-    """Seconds per draft token and per target forward over m tokens, measured for one pair on one device.
+class CostModel:
+    """Seconds per step of one pair on one device (the module docstring's rule).
 
-    ``c`` is GT's cost ratio M_D / M_T ("Max-Speedup Speculative Sampling: A Generic Tree Construction Principle",
-    §3.1); ``target_over_draft`` is GammaTune's inverse ratio (its Eq. 1)."""
+    ``draft``: the coefficients d₀…d₄ by :data:`DRAFT_FEATURES` name; ``table``: {"knots": [m…],
+    "values": [T(m)…], "per_kctx": v_C, "per_token_kctx": v_mC}; ``overhead``: o; ``context``: the
+    context length the per-step view (``t_draft``, ``verify``, ``c``) is read at; ``raw_verify``: a
+    measurement's points before :func:`monotone` made them non-decreasing (empty when they were)."""
 
-    t_draft: float
-    t_verify: dict[int, float] = field(default_factory=dict)
+    draft: dict[str, float]
+    table: dict
+    overhead: float = 0.0
     context: int = 0
     device: str = "cpu"
+    label: str = ""                  # which actor / device it was measured on
     raw_verify: dict[int, float] = field(default_factory=dict)
+    residuals: dict = field(default_factory=dict)
+    n_steps: int = 0
+
+    @classmethod
+    def measured(cls, t_draft: float, t_verify: dict[int, float], context: int = 0, device: str = "cpu",
+                 raw_verify: dict[int, float] | None = None) -> "CostModel":
+        """From one draft forward's time and target forwards' times over m tokens, measured at ``context``."""
+        if not t_verify:
+            raise ValueError("empty cost curve: no verify times")
+        knots = sorted(int(m) for m in t_verify)
+        return cls(draft={k: (float(t_draft) if k == "per_proposal" else 0.0) for k in DRAFT_FEATURES},
+                   table={"knots": knots, "values": [float(t_verify[m]) for m in knots],
+                          "per_kctx": 0.0, "per_token_kctx": 0.0},
+                   context=int(context), device=str(device), raw_verify=dict(raw_verify or {}))
+
+    # ------------------------------------------------------------ replay's view: one step at context C
+    def draft_time(self, proposals: int, catchup: int, context: int) -> float:
+        """Seconds of drafting ``proposals`` tokens after catching up on ``catchup`` tokens, at ``context``."""
+        if proposals <= 0:
+            return 0.0
+        x = draft_features(proposals, catchup, context)
+        return max(0.0, sum(self.draft.get(k, 0.0) * v for k, v in zip(DRAFT_FEATURES, x)))
+
+    def verify_time(self, verified: int, context: int) -> float:
+        """Seconds of one target forward over ``verified`` tokens at ``context``."""
+        t = self.table
+        return max(0.0, _interpolate(t["knots"], t["values"], verified)
+                   + t["per_kctx"] * context / 1000.0 + t["per_token_kctx"] * verified * context / 1000.0)
+
+    # ------------------------------------------------------------ the policies' view, at self.context
+    @property
+    def t_draft(self) -> float:
+        """Seconds per draft token (one draft forward, no catch-up)."""
+        return self.draft_time(1, 0, self.context)
+
+    def verify(self, m: int) -> float:
+        """Seconds of one target forward over m tokens."""
+        return self.verify_time(m, self.context)
+
+    @property
+    def t_verify(self) -> dict[int, float]:
+        """``verify(m)`` at each knot."""
+        return {m: self.verify(m) for m in self.table["knots"]}
 
     @property
     def c(self) -> float:
@@ -36,31 +121,42 @@ class CostCurve:
         """GammaTune's ratio T_target / T_draft (the inverse of GT's c)."""
         return self.verify(1) / self.t_draft if self.t_draft > 0 else float("inf")
 
-    def verify(self, m: int) -> float:
-        """Target forward time over m tokens, linearly interpolated between measured points."""
-        pts = sorted(self.t_verify.items())
-        if not pts:
-            raise ValueError("empty cost curve")
-        if m <= pts[0][0]:
-            return pts[0][1]
-        for (m0, t0), (m1, t1) in zip(pts, pts[1:]):
-            if m <= m1:
-                return t0 + (t1 - t0) * (m - m0) / (m1 - m0)
-        (m0, t0), (m1, t1) = pts[-2:] if len(pts) > 1 else (pts[-1], pts[-1])
-        slope = (t1 - t0) / (m1 - m0) if m1 != m0 else 0.0
-        return t1 + slope * (m - m1)
+    def with_t_draft(self, t_draft: float) -> "CostModel":
+        """The same model with drafting at a flat ``t_draft`` per token (e.g. a model-free drafter)."""
+        return dataclasses.replace(self, draft={k: (float(t_draft) if k == "per_proposal" else 0.0)
+                                                for k in DRAFT_FEATURES})
 
     def to_dict(self) -> dict:
-        return {"t_draft": self.t_draft, "t_verify": {str(k): v for k, v in self.t_verify.items()},
-                "context": self.context, "device": self.device, "c": self.c, "c_meaning": "GT c = M_D/M_T",
-                "target_over_draft": self.target_over_draft,
-                "raw_verify": {str(k): v for k, v in self.raw_verify.items()}}
+        """JSON-able; read back by :meth:`from_dict`."""
+        return {"draft": dict(self.draft), "verify": {k: (list(v) if isinstance(v, (list, tuple)) else v)
+                                                       for k, v in self.table.items()},
+                "overhead": self.overhead, "context": self.context, "device": self.device, "label": self.label,
+                "raw_verify": {str(k): v for k, v in self.raw_verify.items()}, "residuals": dict(self.residuals),
+                "n_steps": self.n_steps, "rule": RULE,
+                "t_draft": self.t_draft, "t_verify": {str(k): v for k, v in self.t_verify.items()},
+                "c": self.c, "c_meaning": "GT c = M_D/M_T", "target_over_draft": self.target_over_draft}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "CostCurve":
-        return cls(t_draft=float(d["t_draft"]), t_verify={int(k): float(v) for k, v in d["t_verify"].items()},
-                   context=int(d.get("context", 0)), device=d.get("device", "cpu"),
-                   raw_verify={int(k): float(v) for k, v in d.get("raw_verify", {}).items()})
+    def from_dict(cls, d: dict) -> "CostModel":
+        """Reads :meth:`to_dict` and the two shapes stored before there was one model: a measured curve
+        (``t_draft``, ``t_verify``) and a fitted model (``draft``, ``verify`` as a table or, older, a line)."""
+        raw = {int(k): float(v) for k, v in d.get("raw_verify", {}).items()}
+        if "verify" not in d:
+            return cls.measured(float(d["t_draft"]), {int(k): float(v) for k, v in d["t_verify"].items()},
+                                context=int(d.get("context", 0)), device=d.get("device", "cpu"), raw_verify=raw)
+        v = d["verify"]
+        if "knots" in v:
+            table = {"knots": [int(k) for k in v["knots"]], "values": [float(x) for x in v["values"]],
+                     "per_kctx": float(v["per_kctx"]), "per_token_kctx": float(v["per_token_kctx"])}
+        else:   # stored before the table: v0 (+ v[m ≥ 2]) + v1 m + C terms; knots 1, 2, 3 (linear beyond) are exact
+            line = [float(v.get("intercept", 0.0)) + float(v.get("multi_token", 0.0)) * (m >= 2)
+                    + float(v.get("per_token", 0.0)) * m for m in (1, 2, 3)]
+            table = {"knots": [1, 2, 3], "values": line, "per_kctx": float(v.get("per_kctx", 0.0)),
+                     "per_token_kctx": float(v.get("per_token_kctx", 0.0))}
+        return cls(draft={k: float(d["draft"].get(k, 0.0)) for k in DRAFT_FEATURES}, table=table,
+                   overhead=float(d.get("overhead", 0.0)), context=int(d.get("context", 0)),
+                   device=d.get("device", "cpu"), label=d.get("label", ""), raw_verify=raw,
+                   residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)))
 
 
 def monotone(points: dict[int, float]) -> dict[int, float]:

@@ -1,7 +1,10 @@
-"""The cost curve: monotone fit of noisy verify timings, and both papers' cost ratios named apart."""
+"""The one cost model: monotone fit of noisy verify timings, both papers' cost ratios named apart, one class
+for the measured and the fitted model, and the dicts stored before there was one model still read."""
+import json
+
 import pytest
 
-from policies.costs import CostCurve, monotone
+from policies.costs import CostModel, monotone
 
 
 def test_monotone_pools_adjacent_violators_by_hand():
@@ -15,9 +18,47 @@ def test_monotone_pools_adjacent_violators_by_hand():
 
 
 def test_both_cost_ratios_named():
-    c = CostCurve(t_draft=0.005, t_verify={1: 0.04, 2: 0.05}, raw_verify={1: 0.04, 2: 0.03})
+    c = CostModel.measured(0.005, {1: 0.04, 2: 0.05}, raw_verify={1: 0.04, 2: 0.03})
     assert c.c == pytest.approx(0.125)                    # GT: M_D / M_T
     assert c.target_over_draft == pytest.approx(8.0)      # GammaTune's ratio T_target / T_draft
-    d = c.to_dict()
+    d = json.loads(json.dumps(c.to_dict()))
     assert d["c"] == pytest.approx(0.125) and d["target_over_draft"] == pytest.approx(8.0)
-    assert CostCurve.from_dict(d).raw_verify == {1: 0.04, 2: 0.03}
+    assert CostModel.from_dict(d).raw_verify == {1: 0.04, 2: 0.03}
+    assert CostModel.from_dict(d) == c
+
+
+def test_measured_model_is_the_interpolated_curve():
+    c = CostModel.measured(0.002, {1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025}, context=256)
+    assert c.t_draft == 0.002 and c.verify(1) == 0.02 and c.verify(4) == 0.022
+    assert c.verify(3) == pytest.approx(0.0215)                       # halfway between 2 and 4
+    assert c.verify(12) == pytest.approx(0.028)                       # past the last knot along the 4–8 slope
+    assert c.draft_time(3, 0, 999) == pytest.approx(0.006)            # no context terms in a measurement
+    assert c.verify_time(4, 999) == c.verify(4)
+    assert c.t_verify == {1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025}
+    free = c.with_t_draft(1e-6)
+    assert free.t_draft == 1e-6 and free.verify(4) == c.verify(4) and c.t_draft == 0.002
+
+
+def test_a_cost_curve_stored_before_the_merge_reads_back():
+    """actors.json / MLflow artifacts written with the old CostCurve.to_dict."""
+    old = {"t_draft": 0.004, "t_verify": {"1": 0.04, "2": 0.041, "4": 0.043}, "context": 256, "device": "cpu",
+           "c": 0.1, "c_meaning": "GT c = M_D/M_T", "target_over_draft": 10.0, "raw_verify": {}}
+    m = CostModel.from_dict(old)
+    assert (m.t_draft, m.verify(1), m.verify(4), m.context) == (0.004, 0.04, 0.043, 256)
+    assert m.c == pytest.approx(0.1) and m.verify(3) == pytest.approx(0.042)
+
+
+def test_a_fitted_model_stored_before_the_merge_reads_back():
+    """actors.json written with the old fitted CostModel.to_dict (a table) and the older line form."""
+    table = {"draft": {"per_step": 1e-3, "per_proposal": 2e-3, "per_catchup": 0.0, "per_catchup_token": 1e-5,
+                       "per_proposal_kctx": 4e-4},
+             "verify": {"knots": [1, 2, 4], "values": [0.01, 0.015, 0.02], "per_kctx": 1e-3, "per_token_kctx": 0.0},
+             "overhead": 2e-4, "residuals": {}, "n_steps": 40, "label": "x cpu", "rule": "..."}
+    m = CostModel.from_dict(table)
+    assert m.draft_time(3, 0, 1000) == pytest.approx(1e-3 + 3 * 2e-3 + 3 * 4e-4)
+    assert m.verify_time(2, 1000) == pytest.approx(0.015 + 1e-3)
+    assert m.verify_time(3, 0) == pytest.approx(0.0175) and m.overhead == 2e-4 and m.label == "x cpu"
+    line = dict(table, verify={"intercept": 0.01, "multi_token": 0.002, "per_token": 0.001, "per_kctx": 0.0,
+                               "per_token_kctx": 0.0})
+    m = CostModel.from_dict(line)
+    assert m.verify_time(1, 0) == pytest.approx(0.011) and m.verify_time(5, 0) == pytest.approx(0.017)

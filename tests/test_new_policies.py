@@ -8,14 +8,14 @@ from hypothesis import given, settings, strategies as st
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
 from policies import DISCARD, MORE, STOP, GenerationContext, SequencePolicy, Step, build
-from policies.costs import CostCurve
+from policies.costs import CostModel
 from policies.ema_steps import EmaSteps
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY
 from tests.models import llama, perturbed, sharpen
 from tests.test_policies import run   # k_max before each scripted outcome, then after the last
 
-COSTS = CostCurve(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
+COSTS = CostModel.measured(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
 NEW = ["svip", "adaedl", "dv-threshold", "bandit", "ema-steps"]
 
 
@@ -328,7 +328,7 @@ def test_replay_with_other_timings_decides_the_same(spec, gamma, steps):
 
 # ---- through the engine -----------------------------------------------------------------------
 
-ENGINE_COSTS = CostCurve(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
+ENGINE_COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 LIVE = ["svip", "svip:h=0.1", "adaedl", "adaedl:lam=0.9", "dv-threshold", "dv-threshold:theta=0.3", "bandit",
         "bandit:explore=shared", "bandit:reward=clock", "ema-steps", "ema-steps:warmup=2,interval=1",
         "ema-steps:candidates=0/1/3,warmup=0,interval=1"]

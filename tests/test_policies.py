@@ -3,12 +3,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from policies import DISCARD, MORE, STOP, GenerationContext, Step, build
-from policies.costs import CostCurve
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from policies.threshold import roc_best_threshold, roc_curve
 import numpy as np
 
-COSTS = CostCurve(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
+COSTS = CostModel.measured(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
 
 
 def ctx(**kw):

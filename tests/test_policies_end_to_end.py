@@ -4,13 +4,13 @@ import pytest
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
 from policies import build
-from policies.costs import CostCurve
+from policies.costs import CostModel
 from policies.fixed import TargetOnly
 from tests.models import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
 from tests.test_lossless_sampling import PROMPT, tiny_pair
 
-COSTS = CostCurve(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
+COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 POLICIES = ["fixed", "hf-heuristic", "hf-heuristic:persist=true", "threshold", "threshold:adaptive=true",
             "gammatune", "gammatune:expand=jump", "gammatune+", "gt", "gt:c=0.3", "oracle", "goodput", "goodput:tau=0.3"]
 NEW_POLICIES = ["svip", "svip:h=0.1", "adaedl", "adaedl:lam=0.9", "dv-threshold", "dv-threshold:theta=0.3", "bandit",

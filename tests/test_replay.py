@@ -4,20 +4,20 @@ import json
 
 import pytest
 
-from actors.cost_model import CostModel, fit_cost_model, predict_wall
+from policies.cost_fit import fit_cost_model, predict_wall
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
 from actors.step import Generation
 from actors.replay import replay
 from actors.rollouts import read_traces, record_trace, write_traces
 from policies.base import SequencePolicy, Step
-from policies.costs import CostCurve
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
 from policies.registry import REGISTRY, build
 from tests.models import gpt2, llama, perturbed, sharpen
 
-COSTS = CostCurve(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
+COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 SEQUENCE = [n for n, (cls, _, _) in REGISTRY.items() if n != "ar" and issubclass(cls, SequencePolicy)]
 GAMMA_FREE = {"gt", "oracle", "svip", "adaedl", "dv-threshold", "bandit"}     # initial γ ignored: one γ is enough
 PROMPT = [4, 9, 2, 7, 7, 1, 30, 12]
@@ -160,7 +160,7 @@ def _true_verify(m, ctx, v=(5e-3, 3e-3, 1e-3, 2e-3, 3e-4)):
 def _synthetic_generation(prompt_len, ks, ns, d=(1e-3, 2e-3, 5e-4, 1e-5, 4e-4)):
     """Steps whose times follow known coefficients exactly (no discards)."""
     gen, ctx, dlen = Generation(token_ids=[], prefill_time=0.01), prompt_len, 0
-    from actors.cost_model import draft_features
+    from policies.costs import draft_features
     for k, n in zip(ks, ns):
         e = max(ctx - dlen - 1, 0) if k else 0
         if k:
@@ -180,9 +180,9 @@ def test_cost_model_recovers_known_coefficients():
     model = fit_cost_model(runs, label="synthetic")
     assert model.draft["per_proposal"] == pytest.approx(2e-3, rel=1e-6)
     assert model.draft["per_catchup"] == pytest.approx(5e-4, rel=1e-6)
-    assert model.verify["knots"] == [1, 2, 3, 4, 5, 6, 7]           # every verified length the fit saw
-    assert model.verify["per_kctx"] == pytest.approx(2e-3, rel=1e-6)
-    assert model.verify["per_token_kctx"] == pytest.approx(3e-4, rel=1e-6)
+    assert model.table["knots"] == [1, 2, 3, 4, 5, 6, 7]           # every verified length the fit saw
+    assert model.table["per_kctx"] == pytest.approx(2e-3, rel=1e-6)
+    assert model.table["per_token_kctx"] == pytest.approx(3e-4, rel=1e-6)
     for m in range(1, 8):                                             # the table holds the jump from 1 to 2
         assert model.verify_time(m, 200) == pytest.approx(_true_verify(m, 200), rel=1e-6)
     assert model.verify_time(12, 200) == pytest.approx(_true_verify(12, 200), rel=1e-6)   # linear beyond
@@ -211,7 +211,7 @@ def test_cost_model_drops_a_negative_context_slope():
             s.verify_time *= 1 + 0.05 * rng.uniform(-1, 1)
         runs.append((p, g))
     model = fit_cost_model(runs)
-    assert model.verify["per_kctx"] >= 0 and model.verify["per_token_kctx"] >= 0
+    assert model.table["per_kctx"] >= 0 and model.table["per_token_kctx"] >= 0
     assert model.draft["per_proposal_kctx"] >= 0
 
 
@@ -232,7 +232,7 @@ def test_replay_is_calibrated_to_the_turns_own_ar_run(setup):
     as the fit (every ar step measured at 2× the prediction) doubles every replayed step."""
     import dataclasses
 
-    from actors.cost_model import turn_scale
+    from policies.cost_fit import turn_scale
 
     engine, trace = setup
     ks = [3, 1, 4, 0, 2, 5, 3, 3, 1, 6, 2, 0, 4, 5, 2, 1]
@@ -256,7 +256,7 @@ def test_refit_bench_recovers_a_cost_model_the_timings_follow(setup, tmp_path):
     import dataclasses
     import pickle
 
-    from actors.cost_model import draft_feeds
+    from policies.cost_fit import draft_feeds
     from bench import replay_refit
 
     engine, trace = setup

@@ -167,7 +167,7 @@ def test_cost_fit_ignores_disturbed_steps():
     """A few steps slowed by another process must not bend the fitted step-time lines."""
     import numpy as np
 
-    from actors.cost_model import _lstsq
+    from policies.cost_fit import _lstsq
 
     rng = np.random.default_rng(0)
     X = np.c_[np.ones(200), rng.integers(1, 10, 200), rng.uniform(0.1, 1.0, 200)]

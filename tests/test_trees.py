@@ -6,13 +6,13 @@ import actors.acceptance as acceptance
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
 from policies import build
-from policies.costs import CostCurve
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from tests.models import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
 from tests.test_lossless_sampling import PROMPT, tiny_pair
 
-COSTS = CostCurve(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
+COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 BUILDERS = ["sequoia:accept=0.7/0.2/0.1,budget=16,depth=5", "sequoia:accept=0.5/0.3,budget=6,depth=2",
             "gt-static:c=0.05,accept=0.7/0.2/0.1", "gt-static:accept=0.9/0.05", "eagle2:depth=4,topk=4,n=20",
             "eagle2", "gt-dynamic:c=0.02,topk=4,n_max=30", "gt-dynamic"]

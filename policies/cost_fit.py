@@ -1,4 +1,4 @@
-"""A per-actor step-time model fitted to measured live steps, for replayed generations.
+"""Fitting the one :class:`~policies.costs.CostModel` to measured live steps (replay's clock).
 
 Rule. For one speculative step at context length C (prompt + tokens generated before
 the step) that ran p draft forwards (proposals, a discarded one included), caught the
@@ -22,11 +22,11 @@ recorded ``draft_time`` / ``verify_time`` of live :class:`~policies.base.Step` r
 (Σ wall − Σ prefill − Σ step times) / Σ steps over the fitted generations. A replayed
 generation's wall time = its reference run's measured prefill + Σ predicted step times.
 Predictions are clipped at 0. The fit is only as wide as its data: the actor fits on ``ar``
-and ``fixed`` at every γ of :data:`actors.replay_task.FIT_GAMMAS`, so T has a knot at each
+and ``fixed`` at every γ of ``actors.replay_task.FIT_GAMMAS``, so T has a knot at each
 verified length up to 25.
 
 The fit, its residuals (per step and per generation) and the number of steps are kept
-in :meth:`CostModel.to_dict` (JSON-able) so they can be stored with the actor's info.
+in :meth:`~policies.costs.CostModel.to_dict` (JSON-able) so they can be stored with the actor's info.
 
 Calibration to the turn's own ``ar`` run (:func:`turn_scale`), optional and off in sweeps:
 
@@ -40,21 +40,15 @@ phase), and in three of four ``bench.replay`` runs it made the time error worse
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-DRAFT_FEATURES = ("per_step", "per_proposal", "per_catchup", "per_catchup_token", "per_proposal_kctx")
+from policies.costs import DRAFT_FEATURES, CostModel, draft_features
+
 CONTEXT_TERMS = ("per_kctx", "per_token_kctx")        # verify: v_C, v_mC
 MIN_KNOT_STEPS = 3                                    # a verified length needs this many fitted steps to be a knot
-
-
-def draft_features(p: int, e: int, context: int) -> list[float]:
-    """Draft-time features [p > 0, p, e > 0, e, p·C/1000] of the module's rule (all zero when p = 0)."""
-    if p <= 0:
-        return [0.0] * len(DRAFT_FEATURES)
-    return [1.0, float(p), 1.0 if e > 0 else 0.0, float(e), p * context / 1000.0]
 
 
 def knot_weights(m: float, knots: Sequence[int]) -> list[float]:
@@ -115,54 +109,6 @@ def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
         out.append(StepSample(p, e, s.drafted + 1, context, s.draft_time, s.verify_time))
         context += s.emitted
     return out
-
-
-@dataclass
-class CostModel:
-    """Fitted step-time model of one actor (ours; the module docstring's rule):
-    draft_time = d₀[p>0] + d₁p + d₂[e>0] + d₃e + d₄pC/1000, verify_time = T(m) (piecewise linear over
-    knots) + v_C·C/1000 + v_mC·m·C/1000, plus overhead o."""
-
-    draft: dict[str, float]
-    verify: dict            # {"knots": [m…], "values": [T(m)…], "per_kctx": v_C, "per_token_kctx": v_mC}
-    overhead: float = 0.0
-    residuals: dict = field(default_factory=dict)
-    n_steps: int = 0
-    label: str = ""           # which actor / device it was measured on
-
-    def draft_time(self, proposals: int, catchup: int, context: int) -> float:
-        if proposals <= 0:
-            return 0.0
-        x = draft_features(proposals, catchup, context)
-        return max(0.0, sum(self.draft.get(k, 0.0) * v for k, v in zip(DRAFT_FEATURES, x)))
-
-    def verify_time(self, verified: int, context: int) -> float:
-        v = self.verify
-        x = verify_features(verified, context, v["knots"])
-        return max(0.0, sum(c * f for c, f in zip(list(v["values"]) + [v["per_kctx"], v["per_token_kctx"]], x)))
-
-    def to_dict(self) -> dict:
-        return {"draft": dict(self.draft), "verify": {k: (list(v) if isinstance(v, (list, tuple)) else v)
-                                                       for k, v in self.verify.items()},
-                "overhead": self.overhead, "residuals": dict(self.residuals), "n_steps": self.n_steps,
-                "label": self.label,
-                "rule": "draft = d0[p>0] + d1 p + d2[e>0] + d3 e + d4 p C/1000; "
-                        "verify = T(m) (linear between knots) + vC C/1000 + vmC m C/1000"}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "CostModel":
-        v = d["verify"]
-        if "knots" in v:
-            verify = {"knots": [int(k) for k in v["knots"]], "values": [float(x) for x in v["values"]],
-                      "per_kctx": float(v["per_kctx"]), "per_token_kctx": float(v["per_token_kctx"])}
-        else:   # stored before the table: v0 (+ v[m ≥ 2]) + v1 m + C terms; knots 1, 2, 3 (linear beyond) are exact
-            line = [float(v.get("intercept", 0.0)) + float(v.get("multi_token", 0.0)) * (m >= 2)
-                    + float(v.get("per_token", 0.0)) * m for m in (1, 2, 3)]
-            verify = {"knots": [1, 2, 3], "values": line, "per_kctx": float(v.get("per_kctx", 0.0)),
-                      "per_token_kctx": float(v.get("per_token_kctx", 0.0))}
-        return cls(draft={k: float(d["draft"].get(k, 0.0)) for k in DRAFT_FEATURES}, verify=verify,
-                   overhead=float(d.get("overhead", 0.0)),
-                   residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)), label=d.get("label", ""))
 
 
 def _lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0) -> np.ndarray:
