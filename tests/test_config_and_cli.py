@@ -4,6 +4,7 @@ import sys
 
 import pytest
 
+from actors.tiny_pair import char_tokenizer, llama, save_tiny_pair
 from jobs.config import PAPER_GAMMAS, load_config, parse_config
 from policies.errors import SpecsweepError
 
@@ -74,9 +75,6 @@ def test_cli_bad_input_is_one_line(args, msg):
 
 
 def test_cli_tokenizer_mismatch(tmp_path):
-    from tests.models import llama
-    from tests.tiny_pair import char_tokenizer, save_tiny_pair
-
     target, _ = save_tiny_pair(tmp_path / "a")
     other = tmp_path / "other"
     tok = char_tokenizer()
@@ -90,7 +88,7 @@ def test_cli_tokenizer_mismatch(tmp_path):
 def test_cli_generate_json_on_tiny_pair(tmp_path):
     import json
 
-    target, draft = save = __import__("tests.tiny_pair", fromlist=["x"]).save_tiny_pair(tmp_path)
+    target, draft = save_tiny_pair(tmp_path)
     r = cli("generate", "--prompt", "hello", "--target", target, "--draft", draft, "--policy", "gammatune",
             "--gamma", "3", "--max-new-tokens", "20", "--json")
     assert r.returncode == 0, r.stderr

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from jobs.sweep.answers import answer_records, read_answers, write_all
-from jobs.dataset import CATEGORIES, GROUPS, SAMPLE, load_questions, parse_jsonl
+from jobs.dataset import CATEGORIES, GROUPS, load_questions, parse_jsonl
 from actors.templates import VICUNA_SYSTEM, render
 from policies.errors import SpecsweepError
 
@@ -49,7 +49,7 @@ def test_malformed_lines_are_named(tmp_path, line, msg):
 
 
 def test_vicuna_template_multi_turn():
-    from tests.tiny_pair import char_tokenizer
+    from actors.tiny_pair import char_tokenizer
 
     tok = char_tokenizer()
     ids = render("vicuna", tok, [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"},

@@ -10,7 +10,7 @@ from actors.engine import SpecEngine
 from actors.models import ALIASES, ModelSpec, load_model, load_tokenizer
 from jobs.distill import DistillConfig, run_distill
 from policies.registry import build
-from tests.tiny_pair import save_tiny_pair
+from actors.tiny_pair import save_tiny_pair
 
 
 def test_distill_runs_resumes_and_writes_a_lossless_draft(tmp_path):

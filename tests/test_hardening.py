@@ -19,7 +19,7 @@ import yaml
 
 from jobs.config import load_config, parse_config, redact_uri
 from policies.errors import SpecsweepError
-from tests.tiny_pair import save_tiny_pair
+from actors.tiny_pair import save_tiny_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"name": "x", "pairs": [{"target": "t"}], "policies": ["fixed"]}
@@ -311,8 +311,8 @@ def raw_config(tmp, target, draft, **over):
 
 
 def test_preflight_finds_what_used_to_fail_in_the_actor(tiny, tmp_path):
-    from tests.models import llama
-    from tests.tiny_pair import char_tokenizer
+    from actors.tiny_pair import llama
+    from actors.tiny_pair import char_tokenizer
 
     from jobs.sweep.preflight import check_pairs
 

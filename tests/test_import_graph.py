@@ -127,3 +127,27 @@ def test_jobs_is_in_named_parts():
     subpackages = sorted(p.parent.name for p in (ROOT / "jobs").glob("*/__init__.py"))
     assert len(top) <= 12, f"{len(top)} modules at the top of jobs/: {top}"
     assert len(subpackages) >= 3, f"jobs/ subpackages: {subpackages}"
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module)
+            out |= {f"{node.module}.{a.name}" for a in node.names}
+    return out
+
+
+def test_test_modules_stand_alone_and_benches_import_no_tests():
+    """Shared test helpers live in helper modules; no tests/test_*.py imports another, no bench imports tests."""
+    bad = []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        bad += [f"{path.relative_to(ROOT)} imports {m}" for m in sorted(_imported_modules(path))
+                if m.startswith("tests.test_") or m.startswith("test_")]
+    for path in sorted((ROOT / "bench").rglob("*.py")):
+        bad += [f"{path.relative_to(ROOT)} imports {m}" for m in sorted(_imported_modules(path))
+                if m == "tests" or m.startswith("tests.")]
+    assert not bad, "\n".join(bad)

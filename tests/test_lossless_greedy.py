@@ -4,7 +4,7 @@ import pytest
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
 from policies.fixed import Fixed, TargetOnly
-from tests.models import gpt2, llama, perturbed, sharpen
+from actors.tiny_pair import gpt2, llama, perturbed, sharpen
 
 GAMMAS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 24]
 

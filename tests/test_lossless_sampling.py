@@ -7,35 +7,30 @@ from actors.acceptance import accept_sampling
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
 from policies.fixed import Fixed
-from tests.models import gpt2, llama, perturbed, sharpen
+from actors.tiny_pair import gpt2, llama
+from tests.helpers import PROMPT, sampling_pair
 from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
 
-PROMPT = [1, 2, 3, 1, 2]
 RUNS = 2500
-
-
-def tiny_pair(arch=llama, vocab=5):
-    target = sharpen(arch(vocab=vocab, layers=1, hidden=16, seed=11), 2.0)
-    return target, sharpen(perturbed(target, 1.0, seed=12), 3.0)  # peaked where the target is not: many rejections
 
 
 @pytest.mark.parametrize("arch", [llama, gpt2], ids=["llama", "gpt2"])
 def test_model_drafter_matches_target_distribution(arch):
-    target, draft = tiny_pair(arch)
+    target, draft = sampling_pair(arch)
     probs = exact_joint(target, PROMPT, 3, 1.0)
     runs = sample_runs(SpecEngine(target, ModelDrafter(draft)), Fixed(4), PROMPT, 3, RUNS)
     assert chi_square_pvalue(runs, probs) > 1e-3
 
 
 def test_ngram_drafter_matches_target_distribution():
-    target, _ = tiny_pair()
+    target, _ = sampling_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
     runs = sample_runs(SpecEngine(target, NgramDrafter()), Fixed(3), PROMPT, 3, RUNS, seed0=7)
     assert chi_square_pvalue(runs, probs) > 1e-3
 
 
 def test_temperature_and_top_p():
-    target, draft = tiny_pair()
+    target, draft = sampling_pair()
     probs = exact_joint(target, PROMPT, 3, 0.7, top_p=0.9)
     runs = sample_runs(SpecEngine(target, ModelDrafter(draft)), Fixed(2), PROMPT, 3, RUNS, temperature=0.7,
                        top_p=0.9, seed0=3)
@@ -54,7 +49,7 @@ def _resample_from_p(p, q_rows, drafted, generator):
 
 def test_chi_square_detects_a_broken_acceptance_rule(monkeypatch):
     """The same test must fail when the residual is replaced by p — otherwise it proves nothing."""
-    target, draft = tiny_pair()
+    target, draft = sampling_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
     monkeypatch.setattr(engine_mod, "accept_sampling", _resample_from_p)
     runs = sample_runs(SpecEngine(target, ModelDrafter(draft)), Fixed(4), PROMPT, 3, RUNS)

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from jobs.report import derived, metrics
+from tests.helpers import q_rows, row
 
 
 def test_scalar_metrics():
@@ -21,12 +22,6 @@ def test_table2_speedup():
     assert mean == pytest.approx(1.2) and std == pytest.approx(0.1)
     fmean, fstd = derived.table2_speedups({1: 10, 2: 20, 3: 30}, {1: 10, 2: 20, 3: 30})
     assert fmean == pytest.approx(1.0) and fstd == pytest.approx(0.5)   # fixed reads 1.00 ± its spread
-
-
-def row(policy, spec, gamma, qid, cat, turn, new, wall, al, acc=None, dr=None):
-    return {"pair": "p", "policy": policy, "policy_spec": spec, "gamma": gamma, "repeat": 0, "question_id": qid,
-            "category": cat, "turn": turn, "new_tokens": new, "wall_time": wall, "accept_lengths": al,
-            "accepted": acc or [a - 1 for a in al], "drafted": dr or [0 if policy == "ar" else 3] * len(al), "status": "ok"}
 
 
 @pytest.fixture
@@ -81,15 +76,6 @@ def test_fraction_of_oracle(table):
 
 
 # ---------------------------------------------------------------- uncertainty and noise floor
-def q_rows(policy, gamma, tok_s, al=None, timing="", pair="p", task=None):
-    """One single-turn question per entry of ``tok_s`` (question ids 1, 2, …), 10 tokens each."""
-    out = []
-    for qid, r in enumerate(tok_s, 1):
-        d = row(policy, policy, gamma, qid, "qa", 0, 10, 10 / r, (al or {}).get(qid, [1] * 10))
-        out.append({**d, "pair": pair, "ar_timing": timing, "task_key": task or f"{pair}|{qid}"})
-    return out
-
-
 def test_fraction_of_oracle_has_a_paired_interval():
     """Paired over questions: a config at half the oracle on every question has the zero-width interval [0.5, 0.5];
     one that varies against it gets an interval around its point value."""

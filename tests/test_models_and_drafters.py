@@ -1,13 +1,10 @@
 """Model loading options, quantization, and the n-gram drafter's rule."""
 import pytest
 
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.engine import SpecEngine
+from actors.drafters import NgramDrafter
 from actors.models import ModelSpec, load_model
 from policies.errors import SpecsweepError
-from policies.registry import build
-from tests.models import llama, perturbed, sharpen
-from tests.tiny_pair import save_tiny_pair
+from actors.tiny_pair import save_tiny_pair
 
 
 def test_ngram_most_recent_match_and_overlapping_copy():

@@ -12,8 +12,8 @@ from policies.costs import CostModel
 from policies.ema_steps import EmaSteps
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY
-from tests.models import llama, perturbed, sharpen
-from tests.test_policies import run   # k_max before each scripted outcome, then after the last
+from actors.tiny_pair import llama, perturbed, sharpen
+from tests.helpers import run
 
 COSTS = CostModel.measured(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
 NEW = ["svip", "adaedl", "dv-threshold", "bandit", "ema-steps"]

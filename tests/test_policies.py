@@ -2,34 +2,11 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from policies import DISCARD, MORE, STOP, GenerationContext, Step, build
-from policies.costs import CostModel
+from policies import DISCARD, MORE, STOP, GenerationContext, build
+from tests.helpers import ctx, out, run
 from policies.errors import SpecsweepError
 from policies.threshold import roc_best_threshold, roc_curve
 import numpy as np
-
-COSTS = CostModel.measured(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})
-
-
-def ctx(**kw):
-    return GenerationContext(costs=COSTS, **kw)
-
-
-def out(k, n, q=None, k_max=None):
-    return Step(k_max=k if k_max is None else k_max, drafted=k, accepted=n, emitted=n + 1, q_tokens=q or [0.9] * k,
-                draft_time=0.01 * k, verify_time=0.1)
-
-
-def run(policy, outcomes, context=None):
-    """k_max before each scripted outcome, then after the last."""
-    policy.reset(context or ctx())
-    seen = []
-    for o in outcomes:
-        seen.append(policy.max_draft())
-        policy.update(o)
-    seen.append(policy.max_draft())
-    return seen
-
 
 def test_fixed_and_ar():
     assert run(build("fixed", 5), [out(5, 0), out(5, 5)]) == [5, 5, 5]

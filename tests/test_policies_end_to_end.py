@@ -6,9 +6,9 @@ from actors.engine import SpecEngine
 from policies import build
 from policies.costs import CostModel
 from policies.fixed import TargetOnly
-from tests.models import gpt2, llama, perturbed, sharpen
+from actors.tiny_pair import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
-from tests.test_lossless_sampling import PROMPT, tiny_pair
+from tests.helpers import PROMPT, sampling_pair
 
 COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 POLICIES = ["fixed", "hf-heuristic", "hf-heuristic:persist=true", "threshold", "threshold:adaptive=true",
@@ -44,7 +44,7 @@ def test_oracle_never_has_a_rejection():
 
 @pytest.mark.parametrize("spec,n,seed0", SAMPLED)
 def test_sampling_distribution(spec, n, seed0):
-    target, draft = tiny_pair()
+    target, draft = sampling_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
     engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
     runs = sample_runs(engine, build(spec, 3), PROMPT, 3, n, seed0=seed0)

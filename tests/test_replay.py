@@ -15,7 +15,7 @@ from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
 from policies.registry import REGISTRY, build
-from tests.models import gpt2, llama, perturbed, sharpen
+from actors.tiny_pair import gpt2, llama, perturbed, sharpen
 
 COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 SEQUENCE = [n for n, (cls, _, _) in REGISTRY.items() if n != "ar" and issubclass(cls, SequencePolicy)]

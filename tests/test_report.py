@@ -4,7 +4,7 @@ import pandas as pd
 
 from jobs.report import metrics
 from jobs.report.tables import build_report, table2_layout
-from tests.test_metrics import q_rows
+from tests.helpers import q_rows
 
 
 def report_of(df):

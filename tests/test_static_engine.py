@@ -10,7 +10,7 @@ from actors.runners import EagerRunner, StaticRunner, buckets_up_to, make_runner
 from policies.fixed import Fixed, TargetOnly
 from policies.registry import build
 from policies.base import TreePolicy
-from tests.models import gpt2, llama, perturbed, sharpen
+from actors.tiny_pair import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
 
 GAMMAS = [1, 2, 3, 5, 8, 13]

@@ -8,9 +8,9 @@ from actors.engine import SpecEngine
 from policies import build
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
-from tests.models import gpt2, llama, perturbed, sharpen
+from actors.tiny_pair import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
-from tests.test_lossless_sampling import PROMPT, tiny_pair
+from tests.helpers import PROMPT, sampling_pair
 
 COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 BUILDERS = ["sequoia:accept=0.7/0.2/0.1,budget=16,depth=5", "sequoia:accept=0.5/0.3,budget=6,depth=2",
@@ -58,7 +58,7 @@ SAMPLED = ["sequoia:accept=0.5/0.3/0.2,budget=8,depth=2", "gt-static:c=0.05,acce
 
 @pytest.mark.parametrize("spec", SAMPLED)
 def test_sampled_static_tree_matches_target_distribution(spec):
-    target, draft = tiny_pair()
+    target, draft = sampling_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
     engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
     assert chi_square_pvalue(sample_runs(engine, build(spec, 1), PROMPT, 3, 2500, seed0=5), probs) > 1e-3
@@ -66,7 +66,7 @@ def test_sampled_static_tree_matches_target_distribution(spec):
 
 def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
     """Trying the next sibling against p instead of the running residual must be caught."""
-    target, draft = tiny_pair()
+    target, draft = sampling_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
     monkeypatch.setattr(acceptance, "residual", lambda p, q, token: p)
     engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
@@ -74,7 +74,7 @@ def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
 
 
 def test_dynamic_trees_refuse_sampling_and_ngram():
-    target, draft = tiny_pair()
+    target, draft = sampling_pair()
     with pytest.raises(SpecsweepError, match="greedy-only"):
         SpecEngine(target, ModelDrafter(draft), costs=COSTS).generate(PROMPT, build("eagle2", 1), max_new_tokens=3,
                                                                       temperature=1.0)
