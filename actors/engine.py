@@ -25,6 +25,7 @@ from actors.tree_step import keep_positions, verify_tree
 from policies.base import GenerationContext, Policy, SequencePolicy, TreePolicy
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
+from policies.registry import check_generation
 
 
 class LiveClock:
@@ -123,12 +124,7 @@ class SpecEngine:
         greedy output for ``oracle`` (computed here, untimed, when not given)."""
         if not prompt_ids:
             raise SpecsweepError("prompt is empty: give at least one token")
-        if max_new_tokens < 1:
-            raise SpecsweepError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-        if temperature < 0:
-            raise SpecsweepError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
-        if not (0 < top_p <= 1):
-            raise SpecsweepError(f"top_p must be in (0, 1], got {top_p}")
+        check_generation({"max_new_tokens": max_new_tokens, "temperature": temperature, "top_p": top_p})
         if policy.needs_draft and self.drafter is None:
             raise SpecsweepError(f"policy {policy.name} needs a draft: pass --draft MODEL or --draft ngram")
         greedy = temperature == 0

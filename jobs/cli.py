@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ from jobs.report.derived import summarize
 from jobs.report.tables import main as report_main
 from jobs.sweep.answers import answer_records, write_answers
 from policies.errors import SpecsweepError
-from policies.registry import REGISTRY, build
+from policies.registry import REGISTRY, build, check_gamma, check_generation
 
 DEFAULT_TARGET = "smollm2-135m"
 
@@ -75,16 +74,9 @@ def _int_list(flag: str, text: str) -> list[int]:
 def check_generation_flags(a) -> None:
     """The sweep config's rules, applied to ``generate``'s flags: finite numbers within range, no empty names."""
 
-    from jobs.config import MAX_GAMMA, MAX_NEW_TOKENS  # heavy: torch
-
-    if not 1 <= a.gamma <= MAX_GAMMA:
-        raise SpecsweepError(f"--gamma must be >= 1 and <= {MAX_GAMMA}, got {a.gamma}")
-    if not math.isfinite(a.temperature) or a.temperature < 0:
-        raise SpecsweepError(f"--temperature must be >= 0 and finite (0 = greedy), got {a.temperature}")
-    if not math.isfinite(a.top_p) or not (0 < a.top_p <= 1):
-        raise SpecsweepError(f"--top-p must be in (0, 1], got {a.top_p}")
-    if not 1 <= a.max_new_tokens <= MAX_NEW_TOKENS:
-        raise SpecsweepError(f"--max-new-tokens must be >= 1 and <= {MAX_NEW_TOKENS}, got {a.max_new_tokens}")
+    check_gamma(a.gamma, "--gamma")
+    check_generation({"max_new_tokens": a.max_new_tokens, "temperature": a.temperature, "top_p": a.top_p},
+                     lambda key: "--" + key.replace("_", "-"))
     for flag in ("target", "draft"):
         v = getattr(a, flag)
         if v is not None and not v.strip():

@@ -10,7 +10,8 @@ Everything is checked before Ray starts or a model loads, by one strict schema
 * numbers are finite (``.nan``/``.inf`` refused) and within their range;
 * no duplicates: a γ, a policy (same name and resolved parameters), a question id,
   a category, a pair label or a YAML key listed twice is refused;
-* policy names and parameters come from ``policies/registry.py``.
+* policy names and parameters, the γ bounds and the generation settings come
+  from ``policies/registry.py`` (the CLI and the engine check through it too).
 
 A problem is reported as one line, ``config PATH: what is wrong; what is valid``.
 """
@@ -20,9 +21,8 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
@@ -33,33 +33,52 @@ from actors.runners import ENGINES
 from actors.templates import TEMPLATES
 from jobs.dataset import CATEGORIES
 from policies.errors import SpecsweepError
-from policies.registry import REGISTRY, parse, resolve
+from policies.registry import MAX_GAMMA, REGISTRY, check_gamma, check_generation, parse, resolve
 
 PAPER_GAMMAS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24]
-MAX_GAMMA = 1024
-MAX_NEW_TOKENS = 65536
 DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
 TRACKING_SCHEMES = ("sqlite", "http", "https", "file", "postgresql", "mysql", "mssql", "databricks")
 
 
-@dataclass
-class PairEntry:
-    target: str
-    draft: str | None = "smollm2-135m-draft"
+def redact_uri(uri: str) -> str:
+    """Mask the user-info part of a URI (``http://user:token@host`` → ``http://***@host``)."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return "***"
+    if "@" not in parts.netloc:
+        return uri
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, "***@" + host, parts.path, parts.query, parts.fragment))
+
+
+# ---------------------------------------------------------------------------------------------- schema
+
+_STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+NonEmpty = Field(min_length=1, pattern=r"\S")
+Number = Union[int, float]     # a YAML 1 stays 1 and 1.0 stays 1.0: the fingerprint sees what was written
+
+
+class PairEntry(BaseModel):
+    """One target/draft pair and how its actors are placed and run."""
+
+    model_config = _STRICT
+    target: str = NonEmpty
+    draft: Optional[str] = Field("smollm2-135m-draft", min_length=1, pattern=r"\S")
     name: str = ""
-    dtype: str = "float32"
-    device: str = "auto"
-    quantization: str | None = None
-    draft_quantization: str | None = None
-    num_gpus: float = 0
-    num_cpus: float = 1
-    actors: int = 1
-    template: str | None = None
+    dtype: Literal[tuple(DTYPES)] = "float32"  # type: ignore[valid-type]
+    device: str = Field("auto", pattern=DEVICE_RE.pattern)
+    quantization: Optional[Literal[QUANTIZATIONS]] = None  # type: ignore[valid-type]
+    draft_quantization: Optional[Literal[QUANTIZATIONS]] = None  # type: ignore[valid-type]
+    num_gpus: Number = Field(0, ge=0, le=64)
+    num_cpus: Number = Field(1, ge=0, le=1024)
+    actors: int = Field(1, ge=1, le=1024)
+    template: Optional[Literal[TEMPLATES]] = None  # type: ignore[valid-type]
     trust_remote_code: bool = False
-    engine: str | None = None          # eager | static | compiled (None: compiled on CUDA, eager on CPU)
-    inductor: bool | None = None       # torch.compile before CUDA-graph capture
-    quant_backend: str = "torchao"     # torchao | optimum-quanto
-    max_context: int = 2048            # static KV cache positions (prompt + generation)
+    engine: Optional[Literal[ENGINES]] = None   # type: ignore[valid-type]  # eager | static | compiled (None: compiled on CUDA, eager on CPU)
+    inductor: Optional[bool] = None             # torch.compile before CUDA-graph capture
+    quant_backend: Literal[QUANT_BACKENDS] = "torchao"  # type: ignore[valid-type]
+    max_context: int = Field(2048, ge=16, le=1_000_000)   # static KV cache positions (prompt + generation)
 
     @property
     def label(self) -> str:
@@ -69,29 +88,64 @@ class PairEntry:
 ENGINE_DEFAULTS = {"engine": None, "inductor": None, "quant_backend": "torchao", "max_context": 2048}
 
 
-@dataclass
-class SweepConfig:
-    name: str
-    pairs: list[PairEntry]
-    policies: list[tuple[str, dict]]
-    gammas: list[int] = field(default_factory=lambda: list(PAPER_GAMMAS))
-    dataset: dict = field(default_factory=lambda: {"source": "sample"})
-    generation: dict = field(default_factory=lambda: {"max_new_tokens": 128, "temperature": 0.0, "top_p": 1.0})
-    repeats: int = 1
-    seed: int = 0
-    warmup: int = 3
-    output: str = "runs/sweep"
-    tracking_uri: str = "sqlite:///mlflow.db"
+class Dataset(BaseModel):
+    """Which questions: a source (``sample``, ``specbench`` or a JSONL path) and optional filters."""
+
+    model_config = _STRICT
+    source: str = Field("sample", min_length=1, pattern=r"\S")
+    categories: Optional[list[Literal[CATEGORIES]]] = Field(None, min_length=1)  # type: ignore[valid-type]
+    limit_per_category: Optional[int] = Field(None, ge=1)
+    question_ids: Optional[list[int]] = Field(None, min_length=1)
+
+
+class Calibrate(BaseModel):
+    """Where and how long the cost model is measured (``actors/calibrate.py``)."""
+
+    model_config = _STRICT
+    context: int = Field(256, ge=1, le=1_000_000)
+    max_tokens: int = Field(64, ge=1, le=4096)
+    repeats: int = Field(5, ge=1, le=1000)
+
+
+class SweepConfig(BaseModel):
+    """A validated sweep: the one schema the YAML loader, the driver and the replay CLI read.
+
+    ``policies`` holds resolved ``(name, params)`` pairs and ``generation`` the checked settings
+    once :func:`parse_config` has run (``ar`` dropped: it is the baseline of every task)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=True)
+    name: str = NonEmpty
+    pairs: list[PairEntry] = Field(min_length=1)
+    policies: list[Any] = Field(min_length=1)
+    gammas: list[int] = Field(default_factory=lambda: list(PAPER_GAMMAS), min_length=1)
+    dataset: Dataset = Field(default_factory=Dataset)
+    generation: dict = Field(default_factory=dict)
+    repeats: int = Field(1, ge=1, le=1000)
+    seed: int = Field(0, ge=0)
+    warmup: int = Field(3, ge=0, le=1000)
+    output: str = Field("runs/sweep", min_length=1, pattern=r"\S")
+    tracking_uri: str = Field("sqlite:///mlflow.db", min_length=1)
     experiment: str = ""
-    block_size: int = 0
-    calibrate: dict = field(default_factory=lambda: {"context": 256, "max_tokens": 64})
-    mode: str = "live"                  # live | replay | both (docs/replay.md)
-    validate: float = 0.2               # replay: fraction of configs also run live (at least one per policy)
-    rollout_length: int | None = None   # replay: draft proposals recorded per position (None: the whole budget)
+    block_size: int = Field(0, ge=0)
+    calibrate: Calibrate = Field(default_factory=Calibrate)
+    mode: Literal["live", "replay", "both"] = "live"      # docs/replay.md
+    validate_fraction: Number = Field(0.2, ge=0, le=1, alias="validate")   # replay: share of configs also run live
+    rollout_length: Optional[int] = Field(None, ge=1, le=MAX_GAMMA)  # replay: proposals recorded per position
+
+    def plain(self) -> dict:
+        """The config as plain data, each section as written (unset dataset/calibrate keys left out)."""
+        d = self.model_dump(by_alias=True)
+        d["dataset"] = {"source": "sample", **self.dataset.model_dump(exclude_unset=True)}
+        d["calibrate"] = self.calibrate_settings()
+        return d
+
+    def calibrate_settings(self) -> dict:
+        """Keyword arguments for ``Pair.calibrate``."""
+        return {"context": 256, "max_tokens": 64, **self.calibrate.model_dump(exclude_unset=True)}
 
     def fingerprint(self) -> str:
         """Identity of what the sweep computes (output/tracking locations excluded)."""
-        d = asdict(self)
+        d = self.plain()
         for k in ("output", "tracking_uri", "experiment"):
             d.pop(k)
         if d["mode"] == "live":        # live sweeps keep the fingerprints they had before replay existed
@@ -113,94 +167,12 @@ class SweepConfig:
 
     def public_dict(self) -> dict:
         """The config as a dict safe to store or print: credentials in the tracking URI are masked."""
-        d = asdict(self)
+        d = self.plain()
         d["tracking_uri"] = redact_uri(self.tracking_uri)
         return d
 
 
-def redact_uri(uri: str) -> str:
-    """Mask the user-info part of a URI (``http://user:token@host`` → ``http://***@host``)."""
-    try:
-        parts = urlsplit(uri)
-    except ValueError:
-        return "***"
-    if "@" not in parts.netloc:
-        return uri
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, "***@" + host, parts.path, parts.query, parts.fragment))
-
-
-# ---------------------------------------------------------------------------------------------- schema
-
-_STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
-NonEmpty = Field(min_length=1, pattern=r"\S")
-
-
-class _Pair(BaseModel):
-    model_config = _STRICT
-    target: str = NonEmpty
-    draft: Optional[str] = Field("smollm2-135m-draft", min_length=1, pattern=r"\S")
-    name: str = ""
-    dtype: Literal[tuple(DTYPES)] = "float32"  # type: ignore[valid-type]
-    device: str = Field("auto", pattern=DEVICE_RE.pattern)
-    quantization: Optional[Literal[QUANTIZATIONS]] = None  # type: ignore[valid-type]
-    draft_quantization: Optional[Literal[QUANTIZATIONS]] = None  # type: ignore[valid-type]
-    num_gpus: float = Field(0, ge=0, le=64)
-    num_cpus: float = Field(1, ge=0, le=1024)
-    actors: int = Field(1, ge=1, le=1024)
-    template: Optional[Literal[TEMPLATES]] = None  # type: ignore[valid-type]
-    trust_remote_code: bool = False
-    engine: Optional[Literal[ENGINES]] = None  # type: ignore[valid-type]
-    inductor: Optional[bool] = None
-    quant_backend: Literal[QUANT_BACKENDS] = "torchao"  # type: ignore[valid-type]
-    max_context: int = Field(2048, ge=16, le=1_000_000)
-
-
-class _Dataset(BaseModel):
-    model_config = _STRICT
-    source: str = Field("sample", min_length=1, pattern=r"\S")
-    categories: Optional[list[Literal[CATEGORIES]]] = Field(None, min_length=1)  # type: ignore[valid-type]
-    limit_per_category: Optional[int] = Field(None, ge=1)
-    question_ids: Optional[list[int]] = Field(None, min_length=1)
-
-
-class _Generation(BaseModel):
-    model_config = _STRICT
-    max_new_tokens: int = Field(128, ge=1, le=MAX_NEW_TOKENS)
-    temperature: float = Field(0.0, ge=0, le=100)
-    top_p: float = Field(1.0, gt=0, le=1)
-
-
-class _Calibrate(BaseModel):
-    model_config = _STRICT
-    context: int = Field(256, ge=1, le=1_000_000)
-    max_tokens: int = Field(64, ge=1, le=4096)
-    repeats: int = Field(5, ge=1, le=1000)
-
-
-class _Sweep(BaseModel):
-    model_config = _STRICT
-    name: str = NonEmpty
-    pairs: list[_Pair] = Field(min_length=1)
-    policies: list[Any] = Field(min_length=1)
-    gammas: list[int] = Field(default_factory=lambda: list(PAPER_GAMMAS), min_length=1)
-    dataset: _Dataset = Field(default_factory=_Dataset)
-    generation: _Generation = Field(default_factory=_Generation)
-    repeats: int = Field(1, ge=1, le=1000)
-    seed: int = Field(0, ge=0)
-    warmup: int = Field(3, ge=0, le=1000)
-    output: str = Field("runs/sweep", min_length=1, pattern=r"\S")
-    tracking_uri: str = Field("sqlite:///mlflow.db", min_length=1)
-    experiment: str = ""
-    block_size: int = Field(0, ge=0)
-    calibrate: _Calibrate = Field(default_factory=_Calibrate)
-    mode: Literal["live", "replay", "both"] = "live"
-    validate_: float = Field(0.2, ge=0, le=1, alias="validate")
-    rollout_length: Optional[int] = Field(None, ge=1, le=MAX_GAMMA)
-
-
-_MODELS = {(): _Sweep, ("pairs", "*"): _Pair, ("dataset",): _Dataset, ("generation",): _Generation,
-           ("calibrate",): _Calibrate}
+_MODELS = {(): SweepConfig, ("pairs", "*"): PairEntry, ("dataset",): Dataset, ("calibrate",): Calibrate}
 _HINTS = {"name": "give the sweep a name (it is the MLflow experiment)",
           "pairs": "list at least one target/draft pair",
           "policies": "list at least one policy (see `specsweep policies`)",
@@ -219,9 +191,22 @@ def _err(path: str, msg: str):
     raise SpecsweepError(f"config {path}: {msg}")
 
 
+def _first_error(errors: list[dict]) -> tuple[dict, int]:
+    """The first problem and how many distinct fields have one; a number field's int/float tries count once."""
+    by_loc: dict = {}
+    for e in errors:
+        loc = tuple(p for p in e["loc"] if p not in ("int", "float"))
+        if loc != e["loc"] and e["type"] in ("int_type", "float_type"):
+            e = {**e, "type": "number_type"}
+        by_loc.setdefault(loc, {**e, "loc": loc})
+    return next(iter(by_loc.values())), len(by_loc)
+
+
 def _explain(e: dict) -> str:
     kind, loc, value = e["type"], e["loc"], e.get("input")
     last = loc[-1] if loc else ""
+    if kind == "number_type":
+        return f"must be a number, got {value!r}"
     if kind == "missing":
         return "missing" + (f": {_HINTS[last]}" if last in _HINTS else "")
     if kind == "extra_forbidden":
@@ -294,6 +279,22 @@ def _no_duplicates(path: str, values: list, what: str, shown: list | None = None
         seen[key] = i
 
 
+def _gammas(gammas: list) -> None:
+    for i, g in enumerate(gammas):
+        try:
+            check_gamma(g, "")
+        except SpecsweepError as e:
+            _err(f"gammas[{i}]", str(e).strip())
+    _no_duplicates("gammas", gammas, "initial γ")
+
+
+def _generation(settings: dict) -> dict:
+    try:
+        return check_generation(settings, lambda key: f"config generation.{key}:")
+    except SpecsweepError as e:
+        raise SpecsweepError(str(e)) from None
+
+
 def parse_policies_and_gammas(entries, gammas) -> tuple[list[tuple[str, dict]], list[int]]:
     """A policy list and a γ list as a sweep config takes them (``ar`` dropped: it is the baseline)."""
     if not isinstance(entries, list) or not entries:
@@ -302,10 +303,7 @@ def parse_policies_and_gammas(entries, gammas) -> tuple[list[tuple[str, dict]], 
         _err("gammas", f"must be a non-empty list of integers, got {gammas!r}")
     policies = [_policy(f"policies[{i}]", p) for i, p in enumerate(entries)]
     _no_duplicates("policies", [list(p) for p in policies], "policy")
-    for i, g in enumerate(gammas):
-        if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= MAX_GAMMA:
-            _err(f"gammas[{i}]", f"must be an integer in [1, {MAX_GAMMA}], got {g!r}")
-    _no_duplicates("gammas", gammas, "initial γ")
+    _gammas(gammas)
     policies = [p for p in policies if p[0] != "ar"]
     if not policies:
         _err("policies", "ar alone: ar is the baseline; list at least one speculative policy")
@@ -320,45 +318,36 @@ def _check_tracking_uri(uri: str) -> None:
 
 
 def parse_config(raw: dict, source: str = "config") -> SweepConfig:
+    """``raw`` (a YAML mapping) as a :class:`SweepConfig`, or one line naming the first bad field and what is valid."""
     if not isinstance(raw, dict):
         raise SpecsweepError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
     try:
-        m = _Sweep.model_validate(raw)
+        cfg = SweepConfig.model_validate(raw)
     except ValidationError as exc:
-        errors = exc.errors()
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        first, n = _first_error(exc.errors())
+        more = f" (and {n - 1} more problem(s))" if n > 1 else ""
         raise SpecsweepError(f"config {field_path(first['loc']) or 'top level'}: {_explain(first)}{more}") from None
-    pairs = [PairEntry(**p) for p in raw["pairs"]]     # validated above; the YAML values keep their types
 
-    for i, p in enumerate(pairs):
+    for i, p in enumerate(cfg.pairs):
         if p.draft is not None and p.draft_quantization and p.draft == "ngram":
             _err(f"pairs[{i}].draft_quantization", "the ngram drafter has no weights to quantize; remove it")
-    _no_duplicates("pairs", [p.label for p in pairs], "pair label")
-    policies = [_policy(f"policies[{i}]", p) for i, p in enumerate(m.policies)]
+    _no_duplicates("pairs", [p.label for p in cfg.pairs], "pair label")
+    entries = cfg.policies
+    policies = [_policy(f"policies[{i}]", p) for i, p in enumerate(entries)]
     _no_duplicates("policies", [list(p) for p in policies], "policy",
-                   [m.policies[i] if isinstance(m.policies[i], str) else p[0] for i, p in enumerate(policies)])
-    policies = [p for p in policies if p[0] != "ar"]  # ar runs in every task anyway
-    if not policies:
+                   [entries[i] if isinstance(entries[i], str) else p[0] for i, p in enumerate(policies)])
+    cfg.policies = [p for p in policies if p[0] != "ar"]  # ar runs in every task anyway
+    if not cfg.policies:
         _err("policies", "ar alone: the ar baseline runs in every task; list at least one speculative policy")
-    for i, g in enumerate(m.gammas):
-        if not 1 <= g <= MAX_GAMMA:
-            _err(f"gammas[{i}]", f"must be an integer in [1, {MAX_GAMMA}], got {g!r}")
-    _no_duplicates("gammas", m.gammas, "initial γ")
-    ds = m.dataset.model_dump(exclude_unset=True)
-    ds.setdefault("source", "sample")
+    _gammas(cfg.gammas)
     for key, what in (("categories", "category"), ("question_ids", "question id")):
-        if ds.get(key):
-            _no_duplicates(f"dataset.{key}", ds[key], what)
-    gen = {**_Generation().model_dump(), **(raw.get("generation") or {})}
-    if gen["temperature"] > 0 and any(p[0] == "oracle" for p in policies):
+        if getattr(cfg.dataset, key):
+            _no_duplicates(f"dataset.{key}", getattr(cfg.dataset, key), what)
+    cfg.generation = _generation(cfg.generation)
+    if cfg.generation["temperature"] > 0 and any(p[0] == "oracle" for p in cfg.policies):
         _err("policies", "oracle is defined for greedy decoding only; set generation.temperature: 0 or drop it")
-    _check_tracking_uri(m.tracking_uri)
-    cal = {"context": 256, "max_tokens": 64, **m.calibrate.model_dump(exclude_unset=True)}
-    return SweepConfig(name=m.name, pairs=pairs, policies=policies, gammas=list(m.gammas), dataset=ds,
-                       generation=gen, repeats=m.repeats, seed=m.seed, warmup=m.warmup, output=m.output,
-                       tracking_uri=m.tracking_uri, experiment=m.experiment, block_size=m.block_size, calibrate=cal,
-                       mode=m.mode, validate=float(m.validate_), rollout_length=m.rollout_length)
+    _check_tracking_uri(cfg.tracking_uri)
+    return cfg
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

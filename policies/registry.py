@@ -1,11 +1,15 @@
-"""Policy names, their parameters, and parsing ``name:key=value,...`` specs.
+"""Policy names, their parameters, the initial γ and the generation settings: declared and checked once.
 
 ``build(spec, gamma)`` is the one way the CLI, the sweep and the tests make a
 policy. Each parameter is declared once here with its type, default and valid
 range, so bad input is refused with one line naming the value and what is valid.
+``check_gamma`` and ``check_generation`` hold the bounds of the initial γ and of
+``max_new_tokens``/``temperature``/``top_p``; the sweep config, the CLI, the replay
+CLI and the engine all call them, so one bad value gets one message everywhere.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -120,6 +124,40 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
 }
 
 
+MAX_GAMMA = 1024
+MAX_NEW_TOKENS = 65536
+GENERATION: dict[str, Param] = {
+    "max_new_tokens": Param(int, 128, lambda v: 1 <= v <= MAX_NEW_TOKENS, f"an integer >= 1 and <= {MAX_NEW_TOKENS}"),
+    "temperature": Param(float, 0.0, lambda v: math.isfinite(v) and 0 <= v <= 100,
+                         "a number >= 0 and <= 100 (0 = greedy)"),
+    "top_p": Param(float, 1.0, lambda v: math.isfinite(v) and 0 < v <= 1, "a number in (0, 1]"),
+}
+
+
+def check_gamma(gamma: Any, label: str = "initial gamma") -> int:
+    """``gamma`` if it is an integer in [1, MAX_GAMMA]; else one line naming ``label`` and the valid range."""
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or not 1 <= gamma <= MAX_GAMMA:
+        raise SpecsweepError(f"{label} must be an integer >= 1 and <= {MAX_GAMMA}, got {gamma!r}")
+    return gamma
+
+
+def check_generation(settings: dict, label: Callable[[str], str] = str) -> dict:
+    """``settings`` (any of max_new_tokens, temperature, top_p) with defaults filled in, each within its bounds.
+
+    ``label(key)`` names a value in the message: ``--top-p`` on the CLI, ``generation.top_p`` in a config."""
+    unknown = sorted(set(settings) - set(GENERATION))
+    if unknown:
+        raise SpecsweepError(f"{label(unknown[0])} unknown setting; valid settings: {', '.join(GENERATION)}")
+    out = {}
+    for key, p in GENERATION.items():
+        v = settings.get(key, p.default)
+        numeric = isinstance(v, (int, float)) and not isinstance(v, bool) and (p.kind is float or isinstance(v, int))
+        if not numeric or not p.valid(v):
+            raise SpecsweepError(f"{label(key)} must be {p.rule}, got {v!r}")
+        out[key] = v
+    return out
+
+
 def names() -> list[str]:
     """Every registered policy name, in registry order."""
     return list(REGISTRY)
@@ -186,8 +224,7 @@ def build(spec: str | tuple[str, dict], gamma: int = 4) -> Policy:
     """A policy instance for ``spec`` (a CLI string or a (name, params) pair) and initial γ."""
     name, params = parse(spec) if isinstance(spec, str) else spec
     name, params = resolve(name, params)
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
-        if name not in ("ar",):
-            raise SpecsweepError(f"initial gamma must be an integer >= 1, got {gamma!r}")
+    if name != "ar":
+        check_gamma(gamma)
     cls, _, _ = REGISTRY[name]
     return cls(gamma, **params)

@@ -57,7 +57,7 @@ def scripted_table(task: dict, fail: bool = False, seed: int = 0):
 
 def tasks_of(cfg):
     ds = cfg.dataset
-    return plan_tasks(cfg, load_questions(ds["source"], None, None, ds["question_ids"]))
+    return plan_tasks(cfg, load_questions(ds.source, None, None, ds.question_ids))
 
 
 def summarise_into(tracker, tables, status="FINISHED"):

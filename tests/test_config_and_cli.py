@@ -61,8 +61,8 @@ def cli(*args):
 
 @pytest.mark.parametrize("args,msg", [
     (["generate", "--prompt", ""], "prompt is empty"),
-    (["generate", "--prompt", "x", "--gamma", "0"], "--gamma must be >= 1"),
-    (["generate", "--prompt", "x", "--temperature", "-1"], "--temperature must be >= 0"),
+    (["generate", "--prompt", "x", "--gamma", "0"], "--gamma must be an integer >= 1"),
+    (["generate", "--prompt", "x", "--temperature", "-1"], "--temperature must be a number >= 0"),
     (["generate", "--prompt", "x", "--policy", "bogus"], "valid policies are"),
     (["generate", "--prompt", "x", "--target", "/does/not/exist"], "does not exist"),
     (["sweep", "/no/such.yaml"], "does not exist"),
@@ -120,3 +120,72 @@ def test_more_gpus_than_the_cluster_has():
 
     with pytest.raises(SpecsweepError, match="needs 2 GPUs"):
         check_resources(2, 1, {"CPU": 2.0})
+
+
+def test_config_fingerprints_are_pinned():
+    """Resuming an output folder matches on the fingerprint: the one-schema config must keep every old value."""
+    raw = {"name": "pin", "pairs": [{"target": "smollm2-135m", "draft": "ngram", "num_gpus": 1, "num_cpus": 2,
+                                     "engine": "eager", "max_context": 2048},
+                                    {"target": "t2", "name": "second", "dtype": "bfloat16"}],
+           "policies": ["fixed", {"gammatune": {"eta": 0.5}}, {"name": "gt", "params": {"c": "0.3"}}, "ar"],
+           "gammas": [1, 4, 8], "dataset": {"categories": ["math_reasoning"], "limit_per_category": 2},
+           "generation": {"max_new_tokens": 32}, "calibrate": {"repeats": 3}, "repeats": 2, "seed": 7}
+    assert load_config("jobs/configs/default.yaml").fingerprint() == "52d200df88a4fd20"
+    assert load_config("jobs/configs/gammatune_paper.yaml").fingerprint() == "edce8ae365b8aef5"
+    assert parse_config(raw).fingerprint() == "e561d54115ce943c"
+    assert parse_config({**raw, "mode": "replay", "validate": 0.5, "rollout_length": 16}).fingerprint() == "ffb6fd761c1a8a6e"
+    assert parse_config({**raw, "output": "elsewhere", "experiment": "e"}).fingerprint() == "e561d54115ce943c"
+
+
+# (γ or generation setting, bad value, the rule every entry point quotes)
+ONE_RULE = [
+    ("gamma", 0, "must be an integer >= 1 and <= 1024"),
+    ("gamma", 5000, "must be an integer >= 1 and <= 1024"),
+    ("temperature", -1.0, "must be a number >= 0 and <= 100 (0 = greedy)"),
+    ("top_p", 0.0, "must be a number in (0, 1]"),
+    ("top_p", 1.5, "must be a number in (0, 1]"),
+    ("max_new_tokens", 0, "must be an integer >= 1 and <= 65536"),
+]
+
+
+@pytest.mark.parametrize("key,value,rule", ONE_RULE)
+def test_one_bad_value_gets_one_message_everywhere(tmp_path, capsys, key, value, rule):
+    """The registry, the sweep config, the replay CLI's policy file, `specsweep generate` and the engine all
+    refuse the same value with the same rule (policies/registry.py holds it once)."""
+    from jobs.cli import main
+    from jobs.replay_cli import load_policy_file
+    from policies.registry import build
+
+    messages = []
+    if key == "gamma":
+        with pytest.raises(SpecsweepError) as e:
+            build("fixed", value)
+        messages.append(str(e.value))
+        with pytest.raises(SpecsweepError) as e:
+            parse_config(cfg(gammas=[value]))
+        messages.append(str(e.value))
+        assert str(e.value).startswith("config gammas[0]: ")
+        f = tmp_path / "p.yaml"
+        f.write_text(f"policies: [fixed]\ngammas: [{value}]\n")
+        with pytest.raises(SpecsweepError) as e:
+            load_policy_file(str(f))
+        messages.append(str(e.value))
+    else:
+        with pytest.raises(SpecsweepError) as e:
+            parse_config(cfg(generation={key: value}))
+        messages.append(str(e.value))
+        assert str(e.value).startswith(f"config generation.{key}: ")
+        from actors.engine import SpecEngine
+        from actors.tiny_pair import llama
+        from policies.fixed import Fixed
+
+        engine = SpecEngine(llama(vocab=32), None)
+        with pytest.raises(SpecsweepError) as e:
+            engine.generate([1, 2], Fixed(1), **{key: value})
+        messages.append(str(e.value))
+    flag = "--" + key.replace("_", "-")
+    capsys.readouterr()
+    assert main(["generate", "--prompt", "x", flag, str(value), "--target", str(tmp_path / "none")]) == 2
+    messages.append(capsys.readouterr().err)
+    assert messages[-1].startswith(f"specsweep: error: {flag} must be")
+    assert all(rule in m for m in messages), messages

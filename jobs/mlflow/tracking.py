@@ -128,10 +128,10 @@ class SweepTracker:
     # ------------------------------------------------------------------ start
     def dataset_label(self) -> str:
         ds = self.cfg.dataset
-        parts = [str(ds.get("source", "sample"))]
+        parts = [ds.source]
         for k in ("categories", "limit_per_category", "question_ids"):
-            if ds.get(k):
-                v = ds[k]
+            v = getattr(ds, k)
+            if v:
                 parts.append(f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}")
         return mask_credentials(" ".join(parts))[:250]
 
@@ -145,7 +145,7 @@ class SweepTracker:
         self.exp_id = experiment_id(c, cfg.experiment_name)
         found = c.search_runs([self.exp_id], filter_string=f"tags.`{SWEEP_KEY}` = '{self.key}'", max_results=10000)
         sweep = [r for r in found if r.data.tags.get(ROLE) == "sweep"]
-        self.dataset = dataset_entity(cfg.dataset.get("source", "sample"), self.tasks)
+        self.dataset = dataset_entity(cfg.dataset.source, self.tasks)
         self.common = {SWEEP: cfg.fingerprint(), SWEEP_KEY: self.key, "output": self.output,
                        "dataset": self.dataset_label(), "mode": getattr(cfg, "mode", "live")}
         if sweep:

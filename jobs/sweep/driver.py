@@ -55,7 +55,7 @@ def _pair_kwargs(p, gammas=()) -> dict:
 def actor_specs(cfg: SweepConfig, warmup_question: dict) -> list:
     """One :class:`~cluster.backends.ActorSpec` per pair: what its PairActors are built with."""
 
-    return [ActorSpec(p.label, {"pair": _pair_kwargs(p, cfg.gammas), "label": p.label, "calibrate": cfg.calibrate,
+    return [ActorSpec(p.label, {"pair": _pair_kwargs(p, cfg.gammas), "label": p.label, "calibrate": cfg.calibrate_settings(),
                                 "warmup_question": warmup_question, "warmup": cfg.warmup,
                                 "generation": cfg.generation, "replay": cfg.replay_settings()},
                       copies=p.actors, num_gpus=p.num_gpus, num_cpus=p.num_cpus,
@@ -86,8 +86,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     output folder is locked for the rest of the sweep.
     """
     ds = cfg.dataset
-    questions = load_questions(ds.get("source", "sample"), ds.get("categories"), ds.get("limit_per_category"),
-                               ds.get("question_ids"))
+    questions = load_questions(ds.source, ds.categories, ds.limit_per_category, ds.question_ids)
     tasks = plan_tasks(cfg, questions)
     if cfg.mode != "live" and not dry_run:
         from jobs.sweep.plan import replay_partition  # heavy: torch

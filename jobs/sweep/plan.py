@@ -48,7 +48,7 @@ def replay_partition(cfg: SweepConfig) -> tuple[list[Config], list[Config], list
 def validation_sample(cfg: SweepConfig, replayable: list[Config]) -> list[Config]:
     """The replayable configs also run live: ⌈validate · n⌉ of them (0 when validate = 0), at least one per
     policy, drawn with the sweep seed."""
-    if cfg.validate <= 0 or not replayable:
+    if cfg.validate_fraction <= 0 or not replayable:
         return []
     rng = random.Random(f"validate|{cfg.seed}")
     by_policy: dict[str, list[Config]] = {}
@@ -56,7 +56,7 @@ def validation_sample(cfg: SweepConfig, replayable: list[Config]) -> list[Config
         by_policy.setdefault(json.dumps([c[0], c[1]], sort_keys=True), []).append(c)
     chosen = [rng.choice(cs) for cs in by_policy.values()]
     rest = [c for c in replayable if c not in chosen]
-    extra = max(0, math.ceil(cfg.validate * len(replayable)) - len(chosen))
+    extra = max(0, math.ceil(cfg.validate_fraction * len(replayable)) - len(chosen))
     chosen += rng.sample(rest, min(extra, len(rest)))
     return chosen
 
@@ -96,7 +96,7 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
              f"included); at most {tokens} new tokens generated live"]
     if cfg.mode != "live":
         lines.append(f"replayed: {len(to_replay)} configs from one traced ar run per question; live: {len(live)} "
-                     f"configs (validation fraction {cfg.validate:g}; rollout length "
+                     f"configs (validation fraction {cfg.validate_fraction:g}; rollout length "
                      f"{cfg.rollout_length or 'the whole budget'})")
         lines += [f"  {n}" for n in notes]
     for p in cfg.pairs:

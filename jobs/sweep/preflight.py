@@ -68,7 +68,7 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
                 except SpecsweepError as e:
                     raise SpecsweepError(f"config {path}.draft: {e}") from None
         limit = _max_positions(p.target)
-        need = cfg.calibrate.get("context", 256) + cfg.calibrate.get("max_tokens", 64) + 1
+        need = cfg.calibrate.context + cfg.calibrate.max_tokens + 1
         if limit and need > limit:
             raise SpecsweepError(f"config calibrate.context: context + max_tokens = {need - 1} exceeds the "
                                  f"{limit} positions of {p.target} ({path}.target); lower calibrate.context")
