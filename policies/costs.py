@@ -113,8 +113,9 @@ class CostModel:
 
     @property
     def c(self) -> float:
-        """GT's c = M_D / M_T: draft time per token over one target forward."""
-        return self.t_draft / self.verify(1)
+        """GT's c = M_D / M_T: draft time per token over one target forward (inf when a fit gives M_T = 0)."""
+        m_t = self.verify(1)
+        return self.t_draft / m_t if m_t > 0 else float("inf")
 
     @property
     def target_over_draft(self) -> float:

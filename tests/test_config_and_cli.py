@@ -56,7 +56,17 @@ def test_ray_cluster_yaml_is_valid_for_ray():
 
 
 def cli(*args):
+    """The installed command line in a fresh interpreter (what a user runs)."""
     return subprocess.run([sys.executable, "-m", "jobs.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def cli_in_process(capsys, *args) -> tuple[int, str]:
+    """(exit status, stderr) of ``jobs.cli.main`` run here: the same code path without a new interpreter."""
+    from jobs.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    return code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -67,25 +77,31 @@ def cli(*args):
     (["generate", "--prompt", "x", "--target", "/does/not/exist"], "does not exist"),
     (["sweep", "/no/such.yaml"], "does not exist"),
 ])
-def test_cli_bad_input_is_one_line(args, msg):
-    r = cli(*args)
-    assert r.returncode == 2
-    assert msg in r.stderr and "Traceback" not in r.stderr
+def test_cli_bad_input_is_one_line(capsys, args, msg):
+    code, err = cli_in_process(capsys, *args)
+    assert code == 2
+    assert msg in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_bad_input_in_a_fresh_interpreter_is_one_line():
+    r = cli("generate", "--prompt", "x", "--gamma", "0")
+    assert r.returncode == 2 and "--gamma must be" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-def test_cli_tokenizer_mismatch(tmp_path):
+def test_cli_tokenizer_mismatch(tmp_path, capsys):
     target, _ = save_tiny_pair(tmp_path / "a")
     other = tmp_path / "other"
     tok = char_tokenizer()
     tok.add_tokens(["<extra>"])
     llama(vocab=len(tok)).save_pretrained(other)
     tok.save_pretrained(other)
-    r = cli("generate", "--prompt", "hi", "--target", target, "--draft", str(other))
-    assert r.returncode == 2 and "tokenizers differ" in r.stderr and "Traceback" not in r.stderr
+    code, err = cli_in_process(capsys, "generate", "--prompt", "hi", "--target", target, "--draft", str(other))
+    assert code == 2 and "tokenizers differ" in err and "Traceback" not in err
 
 
-def test_cli_generate_json_on_tiny_pair(tmp_path):
+def test_cli_generate_json_on_tiny_pair(tmp_path, capsys):
     import json
 
     target, draft = save_tiny_pair(tmp_path)
@@ -95,24 +111,28 @@ def test_cli_generate_json_on_tiny_pair(tmp_path):
     out = json.loads(r.stdout)
     assert out["new_tokens"] == len(out["token_ids"]) <= 20
     assert sum(out["accept_lengths"]) == out["new_tokens"] and out["k_max"][0] == 3
-    ar = json.loads(cli("generate", "--prompt", "hello", "--target", target, "--policy", "ar", "--max-new-tokens", "20",
-                        "--json").stdout)
+    from jobs.cli import main
+
+    capsys.readouterr()
+    assert main(["generate", "--prompt", "hello", "--target", target, "--policy", "ar", "--max-new-tokens", "20",
+                 "--json"]) == 0
+    ar = json.loads(capsys.readouterr().out)
     assert ar["token_ids"] == out["token_ids"]
 
 
-def test_unreachable_ray_and_mlflow_fail_before_any_model(tmp_path):
+def test_unreachable_ray_and_mlflow_fail_before_any_model(tmp_path, capsys):
     import yaml
 
     raw = {**BASE, "pairs": [{"target": "/not/loaded"}], "output": str(tmp_path / "out"),
            "tracking_uri": f"sqlite:///{tmp_path}/m.db"}
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(raw))
-    r = cli("sweep", str(path), "--address", "127.0.0.1:9")
-    assert r.returncode == 2 and "cannot reach the Ray cluster at '127.0.0.1:9'" in r.stderr
+    code, err = cli_in_process(capsys, "sweep", str(path), "--address", "127.0.0.1:9")
+    assert code == 2 and "cannot reach the Ray cluster at '127.0.0.1:9'" in err
     assert not (tmp_path / "out").exists()                      # nothing left behind
     path.write_text(yaml.safe_dump({**raw, "tracking_uri": "http://127.0.0.1:9"}))
-    r = cli("sweep", str(path))
-    assert r.returncode == 2 and "cannot reach the MLflow tracking URI 'http://127.0.0.1:9'" in r.stderr
+    code, err = cli_in_process(capsys, "sweep", str(path))
+    assert code == 2 and "cannot reach the MLflow tracking URI 'http://127.0.0.1:9'" in err
 
 
 def test_more_gpus_than_the_cluster_has():
@@ -152,7 +172,6 @@ ONE_RULE = [
 def test_one_bad_value_gets_one_message_everywhere(tmp_path, capsys, key, value, rule):
     """The registry, the sweep config, the replay CLI's policy file, `specsweep generate` and the engine all
     refuse the same value with the same rule (policies/registry.py holds it once)."""
-    from jobs.cli import main
     from jobs.replay_cli import load_policy_file
     from policies.registry import build
 
@@ -184,8 +203,8 @@ def test_one_bad_value_gets_one_message_everywhere(tmp_path, capsys, key, value,
             engine.generate([1, 2], Fixed(1), **{key: value})
         messages.append(str(e.value))
     flag = "--" + key.replace("_", "-")
-    capsys.readouterr()
-    assert main(["generate", "--prompt", "x", flag, str(value), "--target", str(tmp_path / "none")]) == 2
-    messages.append(capsys.readouterr().err)
+    code, err = cli_in_process(capsys, "generate", "--prompt", "x", flag, str(value), "--target", str(tmp_path / "none"))
+    assert code == 2
+    messages.append(err)
     assert messages[-1].startswith(f"specsweep: error: {flag} must be")
     assert all(rule in m for m in messages), messages

@@ -62,3 +62,9 @@ def test_a_fitted_model_stored_before_the_merge_reads_back():
                                "per_token_kctx": 0.0})
     m = CostModel.from_dict(line)
     assert m.verify_time(1, 0) == pytest.approx(0.011) and m.verify_time(5, 0) == pytest.approx(0.017)
+
+
+def test_a_fit_with_zero_target_time_still_serialises():
+    """A noisy fit can clamp the one-token verify time to 0: c is then inf, not a ZeroDivisionError."""
+    model = CostModel.measured(t_draft=0.001, t_verify={1: 0.0, 2: 0.0})
+    assert model.c == float("inf") and model.to_dict()["c"] == float("inf")

@@ -9,9 +9,7 @@ from actors.engine import SpecEngine
 from policies.fixed import Fixed
 from actors.tiny_pair import gpt2, llama
 from tests.helpers import PROMPT, sampling_pair
-from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
-
-RUNS = 2500
+from tests.sampling_check import SAMPLED_RUNS as RUNS, chi_square_pvalue, exact_joint, sample_runs
 
 
 @pytest.mark.parametrize("arch", [llama, gpt2], ids=["llama", "gpt2"])

@@ -7,7 +7,7 @@ from policies import build
 from policies.costs import CostModel
 from policies.fixed import TargetOnly
 from actors.tiny_pair import gpt2, llama, perturbed, sharpen
-from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
+from tests.sampling_check import SAMPLED_RUNS, chi_square_pvalue, exact_joint, sample_runs
 from tests.helpers import PROMPT, sampling_pair
 
 COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
@@ -17,7 +17,7 @@ NEW_POLICIES = ["svip", "svip:h=0.1", "adaedl", "adaedl:lam=0.9", "dv-threshold"
                 "bandit:explore=shared", "bandit:reward=clock", "ema-steps", "ema-steps:warmup=2,interval=1",
                 "ema-steps:candidates=0/1/3,warmup=0,interval=1"]
 # (spec, sampled runs, first seed) for the distribution test
-SAMPLED = ([(p, 1500, 101) for p in POLICIES if p != "oracle"]
+SAMPLED = ([(p, SAMPLED_RUNS, 101) for p in POLICIES if p != "oracle"]
            + [(p, 800, 301) for p in ("svip", "adaedl", "dv-threshold", "bandit", "ema-steps:warmup=0,interval=1")])
 
 

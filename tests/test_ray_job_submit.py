@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RAY = shutil.which("ray")
 
 
+@pytest.mark.slow                                   # starts a Ray head node
 @pytest.mark.skipif(RAY is None, reason="ray CLI not installed")
 def test_ray_job_submit_runs_a_sweep(tmp_path):
     target, draft = save_tiny_pair(tmp_path / "pair")

@@ -11,7 +11,7 @@ from policies.fixed import Fixed, TargetOnly
 from policies.registry import build
 from policies.base import TreePolicy
 from actors.tiny_pair import gpt2, llama, perturbed, sharpen
-from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
+from tests.sampling_check import SAMPLED_RUNS, chi_square_pvalue, exact_joint, sample_runs
 
 GAMMAS = [1, 2, 3, 5, 8, 13]
 
@@ -90,7 +90,7 @@ def test_static_sampling_matches_target_distribution():
     prompt = [1, 2, 3, 1, 2]
     probs = exact_joint(target, prompt, 3, 1.0)
     engine = SpecEngine(target, ModelDrafter(draft), engine="static", capacity=32)
-    runs = sample_runs(engine, Fixed(4), prompt, 3, 2500)
+    runs = sample_runs(engine, Fixed(4), prompt, 3, SAMPLED_RUNS)
     assert chi_square_pvalue(runs, probs) > 1e-3
 
 

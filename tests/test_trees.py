@@ -9,7 +9,7 @@ from policies import build
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from actors.tiny_pair import gpt2, llama, perturbed, sharpen
-from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
+from tests.sampling_check import SAMPLED_RUNS, chi_square_pvalue, exact_joint, sample_runs
 from tests.helpers import PROMPT, sampling_pair
 
 COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
@@ -61,7 +61,7 @@ def test_sampled_static_tree_matches_target_distribution(spec):
     target, draft = sampling_pair()
     probs = exact_joint(target, PROMPT, 3, 1.0)
     engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
-    assert chi_square_pvalue(sample_runs(engine, build(spec, 1), PROMPT, 3, 2500, seed0=5), probs) > 1e-3
+    assert chi_square_pvalue(sample_runs(engine, build(spec, 1), PROMPT, 3, SAMPLED_RUNS, seed0=5), probs) > 1e-3
 
 
 def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
@@ -70,7 +70,7 @@ def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
     probs = exact_joint(target, PROMPT, 3, 1.0)
     monkeypatch.setattr(acceptance, "residual", lambda p, q, token: p)
     engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
-    assert chi_square_pvalue(sample_runs(engine, build(SAMPLED[0], 1), PROMPT, 3, 2500, seed0=5), probs) < 1e-6
+    assert chi_square_pvalue(sample_runs(engine, build(SAMPLED[0], 1), PROMPT, 3, SAMPLED_RUNS, seed0=5), probs) < 1e-6
 
 
 def test_dynamic_trees_refuse_sampling_and_ngram():
