@@ -1,4 +1,4 @@
-"""A loaded target/draft pair with its engine and (lazily measured) cost curve."""
+"""A loaded target/draft pair with its engine and (lazily measured) cost model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,7 +67,7 @@ class PairConfig:
 
 class Pair:
     """A loaded target/draft pair: tokenizer, models, drafter (model, n-gram or none), EOS ids and its
-    :class:`~actors.engine.SpecEngine`; ``calibrate`` measures the cost curve and per-rank acceptance on demand."""
+    :class:`~actors.engine.SpecEngine`; ``calibrate`` measures the cost model and per-rank acceptance on demand."""
 
     def __init__(self, cfg: PairConfig):
         if cfg.engine is not None and cfg.engine not in ENGINES:

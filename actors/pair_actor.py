@@ -1,6 +1,6 @@
 """``PairActor``: one target/draft pair pinned to one device, serving sweep tasks.
 
-Models load once per actor, the cost curve is measured once (``actors/calibrate.py``)
+Models load once per actor, the cost model is measured once (``actors/calibrate.py``)
 and warm-up generations are discarded, as Spec-Bench does: ``warmup`` runs of ``ar``
 when the actor starts, and ``warmup`` runs of each policy the first time the actor
 meets it, so the method under test is warm before it is timed. A task is one

@@ -24,14 +24,14 @@ Rule, per generation:
   forward, divided by the largest number of tokens one step can emit. ``c = 2`` is
   UCB1's constant for rewards in [0, 1].
     ``reward=model`` (default): time = k·T_draft + T_verify(k + 1) from the actor's
-    cost curve (k = drafts verified). Deterministic, so replays reproduce it exactly.
+    cost model (``policies.costs.CostModel``: ``t_draft``, ``t_verify``; k = drafts verified). Deterministic, so replays reproduce it exactly.
     ``reward=clock``: time = the step's measured draft_time + verify_time (live only;
     a replay cannot reproduce clock noise).
   ``emitted`` is the step's count after EOS / ``max_new_tokens`` cuts; an outcome that
   does not record it (0) counts n + 1.
 * All statistics restart with each generation.
 
-The scale needs T_verify(1), so both reward sources read the actor's cost curve.
+The scale needs T_verify(1), so both reward sources read the actor's cost model.
 """
 from __future__ import annotations
 

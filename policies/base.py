@@ -18,7 +18,8 @@ as base classes; the engine dispatches on the class, never by probing attributes
 or (``dynamic``) a frontier expansion steered by ``keep_expanding`` / ``node_budget``.
 
 ``reset(ctx)`` starts each generation; :class:`GenerationContext` carries what some
-policies need (the actor's cost curve for ``gt``/``goodput``, the target-only output
+policies need (the actor's measured :class:`~policies.costs.CostModel` for ``gt``/``goodput``/``bandit``, the
+target-only output
 for ``oracle``). A policy's ``params()`` are logged with every run.
 """
 from __future__ import annotations

@@ -8,7 +8,8 @@ and successes S_i per position and shrink each towards the pooled rate ā = ΣS/
 with ``prior`` pseudo-trials: a_i = (S_i + prior·ā) / (T_i + prior). Positions never
 tried get ā, which lets the policy explore longer drafts when acceptance is high.
 
-Decision. With the actor's cost curve (T_draft per token, T_verify(m) for m tokens),
+Decision. With the actor's measured cost model (``policies.costs.CostModel``: T_draft =
+``t_draft`` per token, T_verify(m) = ``t_verify(m)`` for m tokens),
 choose each step
     k* = argmax_{1 ≤ k ≤ cap} (1 + Σ_{i ≤ k} Π_{j ≤ i} a_j) / (k·T_draft + T_verify(k + 1)),
 the expected tokens emitted per step (accepted prefix + bonus) over the step's time.

@@ -174,7 +174,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
     q0 = questions[0]
     warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
     t_start = time.time()
-    print(f"specsweep: starting {sum(p.actors for p in cfg.pairs)} actor(s): models, cost curve, warm-up"
+    print(f"specsweep: starting {sum(p.actors for p in cfg.pairs)} actor(s): models, cost calibration, warm-up"
           + (", cost-model fit runs" if cfg.mode != "live" else ""), file=sys.stderr)
     try:
         try:
@@ -218,7 +218,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
 
 
 def write_actor_info(cfg: SweepConfig, infos: dict) -> None:
-    """``OUTPUT/actors.json`` (device, template, cost curve, cost model per actor) and, for replay,
+    """``OUTPUT/actors.json`` (device, template, measured and fitted cost model per actor) and, for replay,
     ``OUTPUT/traces/cost_models.json`` (the cost model each pair's replayed times were predicted with)."""
     out = Path(cfg.output)
     (out / "actors.json").write_text(json.dumps(infos, indent=1))
