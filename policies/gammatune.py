@@ -4,7 +4,8 @@ After each step with k drafted and n accepted:
     A = n;  if A = γ:  A ← A + δ                      (Eq. 7, §4.1: γ = the k_max of that step)
     γ̄ ← min(γmax, max(γmin, (1 − η)·γ̄ + η·A))         (Eq. 8)
     γ ← ⌈γ̄⌉                                          (Alg. 1, line 5)
-γ̄ starts at the initial γ each generation. ``expand=jump`` is the other reading of
+γ̄ starts at the initial γ each generation, and the first step drafts that γ
+unclipped; the clip of Eq. 8 applies from the first update on. ``expand=jump`` is the other reading of
 Alg. 1 line 2: on full acceptance the next γ is A + δ (clipped to [γmin, γmax])
 while γ̄ is updated with the plain A.
 ``gammatune+`` (§4.2) adds a confidence stop (τ = 0.4): drafting stops right after a
@@ -41,9 +42,10 @@ class GammaTune(SequencePolicy):
         self._start()
 
     def _start(self) -> None:
-        start = min(self.gamma_max, max(self.gamma_min, int(self.initial)))   # γ̄ lives in [γmin, γmax] (Eq. 8)
-        self.gamma_bar = float(start)
-        self.gamma = start
+        # Alg. 1 drafts the initial γ as given on the first step; Eq. 8's clip to [γmin, γmax] applies from the
+        # first update on (so γ0 = 24 with γmax = 10 drafts 24 once, then at most 10).
+        self.gamma_bar = float(self.initial)
+        self.gamma = int(self.initial)
 
     def reset(self, ctx: GenerationContext) -> None:
         super().reset(ctx)

@@ -11,7 +11,7 @@ from actors.acceptance import warp
 
 # Sampled generations per distribution test. Enough power: with 1200 runs the tests that swap in a wrong
 # acceptance rule (test_lossless_sampling, test_trees) reject it at p < 1e-6, while the correct rule must
-# only stay above 1e-3 (measured 2026-11-25: a residual replaced by p gives p ≈ 1e-11 at 1000 runs).
+# only stay above 1e-3 (measured 2026-11-25: at 1000 runs the broken tree-sibling rule is no longer rejected at 1e-6).
 SAMPLED_RUNS = 1200
 
 

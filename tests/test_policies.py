@@ -135,6 +135,15 @@ def test_gammatune_clip_and_params():
     assert run(q, [out(4, 0), out(2, 0)]) == [4, 2, 2]  # .5·4 = 2 → 2; .5·2 = 1 → clipped to 2
 
 
+def test_gammatune_drafts_a_large_initial_gamma_first_then_clips():
+    # Alg. 1: the first step drafts γ0 = 24 as given; the update clips γ̄ = .7·24 + .3·3 = 17.7 to γmax = 10
+    for spec in ("gammatune", "gammatune+", "gammatune:expand=jump"):
+        p = build(spec, 24)
+        assert run(p, [out(24, 3), out(10, 10)]) == [24, 10, 10], spec
+        assert p.gamma_bar == pytest.approx(10.0)
+    assert run(build("gammatune:gamma_min=3", 1), [out(1, 0)]) == [1, 3]     # γ0 below γmin also drafts as given
+
+
 def test_gammatune_jump_reading():
     # full acceptance: next γ = A + δ = 6 while γ̄ = .7·4 + .3·4 = 4; then .7·4 + .3·1 = 3.1 → 4
     assert run(build("gammatune:expand=jump", 4), [out(4, 4), out(6, 1)]) == [4, 6, 4]
