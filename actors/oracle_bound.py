@@ -1,0 +1,126 @@
+"""The oracle bound: the least predicted time any chain policy can reach on one recorded turn.
+
+Over every γ schedule — at each step any cap k ∈ [0, K_j] (K_j = the proposals recorded at
+reference position j, at most remaining − 1), with or without one extra proposal that is
+drawn and discarded — the bound is the minimum of Σ predicted step times, under the same
+cost model and the same step rule replay uses (``actors/replay.py``: ``CostClock``,
+``ReferenceVerifier``). Dynamic programming over (position j, draft-cache lag ℓ):
+
+    T(N, ℓ) = 0
+    T(j, ℓ) = min over (k, p) of  s·[draft(p, ℓ·[p > 0], C_j) + verify(k + 1, C_j) + o] + T(j + e, ℓ')
+
+with C_j = |prompt| + j the context, p ∈ {k, k + 1} the draft forwards (k + 1: the last one
+discarded), n = the leading matches of the rollout's first k tokens with the reference, e = the
+tokens that step emits (n + 1, cut after an EOS), ℓ' = ℓ + e without a draft forward, else
+C_j + e − 1 − min(C_j + p − 1, C_j + n) (the draft cache keeps its accepted prefix; the cost
+model's catch-up term reads ℓ), and the start state ℓ = |prompt| − 1 (the draft has seen nothing).
+Replay predicts every chain policy's time with exactly these terms, so the bound is ≤ each of them
+by construction (tests/test_oracle_bound.py checks it against brute-force enumeration through
+``replay``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from actors.replay import check_trace
+from actors.rollouts import Trace
+from policies.costs import DRAFT_FEATURES, CostModel
+
+
+@dataclass
+class OracleBound:
+    """``step_time``: Σ predicted step times of the best schedule (prefill excluded); ``wall_time``: the trace's
+    prefill + ``step_time``, comparable with a replayed generation's ``wall_time``; ``schedule``: (k, p) per
+    step; ``new_tokens``: the tokens it emits."""
+
+    step_time: float
+    wall_time: float
+    schedule: list[tuple[int, int]]
+    new_tokens: int
+
+    @property
+    def steps(self) -> int:
+        return len(self.schedule)
+
+
+def _emitted(tokens: list[int], n: int, reference: list[int], j: int, eos: frozenset, remaining: int) -> int:
+    """Tokens a step emits: the n accepted drafts and the target's next token, cut after an EOS and at the budget."""
+    new = tokens[:n] + ([reference[j + n]] if j + n < len(reference) else [])
+    for i, t in enumerate(new):
+        if t in eos:
+            new = new[: i + 1]
+            break
+    return min(len(new), remaining)
+
+
+def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | None = None,
+                 max_draft: int | None = None, scale: float = 1.0) -> OracleBound:
+    """The least predicted time over every chain schedule on ``trace`` (module docstring), and that schedule.
+
+    ``max_draft``: K, the largest cap a step may use (None: as many proposals as the trace recorded)."""
+    budget = check_trace(trace, max_new_tokens=max_new_tokens)
+    reference = list(trace.reference[:budget])
+    n_pos, plen = len(reference), len(trace.prompt_ids)
+    eos = frozenset(trace.eos_ids)
+    d = [cost_model.draft.get(k, 0.0) for k in DRAFT_FEATURES]      # d0 … d4 (policies/costs.py RULE)
+    size = plen + n_pos + 1                                          # lags 0 … |prompt| − 1 + N
+    lags = np.arange(size)
+    best = np.zeros((n_pos + 1, size))
+    choice = np.zeros((n_pos + 1, size, 2), dtype=np.int64)
+    for j in range(n_pos - 1, -1, -1):
+        base, remaining = plen + j, budget - j
+        rollout = trace.rollouts[j]
+        top = min(len(rollout), remaining - 1, max_draft if max_draft is not None else len(rollout))
+        options = []                                                 # (k, p, n, emitted)
+        for k in range(top + 1):
+            tokens = list(rollout.tokens[:k])
+            if any(t in eos for t in tokens[:-1]):                   # the drafter stops right after an EOS
+                break
+            n = 0
+            while n < k and j + n < n_pos and tokens[n] == reference[j + n]:
+                n += 1
+            e = _emitted(tokens, n, reference, j, eos, remaining)
+            if k:
+                options.append((k, k, n, e))
+            ends_in_eos = bool(tokens) and tokens[-1] in eos
+            if k + 1 <= min(len(rollout), remaining - 1) and not ends_in_eos:
+                options.append((k, k + 1, n, e))                     # one more proposal, drawn and discarded
+            if k == 0:
+                options.append((0, 0, 0, e))
+        row = np.full(size, np.inf)
+        pick = np.zeros((size, 2), dtype=np.int64)
+        for k, p, n, e in options:
+            verify = cost_model.verify_time(k + 1, base) + cost_model.overhead
+            if p == 0:
+                draft = np.zeros(size)
+                nxt = best[j + e, np.minimum(lags + e, size - 1)]
+            else:
+                draft = np.maximum(0.0, d[0] + d[1] * p + d[2] * (lags > 0) + d[3] * lags + d[4] * p * base / 1000.0)
+                dlen = base + p - 1 if k == 0 else min(base + p - 1, base + n)
+                nxt = best[j + e, base + e - dlen - 1]
+            cand = scale * (draft + verify) + nxt
+            better = cand < row
+            row = np.where(better, cand, row)
+            pick[better] = (k, p)
+        best[j], choice[j] = row, pick
+    schedule, j, lag = [], 0, plen - 1
+    while j < n_pos:
+        k, p = (int(x) for x in choice[j, lag])
+        schedule.append((k, p))
+        base, remaining = plen + j, budget - j
+        tokens = list(trace.rollouts[j].tokens[:k])
+        n = 0
+        while n < k and j + n < n_pos and tokens[n] == reference[j + n]:
+            n += 1
+        e = _emitted(tokens, n, reference, j, eos, remaining)
+        if p == 0:
+            lag = lag + e
+        else:
+            dlen = base + p - 1 if k == 0 else min(base + p - 1, base + n)
+            lag = base + e - dlen - 1
+        j += e
+    step_time = float(best[0, plen - 1])
+    prefill = trace.prefill_time if plen > 1 else 0.0
+    return OracleBound(step_time=step_time, wall_time=prefill + step_time, schedule=schedule, new_tokens=n_pos)
