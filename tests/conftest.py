@@ -41,3 +41,5 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("serial"))
         elif _shares_a_module_fixture(item):               # built once per worker: keep its module on one worker
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    # Longest work first (pytest-xdist hands tests out in this order): grouped modules, then the rest.
+    items.sort(key=lambda it: it.get_closest_marker("xdist_group") is None)
