@@ -24,9 +24,46 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from actors.replay import check_trace
+from actors.replay import check_trace, replay
 from actors.rollouts import Trace
+from actors.step import Generation
+from policies.base import DISCARD, MORE, SequencePolicy
 from policies.costs import DRAFT_FEATURES, CostModel
+
+NAME, LABEL = "oracle-bound", "oracle (bound)"     # the policy and policy_spec columns of its rows
+
+
+class ScheduleExhausted(Exception):
+    """A :class:`SchedulePolicy` was asked for a step past the end of its schedule."""
+
+
+class SchedulePolicy(SequencePolicy):
+    """Plays a given schedule of (k, p): cap k drafts, and when p = k + 1 draw one more proposal and discard it."""
+
+    name = "schedule"
+    k_min = 0
+
+    def __init__(self, schedule):
+        self.schedule, self.i = [tuple(s) for s in schedule], 0
+
+    def reset(self, ctx) -> None:
+        super().reset(ctx)
+        self.i = 0
+
+    def max_draft(self) -> int:
+        if self.i >= len(self.schedule):
+            raise ScheduleExhausted(f"step {self.i + 1} asked of a {len(self.schedule)}-step schedule")
+        return self.schedule[self.i][1]
+
+    def after_draft(self, i, token, q_token, q_max, entropy=0.0):
+        k, p = self.schedule[self.i]
+        return DISCARD if p > k and i == p else MORE
+
+    def update(self, step) -> None:
+        self.i += 1
+
+    def params(self) -> dict:
+        return {"schedule": "/".join(f"{k}" if k == p else f"{k}+{p - k}" for k, p in self.schedule)}
 
 
 @dataclass
@@ -124,3 +161,11 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
     step_time = float(best[0, plen - 1])
     prefill = trace.prefill_time if plen > 1 else 0.0
     return OracleBound(step_time=step_time, wall_time=prefill + step_time, schedule=schedule, new_tokens=n_pos)
+
+
+def replay_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | None = None,
+                 max_draft: int | None = None) -> tuple[OracleBound, Generation]:
+    """The bound and its schedule replayed: a :class:`~actors.step.Generation` with the bound's steps and time."""
+    bound = oracle_bound(trace, cost_model, max_new_tokens=max_new_tokens, max_draft=max_draft)
+    g = replay(trace, SchedulePolicy(bound.schedule), max_new_tokens=max_new_tokens, cost_model=cost_model)
+    return bound, g

@@ -104,6 +104,7 @@ def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=Non
 
 def replay_output(output: str, policies, gammas, costs_file: str | None = None) -> tuple[pd.DataFrame, dict]:
     """Every policy × γ replayed on every trace of ``output``; (rows, facts for the heading)."""
+    from actors import oracle_bound  # heavy: torch
     from actors.pair_actor import policy_spec  # heavy: torch
     from actors.replay import check_replayable, replay  # heavy: torch
     from actors.rollouts import read_traces  # heavy: torch
@@ -129,6 +130,9 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
         # what-if: ar is predicted under the same foreign cost model, so speedups compare like with like
         ar = None if costs_file is None else replay(trace, build(("ar", {}), 0), cost_model=model)
         rows.append(_row(trace, pair, "ar", "ar", {}, 0, ar))
+        if model is not None:          # the least predicted time any chain schedule reaches on this trace
+            _, g = oracle_bound.replay_bound(trace, model)
+            rows.append(_row(trace, pair, oracle_bound.LABEL, oracle_bound.NAME, {}, 0, g))
         for name, params in policies:
             spec = policy_spec(name, params)
             for gamma in gammas:
@@ -136,7 +140,7 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
                 rows.append(_row(trace, pair, spec, name, params, gamma, g))
     df = to_table(rows).to_pandas()
     facts = {"traces": len(traces), "seconds": time.perf_counter() - t0, "costs": source,
-             "what_if": costs_file is not None, "generations": len(rows) - len(traces)}
+             "what_if": costs_file is not None, "generations": sum(r["policy"] not in ("ar", oracle_bound.NAME) for r in rows)}
     return df, facts
 
 

@@ -3,45 +3,14 @@ import random
 
 import pytest
 
-from actors.oracle_bound import oracle_bound
+from actors.oracle_bound import SchedulePolicy as Plan, ScheduleExhausted, oracle_bound, replay_bound
 from actors.replay import replay
 from actors.rollouts import Rollout, Trace
 from policies import build
-from policies.base import DISCARD, MORE, SequencePolicy
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
 
 EOS = 9
-
-
-class NeedMore(Exception):
-    """The plan ran out before the turn ended."""
-
-
-class Plan(SequencePolicy):
-    """Plays a fixed list of (k, p): cap k, and p = k + 1 draws one more proposal and discards it."""
-
-    name = "plan"
-    k_min = 0
-
-    def __init__(self, plan):
-        self.plan, self.i = list(plan), 0
-
-    def reset(self, ctx):
-        super().reset(ctx)
-        self.i = 0
-
-    def max_draft(self):
-        if self.i >= len(self.plan):
-            raise NeedMore
-        return self.plan[self.i][1]
-
-    def after_draft(self, i, token, q_token, q_max, entropy=0.0):
-        k, p = self.plan[self.i]
-        return DISCARD if p > k and i == p else MORE
-
-    def update(self, step):
-        self.i += 1
 
 
 def make_trace(seed: int, n: int = 5, eos_at_end: bool = False, depth: int = 4) -> Trace:
@@ -86,7 +55,7 @@ def brute_force(trace, model) -> list[tuple[float, list]]:
         plan = stack.pop()
         try:
             g = replay(trace, Plan(plan), cost_model=model)
-        except NeedMore:
+        except ScheduleExhausted:
             stack += [plan + [o] for o in OPTIONS]
             continue
         except SpecsweepError:       # asked the trace for more proposals than it recorded: not a schedule
@@ -105,7 +74,7 @@ def test_bound_is_the_best_schedule_and_replays_to_itself(model, seed, eos):
     assert len(times) > 50
     assert bound.wall_time == pytest.approx(min(t for t, _ in times), rel=1e-9)
     assert all(bound.wall_time <= t + 1e-12 for t, _ in times)
-    again = replay(trace, Plan(bound.schedule), cost_model=cost)         # the bound's own schedule, replayed
+    _, again = replay_bound(trace, cost, max_draft=3)                  # the bound's own schedule, replayed
     assert again.wall_time == pytest.approx(bound.wall_time, rel=1e-9)
     assert again.token_ids == trace.reference and bound.new_tokens == len(trace.reference)
 

@@ -112,8 +112,14 @@ def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tm
     out = capsys.readouterr().out
     assert "no model loaded" in out and "ema-steps" in out and "dv-threshold" in out
     rows = pd.read_parquet(Path(cfg.output) / "replays" / "new" / "rows.parquet")
-    assert set(rows["policy"]) == {"ar", "bandit", "ema-steps", "dv-threshold", "fixed"}
-    assert set(rows.loc[rows["policy"] != "ar", "gamma"]) == {1, 3, 5}
+    assert set(rows["policy"]) == {"ar", "oracle-bound", "bandit", "ema-steps", "dv-threshold", "fixed"}
+    policy_rows = rows[~rows["policy"].isin(["ar", "oracle-bound"])]
+    assert set(policy_rows["gamma"]) == {1, 3, 5}
+    bound = rows[rows["policy"] == "oracle-bound"].set_index(["question_id", "turn"])
+    assert len(bound) == 3 and set(bound["policy_spec"]) == {"oracle (bound)"}
+    for _, r in policy_rows.iterrows():                       # no replayed policy beats the bound on its turn
+        assert bound.loc[(r["question_id"], r["turn"]), "wall_time"] <= r["wall_time"] + 1e-12
+    assert "Efficiency against the oracle (bound)" in out
     ar = rows[rows["policy"] == "ar"].set_index(["question_id", "turn"])
     for _, r in rows[rows["policy"] != "ar"].iterrows():       # greedy: the target-only output
         assert list(r["token_ids"]) == list(ar.loc[(r["question_id"], r["turn"]), "token_ids"])
