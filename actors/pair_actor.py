@@ -174,7 +174,8 @@ class PairActor:
                 "target": self.cfg.target, "draft": str(self.cfg.draft), "policy": name, "policy_spec": spec,
                 "params": json.dumps(params, sort_keys=True), "gamma": gamma, "repeat": rep, "seed": task["seed"] + rep,
                 "temperature": float(gen.get("temperature", 0.0)), "question_id": q.question_id, "category": q.category,
-                "device": self.pair.device, "actor": self.name, "versions": self.versions, "mode": "live"}
+                "device": self.pair.device, "actor": self.name, "versions": self.versions, "mode": "live",
+                "template": self.template}
 
 
 def policy_spec(name: str, params: dict) -> str:

@@ -57,6 +57,8 @@ SCHEMA = pa.schema([
     ("peak_gpu_bytes", pa.int64()),   # peak GPU memory allocated by the actor so far, all its GPUs (0 on CPU)
     ("mode", pa.string()),            # "live" (generated and timed) or "replay" (from the ar run's trace; wall_time
                                       # predicted by the actor's cost model); null in logs written before replay
+    ("template", pa.string()),        # the prompt template the turn was rendered with (actors/templates.py); null in
+                                      # logs written before it was recorded and in `specsweep replay` rows
 ])
 
 

@@ -68,6 +68,40 @@ def test_vicuna_text_is_fastchats():
                         {"role": "user", "content": "q2"}]) == system + " USER: q1 ASSISTANT: a1</s>USER: q2 ASSISTANT:"
 
 
+ONE = [{"role": "user", "content": "q1"}]
+TWO = [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"}, {"role": "user", "content": "q2"}]
+
+
+def test_llama2_llama3_chatml_texts_are_fastchats():
+    """Written out by hand from FastChat's LLAMA2, LLAMA3 and CHATML get_prompt rules (an empty assistant turn ends
+    each prompt, as Spec-Bench appends it)."""
+    from actors.templates import chatml_text, llama2_text, llama3_text
+
+    assert llama2_text(ONE) == "[INST] q1 [/INST]"
+    assert llama2_text(TWO) == "[INST] q1 [/INST] a1 </s><s>[INST] q2 [/INST]"
+    assert llama2_text(ONE, system="Be brief.") == "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nq1 [/INST]"
+    head = "<|start_header_id|>{}<|end_header_id|>\n\n"
+    assert llama3_text(ONE) == ("<|begin_of_text|>" + head.format("user") + "q1<|eot_id|>" + head.format("assistant"))
+    assert llama3_text([{"role": "user", "content": "  q1 \n"}], system="S") == (
+        "<|begin_of_text|>" + head.format("system") + "S<|eot_id|>" + head.format("user") + "q1<|eot_id|>"
+        + head.format("assistant"))
+    assert llama3_text(TWO).count("<|eot_id|>") == 3 and llama3_text(TWO).endswith(head.format("assistant"))
+    assert chatml_text(ONE) == ("<|im_start|>system\n<|im_end|>\n<|im_start|>user\nq1<|im_end|>\n"
+                                "<|im_start|>assistant\n")
+    assert chatml_text(TWO, system="S") == ("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nq1<|im_end|>\n"
+                                            "<|im_start|>assistant\na1<|im_end|>\n<|im_start|>user\nq2<|im_end|>\n"
+                                            "<|im_start|>assistant\n")
+
+
+@pytest.mark.parametrize("template", ["llama-2", "chatml"])
+def test_fastchat_templates_render_their_text(template):
+    from actors.templates import FASTCHAT, render
+    from actors.tiny_pair import char_tokenizer
+
+    tok = char_tokenizer()
+    assert tok.decode(render(template, tok, TWO)) == FASTCHAT[template](TWO)
+
+
 def test_answer_file_round_trip(tmp_path):
     rows = pd.DataFrame([
         {"pair": "p", "policy_spec": "fixed", "policy": "fixed", "gamma": 4, "repeat": 0, "question_id": 81, "category": "writing",

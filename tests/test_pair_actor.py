@@ -37,6 +37,7 @@ def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
     t = actor.run_task(task(repeats=2))["rows"]
     rows = order(t)
     assert all(s == "ok" for s in t.column("status").to_pylist())
+    assert set(t.column("template").to_pylist()) == {actor.template} and actor.template   # recorded in every row
     for rep in (rows[:6], rows[6:]):
         assert rep[0] == ("ar", 0, "first") and rep[-1] == ("ar", 0, "last")
         assert sorted((p, g) for p, g, _ in rep[1:-1]) == sorted((n, g) for n, _, g in CONFIGS)
