@@ -72,7 +72,7 @@ def test_replay_sweep_end_to_end_in_process(swept):
         assert list(r["token_ids"]) == list(ar.loc[(r["question_id"], r["turn"]), "token_ids"])
     agree = agreement_table(df)
     assert agree.iloc[-1]["steps_identical"] == 1.0 and agree.iloc[-1]["tokens_identical"] == 1.0
-    assert (out / "replay_agreement.csv").exists() and (out / "traces" / "cost_models.json").exists()
+    assert (out / "replay_agreement.csv").exists() and (out / "replay_bias.csv").exists() and (out / "traces" / "cost_models.json").exists()
     assert len(list((out / "traces").glob("*.parquet"))) == len(QUESTIONS)
     summary = pd.read_csv(out / "summary.csv")
     assert len(summary) == 8 + 1                                   # every config once (+ ar), no mode duplicates
@@ -205,3 +205,29 @@ def test_live_spread_is_the_median_ar_first_last_distance():
             {**ar(1, "", 7.0), "policy": "fixed"}]
     assert live_spread(pd.DataFrame(rows)) == pytest.approx((0.2 + 0.5) / 2)
     assert np.isnan(live_spread(pd.DataFrame(rows).drop(columns="ar_timing")))
+
+
+def test_replay_bias_is_signed_per_config_with_an_interval():
+    from jobs.report.agreement import bias_text, replay_bias
+
+    def row(q, mode, t, gamma=2, spec="fixed"):
+        return {"config_key": f"p|{spec}|{gamma}", "pair": "p", "policy_spec": spec, "gamma": gamma, "question_id": q,
+                "turn": 0, "repeat": 0, "mode": mode, "status": "ok", "wall_time": t}
+
+    live = [1.0, 2.0, 1.0, 4.0, 2.0]
+    fast = [0.9, 1.8, 0.9, 3.6, 1.8]                 # replay predicts 10 % faster on every generation
+    slow = [1.2, 2.4, 1.2, 4.8, 2.4]                 # γ 4: 20 % slower
+    df = pd.DataFrame([row(q, "live", t) for q, t in enumerate(live)] + [row(q, "replay", t) for q, t in enumerate(fast)]
+                      + [row(q, "live", t, 4) for q, t in enumerate(live)]
+                      + [row(q, "replay", t, 4) for q, t in enumerate(slow)]
+                      + [row(9, "replay", 5.0, 8)])   # replayed only: no live twin, no bias
+    b = replay_bias(df).set_index("gamma")
+    assert list(b.index) == [2, 4] and list(b["generations"]) == [5, 5]
+    assert b.loc[2, "bias_median"] == pytest.approx(-0.10) and b.loc[4, "bias_median"] == pytest.approx(0.20)
+    assert b.loc[2, "bias_lo"] == pytest.approx(-0.10) and b.loc[2, "bias_hi"] == pytest.approx(-0.10)
+    mixed = df.copy()
+    mixed.loc[(mixed["mode"] == "replay") & (mixed["gamma"] == 2), "wall_time"] = [0.9, 2.2, 1.0, 3.2, 2.0]
+    m = replay_bias(mixed).set_index("gamma").loc[2]
+    assert m["bias_median"] == pytest.approx(0.0) and m["bias_lo"] < 0 < m["bias_hi"]
+    assert "-10.0%" in bias_text(replay_bias(df)) and "+20.0%" in bias_text(replay_bias(df))
+    assert replay_bias(df[df["mode"] == "live"]).empty and bias_text(replay_bias(df[df["mode"] == "live"])) == ""

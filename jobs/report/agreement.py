@@ -7,6 +7,8 @@ config in ``mode: both``.
 * :func:`primary_rows`: the rows every figure is computed from — per config, its replayed
   rows when it has them (``prefer="replay"``) or its live rows (``prefer="live"``);
   ``ar`` is always live (it is the measured baseline of every ratio).
+* :func:`replay_bias`: per (pair, policy spec, γ), the signed time error (replayed − live) / live of
+  the validated generations, median and 95 % bootstrap interval (docs/uncertainty.md).
 * :func:`agreement_table`: per (pair, policy spec), over the generations that exist in
   both modes (same config, question, turn, repeat): the share with identical token ids,
   the share with identical (k_max, drafted, accepted) step sequences (100 % under greedy
@@ -25,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from jobs.report.derived import time_error
+from jobs.report.intervals import RESAMPLES, SEED, percentile_interval
 
 KEYS = ["config_key", "question_id", "turn", "repeat"]
 TIME_WARNING = 0.10      # median |predicted − measured| / measured above which replayed times are flagged
@@ -63,14 +66,55 @@ def preferred_mode(output: str) -> str:
     return mode_shown(config.get("mode", "live"))
 
 
-def agreement_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Replay-vs-live agreement per (pair, policy spec) on the twin generations; empty when there are none."""
+def twin_generations(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per generation that exists both live and replayed (columns suffixed ``_live`` / ``_replay``)."""
     m = modes(df)
     ok = df["status"] == "ok"
     live, rep = df[ok & (m == "live")], df[ok & (m == "replay")]
     if live.empty or rep.empty:
         return pd.DataFrame()
-    twins = live.merge(rep, on=KEYS, suffixes=("_live", "_replay"))
+    return live.merge(rep, on=KEYS, suffixes=("_live", "_replay"))
+
+
+def replay_bias(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
+    """Per (pair, policy spec, γ): the signed time error (replayed − live) / live of its twin generations — its
+    median and a 95 % percentile-bootstrap interval of that median over the generations (docs/uncertainty.md,
+    "Replay bias"); a positive bias means replay predicts slower than the machine ran."""
+    twins = twin_generations(df)
+    cols = ["pair", "policy_spec", "gamma", "generations", "bias_median", "bias_lo", "bias_hi"]
+    if twins.empty:
+        return pd.DataFrame(columns=cols)
+    twins["bias"] = time_error(twins["wall_time_replay"].astype(float), twins["wall_time_live"].astype(float),
+                               signed=True)
+    rows = []
+    rng = np.random.default_rng(seed)
+    for (pair, spec, gamma), part in twins.groupby(["pair_live", "policy_spec_live", "gamma_live"]):
+        err = part["bias"].dropna().to_numpy()
+        row = {"pair": pair, "policy_spec": spec, "gamma": int(gamma), "generations": len(err)}
+        if len(err):
+            medians = np.median(err[rng.integers(0, len(err), size=(resamples, len(err)))], axis=1)
+            lo, hi = percentile_interval(medians)
+            row.update(bias_median=float(np.median(err)), bias_lo=float(lo), bias_hi=float(hi))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=cols)
+
+
+def bias_text(bias: pd.DataFrame) -> str:
+    """The replay-bias table as report text ("" when no config was validated live)."""
+    if bias.empty:
+        return ""
+    t = bias.copy()
+    t["bias (replayed − live) / live"] = [f"{m:+.1%} [{lo:+.1%}, {hi:+.1%}]" for m, lo, hi in
+                                          zip(t["bias_median"], t["bias_lo"], t["bias_hi"])]
+    t = t.drop(columns=["bias_median", "bias_lo", "bias_hi"])
+    return ("replay bias per validated config: median signed time error [95 % bootstrap interval over its "
+            "generations]; read each replayed speedup of that policy and γ as shifted by about this much\n"
+            + t.to_string(index=False))
+
+
+def agreement_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Replay-vs-live agreement per (pair, policy spec) on the twin generations; empty when there are none."""
+    twins = twin_generations(df)
     if twins.empty:
         return pd.DataFrame()
 

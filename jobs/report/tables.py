@@ -25,7 +25,7 @@ import pandas as pd
 from jobs.dataset import GROUP_ORDER
 from jobs.mlflow.read import read_experiment
 from jobs.report import metrics
-from jobs.report.agreement import agreement_table, agreement_text, preferred_mode, primary_rows
+from jobs.report.agreement import agreement_table, agreement_text, bias_text, preferred_mode, primary_rows, replay_bias
 from jobs.report.specbench import report_text
 from jobs.report.text import render, short
 from jobs.sweep.parquet_log import ParquetLog
@@ -58,8 +58,12 @@ def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 def agreement_from_parquet(folder: str) -> str:
     """The replay-vs-live agreement section ("" for a sweep without replayed rows)."""
 
-    table = agreement_table(ParquetLog(folder).read())
-    return f"\n## {agreement_text(table)}\n" if len(table) else ""
+    df = ParquetLog(folder).read()
+    table = agreement_table(df)
+    if not len(table):
+        return ""
+    bias = bias_text(replay_bias(df))
+    return f"\n## {agreement_text(table)}\n" + (f"\n## {bias}\n" if bias else "")
 
 
 def summary_from_mlflow(experiment: str, uri: str, output: str | None = None

@@ -32,7 +32,7 @@ from jobs.dataset import load_questions
 from jobs.mlflow.client import client_for
 from jobs.mlflow.tracking import SweepTracker
 from jobs.report import metrics
-from jobs.report.agreement import agreement_table, agreement_text, mode_shown, primary_rows
+from jobs.report.agreement import agreement_table, agreement_text, bias_text, mode_shown, primary_rows, replay_bias
 from jobs.report.tables import specbench_layout, table2_layout
 from jobs.report.token_view import token_views
 from jobs.sweep.answers import write_all
@@ -253,7 +253,10 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     agreement = agreement_table(everything)
     if len(agreement):
         agreement.to_csv(out / "replay_agreement.csv", index=False)
+        bias = replay_bias(everything)
+        bias.to_csv(out / "replay_bias.csv", index=False)
         print(agreement_text(agreement), file=sys.stderr)
+        print(bias_text(bias), file=sys.stderr)
     summary = metrics.config_summary(ok) if len(ok) else None
     speed = metrics.speedup_vs_ar(ok) if len(ok) else None
     result = {"rows": len(df), "failed_rows": failed_rows, "failed_tasks": failed_tasks, "output": str(out)}
@@ -276,7 +279,7 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     figures = all_figures(summary, ok, out / "figures") + token_views(cfg.pairs, ok, out / "token_views")
     if tracker is not None:
         arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json",
-                            out / "replay_agreement.csv") if p.exists()] + figures
+                            out / "replay_agreement.csv", out / "replay_bias.csv") if p.exists()] + figures
 
         tables = {"table2": table2_layout(summary), "specbench": specbench_layout(summary, speed), "summary": summary}
         status = "FINISHED" if outcome(result)[0] == EXIT_OK else "FAILED"
