@@ -133,6 +133,8 @@ def test_noise_floor_by_hand():
     assert f.loc["p", "ar_ratio"] == pytest.approx(14.5 / 15)
     assert (f.loc["p", "ar_ratio_lo"], f.loc["p", "ar_ratio_hi"]) == pytest.approx((0.9, 1.1))
     assert f.loc["p", "floor"] == pytest.approx(0.1) and f.loc["p", "tasks"] == 2
+    # the spread of repeats, per question: |11/10 − 1| = 0.1, |18/20 − 1| = 0.1
+    assert (f.loc["p", "spread_median"], f.loc["p", "spread_p90"]) == pytest.approx((0.1, 0.1))
     s = metrics.config_summary(df).set_index("policy_spec")
     assert s.loc["ar", "throughput"] == pytest.approx(15.0)            # the closing ar run is not the baseline
     assert s.loc["fixed", "speedup"] == pytest.approx(1.15)             # 1.15 on both questions: interval [1.15, 1.15]
@@ -140,6 +142,20 @@ def test_noise_floor_by_hand():
     assert s.loc["fixed", "vs_ar"] == "faster"                          # 0.15 > floor 0.1
     assert metrics.verdict(1.08, 1.05, 1.10, floor=0.1) == metrics.NOT_RESOLVED
     assert metrics.verdict(0.92, 0.90, 0.95, floor=0.0) == "slower"
+
+
+def test_noise_floor_is_at_least_the_spread_of_repeats():
+    # 40 questions, each timed twice 5 % apart in alternating directions: the ratio of the means is ≈ 1 with a
+    # tight interval (it shrinks with questions), but two runs of one config still land 5 % apart
+    base = [10.0 + i for i in range(40)]
+    last = [b * (1.05 if i % 2 else 1 / 1.05) for i, b in enumerate(base)]
+    df = pd.DataFrame(q_rows("ar", 0, base, timing="first") + q_rows("ar", 0, last, timing="last")
+                      + q_rows("fixed", 2, [b * 1.03 for b in base]))
+    f = metrics.noise_floor(df).set_index("pair").loc["p"]
+    assert f["spread_median"] == pytest.approx(0.05, abs=0.003) and f["spread_p90"] == pytest.approx(0.05, abs=0.003)
+    assert max(abs(f["ar_ratio_lo"] - 1), abs(f["ar_ratio_hi"] - 1)) < 0.03 < f["floor"]
+    s = metrics.config_summary(df).set_index("policy_spec")
+    assert s.loc["fixed", "speedup_lo"] > 1.0 and s.loc["fixed", "vs_ar"] == metrics.NOT_RESOLVED   # 3 % < 5 %
 
 
 def test_injected_slowdown_is_flagged():

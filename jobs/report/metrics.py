@@ -123,13 +123,17 @@ def noise_floor(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) 
     """Per pair: the ar/ar control (``ar`` timed last ÷ ``ar`` timed first in the same tasks).
 
     Columns: tasks, ar_ratio (throughput(last) / throughput(first), questions paired) with its
-    bootstrap interval, floor = max(|lo − 1|, |hi − 1|), and the per-task spread of the ratio
-    (task_p05, task_p95: 5th and 95th percentiles of each task's Σtokens/Σtime ratio).
-    Empty when the log holds no closing ``ar`` runs (logs written before it existed).
+    bootstrap interval; the spread of repeats: per question, |tok/s(last) / tok/s(first) − 1| of the
+    two timings of the same ar config, as spread_median and spread_p90 — how far two runs of one config
+    land apart, which does not shrink with more questions; floor = max(|lo − 1|, |hi − 1|,
+    spread_median): a difference smaller than it is "within noise" (docs/uncertainty.md); and the
+    per-task spread of the ratio (task_p05, task_p95: 5th and 95th percentiles of each task's
+    Σtokens/Σtime ratio). Empty when the log holds no closing ``ar`` runs (logs written before it existed).
     """
     ok = ok_rows(df)
     if "ar_timing" not in ok or not (ok["ar_timing"] == "last").any():
-        return pd.DataFrame(columns=["pair", "tasks", "ar_ratio", "ar_ratio_lo", "ar_ratio_hi", "floor"])
+        return pd.DataFrame(columns=["pair", "tasks", "ar_ratio", "ar_ratio_lo", "ar_ratio_hi", "spread_median",
+                                     "spread_p90", "floor"])
     ar = ok[ok["policy"] == "ar"].copy()
     ar["ar_timing"] = ar["ar_timing"].fillna("first").replace("", "first")
     out = []
@@ -147,7 +151,12 @@ def noise_floor(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) 
         thr, thr0 = sums.throughput(w), sums.throughput(np.ones((1, len(qids))))[0]
         row = {"pair": pair}
         _with_interval(row, "ar_ratio", thr0[last] / thr0[first], thr[:, last] / thr[:, first])
-        row["floor"] = max(abs(row["ar_ratio_lo"] - 1), abs(row["ar_ratio_hi"] - 1))
+        per_q = sums.tok / np.where(sums.n > 0, sums.n, np.nan)    # [2, questions] mean tok/s
+        spread = np.abs(per_q[last] / per_q[first] - 1)[both]
+        spread = spread[np.isfinite(spread)]
+        row["spread_median"] = float(np.median(spread)) if len(spread) else np.nan
+        row["spread_p90"] = float(np.percentile(spread, 90)) if len(spread) else np.nan
+        row["floor"] = float(np.nanmax([abs(row["ar_ratio_lo"] - 1), abs(row["ar_ratio_hi"] - 1), row["spread_median"]]))
         tasks = part.groupby(["task_key", "ar_timing"])[["new_tokens", "wall_time"]].sum()
         rate = (tasks["new_tokens"] / tasks["wall_time"]).unstack("ar_timing")
         per_task = (rate["last"] / rate["first"]).dropna() if {"first", "last"} <= set(rate.columns) else pd.Series(dtype=float)

@@ -135,6 +135,8 @@ def floor_layout(floor: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"tasks": f["tasks"],
                          "ar last / ar first": [f"{r:.3f}{_interval(lo, hi)}" for r, lo, hi in
                                                 zip(f["ar_ratio"], f["ar_ratio_lo"], f["ar_ratio_hi"])],
+                         "repeat spread median / p90": [f"{a:.1%} / {b:.1%}" for a, b in
+                                                        zip(f["spread_median"], f["spread_p90"])],
                          "floor": [f"{x:.1%}" for x in f["floor"]],
                          "per-task 5–95 %": [f"{a:.2f} – {b:.2f}" for a, b in zip(f["task_p05"], f["task_p95"])]})
 
