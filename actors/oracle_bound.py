@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from actors.acceptance import accept_greedy
 from actors.replay import check_trace, replay
 from actors.rollouts import Trace
-from actors.step import Generation
+from actors.step import Generation, Row
 from policies.base import DISCARD, MORE, SequencePolicy
 from policies.costs import DRAFT_FEATURES, CostModel
 
@@ -82,14 +83,31 @@ class OracleBound:
         return len(self.schedule)
 
 
-def _emitted(tokens: list[int], n: int, reference: list[int], j: int, eos: frozenset, remaining: int) -> int:
-    """Tokens a step emits: the n accepted drafts and the target's next token, cut after an EOS and at the budget."""
-    new = tokens[:n] + ([reference[j + n]] if j + n < len(reference) else [])
-    for i, t in enumerate(new):
-        if t in eos:
-            new = new[: i + 1]
+def _options(trace: Trace, reference: list[int], j: int, budget: int, max_draft: int | None) -> dict:
+    """{(k, p): (n accepted, tokens emitted)} of every step a chain policy can take at reference position j —
+    the acceptance rule of ``actors/acceptance.py`` and the emit rule of ``actors/step.py``, as replay applies them."""
+    rollout, remaining, eos = trace.rollouts[j], budget - j, frozenset(trace.eos_ids)
+    top = min(len(rollout), remaining - 1, len(rollout) if max_draft is None else max_draft)
+    out = {}
+    for k in range(top + 1):
+        tokens = list(rollout.tokens[:k])
+        if any(t in eos for t in tokens[:-1]):                       # the drafter stops right after an EOS
             break
-    return min(len(new), remaining)
+        argmax = reference[j: j + k + 1]
+        n, nxt = accept_greedy(argmax + [-1] * (k + 1 - len(argmax)), tokens)
+        e = len(Row(tokens=[], budget=remaining, eos=eos).emit(tokens[:n] + [nxt]))
+        out[(k, k)] = (n, e)                                         # k = 0: a plain target step
+        if k + 1 <= min(len(rollout), remaining - 1) and not (tokens and tokens[-1] in eos):
+            out[(k, k + 1)] = (n, e)                                 # one more proposal, drawn and discarded
+    return out
+
+
+def _next_lag(lag, base: int, k: int, p: int, n: int, e: int):
+    """The draft-cache lag after a step from context ``base`` (``actors/replay.py`` ``CostClock``'s dlen rule)."""
+    if p == 0:
+        return lag + e
+    dlen = base + p - 1 if k == 0 else min(base + p - 1, base + n)
+    return base + e - dlen - 1
 
 
 def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | None = None,
@@ -100,43 +118,23 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
     budget = check_trace(trace, max_new_tokens=max_new_tokens)
     reference = list(trace.reference[:budget])
     n_pos, plen = len(reference), len(trace.prompt_ids)
-    eos = frozenset(trace.eos_ids)
     d = [cost_model.draft.get(k, 0.0) for k in DRAFT_FEATURES]      # d0 … d4 (policies/costs.py RULE)
     size = plen + n_pos + 1                                          # lags 0 … |prompt| − 1 + N
     lags = np.arange(size)
     best = np.zeros((n_pos + 1, size))
     choice = np.zeros((n_pos + 1, size, 2), dtype=np.int64)
+    options = [_options(trace, reference, j, budget, max_draft) for j in range(n_pos)]
     for j in range(n_pos - 1, -1, -1):
-        base, remaining = plen + j, budget - j
-        rollout = trace.rollouts[j]
-        top = min(len(rollout), remaining - 1, max_draft if max_draft is not None else len(rollout))
-        options = []                                                 # (k, p, n, emitted)
-        for k in range(top + 1):
-            tokens = list(rollout.tokens[:k])
-            if any(t in eos for t in tokens[:-1]):                   # the drafter stops right after an EOS
-                break
-            n = 0
-            while n < k and j + n < n_pos and tokens[n] == reference[j + n]:
-                n += 1
-            e = _emitted(tokens, n, reference, j, eos, remaining)
-            if k:
-                options.append((k, k, n, e))
-            ends_in_eos = bool(tokens) and tokens[-1] in eos
-            if k + 1 <= min(len(rollout), remaining - 1) and not ends_in_eos:
-                options.append((k, k + 1, n, e))                     # one more proposal, drawn and discarded
-            if k == 0:
-                options.append((0, 0, 0, e))
+        base = plen + j
         row = np.full(size, np.inf)
         pick = np.zeros((size, 2), dtype=np.int64)
-        for k, p, n, e in options:
+        for (k, p), (n, e) in options[j].items():
             verify = cost_model.verify_time(k + 1, base) + cost_model.overhead
             if p == 0:
-                draft = np.zeros(size)
-                nxt = best[j + e, np.minimum(lags + e, size - 1)]
+                draft, nxt = 0.0, best[j + e, np.minimum(_next_lag(lags, base, k, p, n, e), size - 1)]
             else:
                 draft = np.maximum(0.0, d[0] + d[1] * p + d[2] * (lags > 0) + d[3] * lags + d[4] * p * base / 1000.0)
-                dlen = base + p - 1 if k == 0 else min(base + p - 1, base + n)
-                nxt = best[j + e, base + e - dlen - 1]
+                nxt = best[j + e, _next_lag(None, base, k, p, n, e)]
             cand = scale * (draft + verify) + nxt
             better = cand < row
             row = np.where(better, cand, row)
@@ -145,18 +143,9 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
     schedule, j, lag = [], 0, plen - 1
     while j < n_pos:
         k, p = (int(x) for x in choice[j, lag])
+        n, e = options[j][(k, p)]
         schedule.append((k, p))
-        base, remaining = plen + j, budget - j
-        tokens = list(trace.rollouts[j].tokens[:k])
-        n = 0
-        while n < k and j + n < n_pos and tokens[n] == reference[j + n]:
-            n += 1
-        e = _emitted(tokens, n, reference, j, eos, remaining)
-        if p == 0:
-            lag = lag + e
-        else:
-            dlen = base + p - 1 if k == 0 else min(base + p - 1, base + n)
-            lag = base + e - dlen - 1
+        lag = _next_lag(lag, plen + j, k, p, n, e)
         j += e
     step_time = float(best[0, plen - 1])
     prefill = trace.prefill_time if plen > 1 else 0.0

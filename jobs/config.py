@@ -281,18 +281,8 @@ def _no_duplicates(path: str, values: list, what: str, shown: list | None = None
 
 def _gammas(gammas: list) -> None:
     for i, g in enumerate(gammas):
-        try:
-            check_gamma(g, "")
-        except SpecsweepError as e:
-            _err(f"gammas[{i}]", str(e).strip())
+        check_gamma(g, f"config gammas[{i}]:")
     _no_duplicates("gammas", gammas, "initial γ")
-
-
-def _generation(settings: dict) -> dict:
-    try:
-        return check_generation(settings, lambda key: f"config generation.{key}:")
-    except SpecsweepError as e:
-        raise SpecsweepError(str(e)) from None
 
 
 def parse_policies_and_gammas(entries, gammas) -> tuple[list[tuple[str, dict]], list[int]]:
@@ -343,7 +333,7 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
     for key, what in (("categories", "category"), ("question_ids", "question id")):
         if getattr(cfg.dataset, key):
             _no_duplicates(f"dataset.{key}", getattr(cfg.dataset, key), what)
-    cfg.generation = _generation(cfg.generation)
+    cfg.generation = check_generation(cfg.generation, lambda key: f"config generation.{key}:")
     if cfg.generation["temperature"] > 0 and any(p[0] == "oracle" for p in cfg.policies):
         _err("policies", "oracle is defined for greedy decoding only; set generation.temperature: 0 or drop it")
     _check_tracking_uri(cfg.tracking_uri)
