@@ -3,7 +3,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,28 @@ from actors.tiny_pair import save_tiny_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 RAY = shutil.which("ray")
+
+
+def stop_cluster(temp_dir: str) -> None:
+    """Stop only the head node started here: the Ray processes whose command lines name its temp dir, and
+    their children (``ray stop`` would stop every Ray cluster on the machine)."""
+    import psutil
+
+    mine = [p for p in psutil.process_iter(["cmdline"]) if any(temp_dir in a for a in (p.info["cmdline"] or []))]
+    procs = {p.pid: p for p in mine}
+    for p in mine:
+        try:
+            procs.update({c.pid: c for c in p.children(recursive=True)})
+        except psutil.NoSuchProcess:
+            pass
+    for p in procs.values():
+        try:
+            p.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(list(procs.values()), timeout=30)
+    for p in alive:
+        p.kill()
 
 
 @pytest.mark.slow                                   # starts a Ray head node
@@ -45,5 +66,4 @@ def test_ray_job_submit_runs_a_sweep(tmp_path):
         files = list((tmp_path / "out" / "log").glob("task-*.parquet"))
         assert len(files) == 1 and pq.read_table(files[0]).num_rows == 3     # ar (first) + fixed γ=2 + ar (last)
     finally:
-        subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=120)
-        time.sleep(1)
+        stop_cluster(ray_tmp)
