@@ -1,84 +1,151 @@
-"""Measure a pair's cost curve once per actor (GT paper §3: the cost ratio c).
+"""Measure a pair's cost model on the engine's own step path (GT paper §3: the cost ratio c; Φ).
 
-At a realistic context (``context`` tokens already in both KV caches) we time one
-draft decode forward (seconds per draft token) and the target forward over m
-tokens for m = 1, 2, 4, … ``max_tokens``, each as the median of ``repeats`` runs
-after a warm-up; the caches are cropped back after every run. The verify curve is
-made non-decreasing (``policies.costs.monotone``) with a warning when the raw medians
-were not, the raw points kept in ``CostModel.raw_verify``.
+Probe. With a prompt of ``context`` tokens (a random block repeated, so an n-gram drafter finds matches), the engine (``actors/engine.py``, the step
+of ``actors/step.py``, the pair's own drafter and runner) runs ``steps`` speculative steps with
+exactly k drafts per step for k = 0 (``ar``), 1, 2, 4, … while k + 1 ≤ ``max_tokens`` (and k ≤ the
+engine's ``max_draft``); EOS is ignored, so every step drafts k. For each k a run of
+``WARMUP_STEPS`` steps is discarded, then a run of ``steps`` × ``repeats`` steps is kept; ``ar``
+and the longest k run again at a longer context (2 × ``context``, within the KV capacity) to see
+whether context moves the cost.
+Each step is timed by phase as the engine runs it: the draft phase (``Step.draft_time``: the
+drafter's forwards and the policy's per-draft calls), the target forward alone
+(``Step.forward_time``), and the rest (acceptance, cache crops, the policy, bookkeeping) as the
+per-step overhead.
+
+Fit. ``policies/cost_fit.py``'s rule and robust least squares (steps more than 3 robust σ off
+refitted without) give d₀…d₄, T(m) at m = k + 1 and o; the residuals are kept. The context terms
+stay only if they move a step's predicted time by more than ``CONTEXT_EFFECT`` (5 %) between the
+two contexts; otherwise the model is refitted without them. T is made non-decreasing
+(``policies.costs.monotone``: a longer forward never costs less), the raw knots kept in
+``raw_verify`` (on a CPU the kernels chosen per shape can make m = 5 faster than m = 3).
+
+Trust. The measurement is marked unreliable (``CostModel.trust``) when the steps scatter around
+the fit by more than ``RESIDUAL_LIMIT`` (median relative residual of a step's time) or other work
+ran on the machine: the 1-minute load average minus this process's own CPU use over the probe
+above ``LOAD_LIMIT`` × CPU count.
 """
 from __future__ import annotations
 
-import statistics
+import os
 import time
-import warnings
 
 import torch
 
 from actors.engine import SpecEngine
-from actors.kv import crop_to, new_cache
+from actors.machine import machine_facts
+from policies.cost_fit import MIN_KNOT_STEPS, fit_cost_model
 from policies.costs import CostModel, monotone
-from policies.fixed import TargetOnly
+from policies.fixed import Fixed, TargetOnly
+
+CONTEXT_EFFECT = 0.05     # keep context terms when they move a predicted step by more than this
+RESIDUAL_LIMIT = 0.15     # a step's time off the fit by more than this (median): not to be trusted
+LOAD_LIMIT = 0.5          # others' load above this × CPU count: not to be trusted
+WARMUP_STEPS = 2          # steps of the discarded run before each measured one
+PERIOD = 16               # the probe prompt repeats a random block of this many tokens
 
 
-def _median_time(fn, repeats: int, sync) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+def probe_lengths(max_tokens: int, max_draft: int) -> list[int]:
+    """k = 0, 1, 2, 4, … with k + 1 ≤ ``max_tokens`` and k ≤ ``max_draft``."""
+    ks, k = [0], 1
+    while k + 1 <= max_tokens and k <= max_draft:
+        ks.append(k)
+        k *= 2
+    return ks
+
+
+def probe_runs(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, repeats: int = 3, steps: int = 4,
+               seed: int = 0, vocab: int | None = None, second_context: bool = True) -> tuple[list, dict]:
+    """The probe's kept live runs [(prompt length, Generation), …] and what was run (``probe`` facts)."""
+    g = torch.Generator().manual_seed(seed)
+    vocab = vocab or engine.target.get_input_embeddings().weight.shape[0]
+    ks = probe_lengths(max_tokens, engine.max_draft if engine.drafter is not None else 0)
+    capacity = getattr(engine.runner, "capacity", None) or 1 << 30
+    long = min(2 * context, capacity - steps * repeats * (ks[-1] + 1) - 2)
+    contexts = [context] + ([long] if second_context and long > context * 1.5 else [])
+    block = torch.randint(0, vocab, (PERIOD,), generator=g).tolist()     # repeated: an n-gram drafter finds matches
+    prompts = {c: (block * (c // PERIOD + 1))[:c] for c in contexts}
+    eos, engine.eos = engine.eos, frozenset()               # every step drafts k: the cost, not the text
+    runs = []
+    try:
+        for c in contexts:
+            for k in (ks if c == context else [ks[0], ks[-1]]):
+                policy = TargetOnly() if k == 0 else Fixed(k)
+                for n in (WARMUP_STEPS, steps * repeats):      # the first run warms this shape up: discarded
+                    gen = engine.generate(prompts[c], policy, max_new_tokens=n * (k + 1) + 1, max_steps=n)
+                runs.append((c, gen))
+    finally:
+        engine.eos = eos
+    return runs, {"lengths": ks, "steps": steps, "repeats": repeats, "contexts": contexts}
+
+
+def context_effect(model: CostModel, ks, contexts) -> float:
+    """The largest relative change of a predicted step time (draft + verify) between the probe's two contexts."""
+    if len(contexts) < 2:
+        return 0.0
+    a, b = contexts[0], contexts[-1]
+    out = 0.0
+    for k in ks:
+        ta = model.draft_time(k, 0, a) + model.verify_time(k + 1, a) + model.overhead
+        tb = model.draft_time(k, 0, b) + model.verify_time(k + 1, b) + model.overhead
+        if ta > 0:
+            out = max(out, abs(tb - ta) / ta)
+    return out
+
+
+def fit_engine_costs(runs, probe: dict, *, context: int, machine: dict, label: str = "",
+                     own_load: float = 0.0, judge_trust: bool = True) -> CostModel:
+    """The cost model from engine-path runs: fit, context terms kept only where they matter, T made
+    non-decreasing, and the trust verdict (module docstring)."""
+    counts: dict[int, int] = {}
+    for _, gen in runs:
+        for st in gen.steps:
+            counts[st.drafted + 1] = counts.get(st.drafted + 1, 0) + 1
+    knots = sorted({k + 1 for k in probe["lengths"] if k + 1 in counts}
+                   | {m for m, n in counts.items() if n >= MIN_KNOT_STEPS})
+    model = fit_cost_model(runs, label=label, knots=knots)
+    effect = context_effect(model, probe["lengths"], probe["contexts"])
+    if effect <= CONTEXT_EFFECT:
+        model = fit_cost_model(runs, label=label, knots=knots, context_terms=False)
+    values = dict(zip(model.table["knots"], model.table["values"]))
+    fitted = monotone(values)
+    if fitted != values:                 # kept: on a CPU a longer forward can run faster (kernels chosen per shape)
+        model.raw_verify = values
+        model.table["values"] = [fitted[m] for m in model.table["knots"]]
+    model.context = int(context)
+    model.device = machine.get("device", "cpu")
+    model.machine = dict(machine)
+    model.probe = {**probe, "context_effect": round(effect, 4), "context_terms": effect > CONTEXT_EFFECT}
+    model.trust = judge(model, own_load) if judge_trust else {"reliable": True, "reasons": [], "judged": False}
+    return model
+
+
+def judge(model: CostModel, own_load: float) -> dict:
+    """{"reliable": bool, "reasons": [...]}: the fit's residual spread and the others' load (module docstring)."""
+    reasons = []
+    spread = model.residuals.get("step", {}).get("median_abs_rel")
+    if spread is not None and spread > RESIDUAL_LIMIT:
+        reasons.append(f"steps scatter {spread:.0%} around the fit (median; limit {RESIDUAL_LIMIT:.0%})")
+    cpus = model.machine.get("cpu_count") or os.cpu_count() or 1
+    others = max(0.0, float(model.machine.get("load_avg", 0.0)) - own_load)
+    if others > LOAD_LIMIT * cpus:
+        reasons.append(f"other work loaded the machine (load {others:.1f} besides ours on {cpus} CPUs; "
+                       f"limit {LOAD_LIMIT * cpus:.1f})")
+    return {"reliable": not reasons, "reasons": reasons, "others_load": round(others, 2)}
 
 
 @torch.no_grad()
-def calibrate(target, draft=None, *, context: int = 256, max_tokens: int = 64, repeats: int = 5,
-              vocab: int | None = None, seed: int = 0) -> CostModel:
-    """The pair's :class:`~policies.costs.CostModel` at ``context`` cached tokens: median seconds of one draft forward
-    and of target forwards over m = 1, 2, 4, … ``max_tokens`` tokens (made non-decreasing); t_draft = 0 when the pair
-    has no draft model."""
-    device = target.device
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
-    g = torch.Generator().manual_seed(seed)
-    vocab = vocab or target.get_input_embeddings().weight.shape[0]
-    ctx_ids = torch.randint(0, vocab, (1, context), generator=g).to(device)
-
-    def prefilled(model):
-        cache = new_cache(model)
-        model(input_ids=ctx_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
-        return cache
-
-    t_cache = prefilled(target)
-    t_verify: dict[int, float] = {}
-    m = 1
-    while m <= max_tokens:
-        inp = torch.randint(0, vocab, (1, m), generator=g).to(device)
-
-        def step(inp=inp):
-            target(input_ids=inp, past_key_values=t_cache, use_cache=True)
-            crop_to(t_cache, context)
-        t_verify[m] = _median_time(step, repeats, sync)
-        m *= 2
-    if draft is None:
-        t_draft = 0.0
-    else:
-        d_cache = prefilled(draft)
-        one = ctx_ids[:, :1]
-
-        def dstep():
-            draft(input_ids=one, past_key_values=d_cache, use_cache=True, logits_to_keep=1)
-            crop_to(d_cache, context)
-        t_draft = _median_time(dstep, repeats * 2, sync)
-    fitted = monotone(t_verify)
-    raw = {}
-    if fitted != t_verify:
-        warnings.warn(f"verify cost curve not monotone in the number of tokens (raw seconds {t_verify}); "
-                      f"using its non-decreasing fit {fitted}: the timings are noisy — raise repeats or unload the machine",
-                      RuntimeWarning, stacklevel=2)
-        raw = t_verify
-    return CostModel.measured(t_draft, fitted, context=context, device=str(device), raw_verify=raw)
+def calibrate(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, repeats: int = 3, steps: int = 4,
+              seed: int = 0, label: str = "", extra_runs=(), judge: bool = True) -> CostModel:
+    """The pair's :class:`~policies.costs.CostModel`, measured on the engine's step path (module docstring).
+    ``extra_runs``: more live runs of this engine [(prompt length, Generation), …] fitted with the probe's.
+    ``judge=False``: trusted whatever the residuals and the load (the sweep config's ``calibrate.judge``)."""
+    engine.prepare()
+    wall, cpu = time.perf_counter(), time.process_time()
+    runs, probe = probe_runs(engine, context=context, max_tokens=max_tokens, repeats=repeats, steps=steps, seed=seed)
+    own = (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
+    dtype = next(engine.target.parameters()).dtype
+    return fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine_facts(engine.device, dtype),
+                            label=label, own_load=own, judge_trust=judge)
 
 
 @torch.no_grad()

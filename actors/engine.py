@@ -48,13 +48,17 @@ class LiveClock:
 
 
 class TargetVerifier:
-    """The target's answer from one forward over ``[last token, drafts…]`` (chains) or the tree's nodes."""
+    """The target's answer from one forward over ``[last token, drafts…]`` (chains) or the tree's nodes;
+    a chain step's forward is timed alone (``forward_time``) so the cost model can tell it from acceptance."""
 
-    def __init__(self, runner, sampling: dict | None, generator):
-        self.runner, self.sampling, self.generator = runner, sampling, generator
+    def __init__(self, runner, sampling: dict | None, generator, clock):
+        self.runner, self.sampling, self.generator, self._clock = runner, sampling, generator, clock
+        self.forward_time = 0.0
 
     def check(self, row: Row, drafted, q_rows) -> tuple[int, int]:
+        t = self._clock()
         logits = self.runner.forward([row.tokens[-1], *drafted])     # [k + 1, vocab]
+        self.forward_time = self._clock() - t
         if self.sampling is None:
             return accept_greedy(logits.argmax(-1).tolist(), drafted)
         return accept_sampling(warp(logits, self.sampling["temperature"], self.sampling["top_p"]), q_rows, drafted,
@@ -118,10 +122,11 @@ class SpecEngine:
     @torch.no_grad()
     def generate(self, prompt_ids: Sequence[int], policy: Policy, *, max_new_tokens: int = 128,
                  temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
-                 reference: Sequence[int] | None = None) -> Generation:
+                 reference: Sequence[int] | None = None, max_steps: int | None = None) -> Generation:
         """Generate up to ``max_new_tokens`` after ``prompt_ids`` with ``policy``; greedy when ``temperature`` is 0,
         else sampled (temperature, top-p) from a generator seeded with ``seed``. ``reference``: the target-only
-        greedy output for ``oracle`` (computed here, untimed, when not given)."""
+        greedy output for ``oracle`` (computed here, untimed, when not given). ``max_steps``: stop after this
+        many speculative steps (the cost probe, ``actors/calibrate.py``)."""
         if not prompt_ids:
             raise SpecsweepError("prompt is empty: give at least one token")
         check_generation({"max_new_tokens": max_new_tokens, "temperature": temperature, "top_p": top_p})
@@ -158,9 +163,9 @@ class SpecEngine:
             row.out.prefill_time = self._clock() - t_start
         if self.drafter is not None and policy.needs_draft:
             self.drafter.reset(sampling, gen, self.eos, tree=is_tree)
-        verifier, clock = TargetVerifier(runner, sampling, gen), LiveClock(self._clock)
+        verifier, clock = TargetVerifier(runner, sampling, gen, self._clock), LiveClock(self._clock)
         step = tree_step if is_tree else chain_step
-        out = decode(row, policy, ctx, lambda r: step(r, policy, self.drafter, verifier, clock))
+        out = decode(row, policy, ctx, lambda r: step(r, policy, self.drafter, verifier, clock), max_steps)
         out.wall_time = self._clock() - t_start
         return out
 

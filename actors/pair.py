@@ -111,14 +111,12 @@ class Pair:
         return self.engine.rank_acceptance
 
     def calibrate(self, **kw):
-        """Measure (once) and attach the measured cost model that ``gt``/``goodput`` read."""
+        """Measure (once) on the engine's step path and attach the cost model that cost-aware policies and replay
+        read (``actors/calibrate.py``); also the per-rank acceptance static trees read."""
         if self.costs is None:
-            costs = calibrate(self.target, self.draft_model, **kw)
-            if self.cfg.draft == NGRAM:
-                costs = costs.with_t_draft(1e-6)  # model-free: drafting is (almost) free
-            self.engine.costs = costs
-            if self.draft_model is not None:
-                self.measure_rank_acceptance()
+            self.engine.costs = calibrate(self.engine, label=f"{self.cfg.name or self.cfg.target} {self.device}", **kw)
+        if self.rank_acceptance is None and self.draft_model is not None:
+            self.measure_rank_acceptance()
         return self.costs
 
     def measure_rank_acceptance(self, prompts: int = 4, max_new_tokens: int = 48) -> list[float]:

@@ -30,7 +30,7 @@ import torch
 from actors.conversation import run_question
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
-from actors.replay_task import FIT_GAMMAS, fit_pair_cost_model, replay_turns, traced_ar
+from actors.replay_task import FIT_GAMMAS, fit_runs, replay_turns, traced_ar
 from actors.rollouts import traces_to_table
 from actors.schema import config_key, to_table
 from actors.templates import default_template
@@ -58,8 +58,6 @@ class PairActor:
         self.cfg = PairConfig(**pair)
         self.pair = Pair(self.cfg)
         self.template = self.cfg.template or default_template(self.cfg.target, self.pair.tokenizer)
-        if self.pair.drafter is not None:
-            self.pair.calibrate(**(calibrate or {}))
         self.name = f"{label}@{socket.gethostname()}:{os.getpid()}"
         self.versions = versions()
         self.policies: dict[str, object] = {}      # one instance per config: persist=true carries state across generations
@@ -69,12 +67,13 @@ class PairActor:
         self.warmed: set[str] = set()
         self._warm_up("ar", {}, 0)
         self.replay = dict(replay or {})           # rollout_length, fit_gammas; None: this actor only runs live
-        self.cost_model = None
-        if replay is not None and self.warmup_question is not None and self.pair.drafter is not None:
-            self.cost_model = fit_pair_cost_model(
-                self.pair, self.warmup_question.turns, template=self.template,
-                max_new_tokens=(generation or {}).get("max_new_tokens", 128),
-                gammas=self.replay.get("fit_gammas", FIT_GAMMAS), label=f"{self.name} {self.pair.device}")
+        if self.pair.drafter is not None:          # one cost model: the probe, plus the replay fit's runs
+            extra = (fit_runs(self.pair, self.warmup_question.turns, template=self.template,
+                              max_new_tokens=(generation or {}).get("max_new_tokens", 128),
+                              gammas=self.replay.get("fit_gammas", FIT_GAMMAS))
+                     if replay is not None and self.warmup_question is not None else ())
+            self.pair.calibrate(**(calibrate or {}), extra_runs=extra)
+        self.cost_model = self.pair.costs if replay is not None else None     # replay's clock
 
     def _warm_up(self, name: str, params: dict, gamma: int) -> None:
         """``warmup`` discarded runs of the warm-up question with a throwaway instance of this policy,
@@ -139,7 +138,8 @@ class PairActor:
         """Rows of the replayed configs (one per traced turn), or one failed row per config."""
         rows = []
         for name, params, gamma in configs:
-            base = {**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": "", "mode": "replay"}
+            base = {**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": "", "mode": "replay",
+                    "time_reliable": self.cost_model is not None and self.cost_model.reliable}
             try:
                 if not traces:
                     raise RuntimeError("the traced ar run of this question failed; nothing to replay")
@@ -175,7 +175,7 @@ class PairActor:
                 "params": json.dumps(params, sort_keys=True), "gamma": gamma, "repeat": rep, "seed": task["seed"] + rep,
                 "temperature": float(gen.get("temperature", 0.0)), "question_id": q.question_id, "category": q.category,
                 "device": self.pair.device, "actor": self.name, "versions": self.versions, "mode": "live",
-                "template": self.template}
+                "time_reliable": True, "template": self.template}
 
 
 def policy_spec(name: str, params: dict) -> str:

@@ -92,6 +92,8 @@ class TraceDrafter(Drafter):
 class ReferenceVerifier:
     """The target's greedy answer read from the recorded target-only output instead of a forward."""
 
+    forward_time = 0.0
+
     def __init__(self, trace: Trace, reference):
         self.prompt_len = len(trace.prompt_ids)
         self.reference = reference

@@ -10,10 +10,11 @@ A sweep in ``mode: replay`` (or ``both``) runs, per task (question × block of c
    predicted steps (:mod:`policies.cost_fit`);
 3. the configs chosen for live validation (and those that cannot be replayed) live.
 
-The cost model is fitted once per actor, when it starts, on live generations of the
-warm-up question's first turn: ``ar`` and ``fixed`` at every γ of :data:`FIT_GAMMAS` (the
-paper's grid, so the verify table has a knot at each verified length up to 25) under the
-sweep's ``max_new_tokens``.
+The actor has one cost model (``actors/calibrate.py``), measured when it starts on the engine's
+step path; in a replay sweep it is fitted on the probe's runs together with live generations of
+the warm-up question's first turn (:func:`fit_runs`: ``ar`` and ``fixed`` at every γ of
+:data:`FIT_GAMMAS`, the paper's grid, so the verify table has a knot at each verified length up
+to 25, under the sweep's ``max_new_tokens``). Policies and replay's clock read the same model.
 """
 from __future__ import annotations
 
@@ -22,21 +23,21 @@ from typing import Sequence
 from actors.conversation import run_question
 from actors.replay import replay
 from actors.rollouts import Trace, record_pair_trace
-from policies.cost_fit import fit_cost_model
 from policies.costs import CostModel
 from policies.fixed import Fixed, TargetOnly
 
 FIT_GAMMAS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24)
 
 
-def fit_pair_cost_model(pair, user_turns: Sequence[str], *, template: str, max_new_tokens: int,
-                        gammas: Sequence[int] = FIT_GAMMAS, label: str = "") -> CostModel:
-    """Fit the actor's step-time model on live runs of one question's first turn (``ar`` + ``fixed`` at ``gammas``)."""
+def fit_runs(pair, user_turns: Sequence[str], *, template: str, max_new_tokens: int,
+             gammas: Sequence[int] = FIT_GAMMAS) -> list[tuple[int, object]]:
+    """Live runs [(prompt length, Generation), …] of one question's first turn (``ar`` + ``fixed`` at ``gammas``)
+    for the actor's cost model."""
     runs = []
     for policy in [TargetOnly()] + [Fixed(g) for g in gammas]:
         for turn in run_question(pair, user_turns[:1], policy, template=template, max_new_tokens=max_new_tokens):
             runs.append((len(turn.prompt_ids), turn.generation))
-    return fit_cost_model(runs, label=label or f"{(pair.cfg.name or pair.cfg.target)} {pair.device}")
+    return runs
 
 
 def traced_ar(pair, user_turns: Sequence[str], *, template: str, max_new_tokens: int,

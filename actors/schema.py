@@ -59,6 +59,8 @@ SCHEMA = pa.schema([
                                       # predicted by the actor's cost model); null in logs written before replay
     ("template", pa.string()),        # the prompt template the turn was rendered with (actors/templates.py); null in
                                       # logs written before it was recorded and in `specsweep replay` rows
+    ("time_reliable", pa.bool_()),    # false: wall_time predicted by a cost model whose measurement was not trusted
+                                      # (actors/calibrate.py); true for live rows and trusted replays; null in older logs
 ])
 
 

@@ -109,7 +109,10 @@ class Row:
 
 
 class Verifier(Protocol):
-    """Where the target's answer comes from."""
+    """Where the target's answer comes from. ``forward_time``: seconds of the last check's target forward
+    alone (0 when there was none, as in replay)."""
+
+    forward_time: float
 
     def check(self, row: Row, drafted: Sequence[int], q_rows: Sequence) -> tuple[int, int]:
         """(n accepted of ``drafted``, the target's next token) after ``row.tokens``."""
@@ -149,7 +152,8 @@ def chain_step(row: Row, policy: Policy, drafter: Drafter | None, verifier: Veri
         drafter.rollback(base + n)
     verify_time = clock.verified(base, k, n, prop.proposed)
     return Step(k_max=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens, q_max=prop.q_max,
-                entropy=prop.entropy, draft_time=draft_time, verify_time=verify_time, proposed=prop.proposed)
+                entropy=prop.entropy, draft_time=draft_time, verify_time=verify_time, proposed=prop.proposed,
+                forward_time=verifier.forward_time)
 
 
 def tree_step(row: Row, policy: Policy, drafter: Drafter, verifier, clock: Clock) -> Step:
@@ -171,9 +175,11 @@ def tree_step(row: Row, policy: Policy, drafter: Drafter, verifier, clock: Clock
                 tree_nodes=len(tree), tree_depth=depth)
 
 
-def decode(row: Row, policy: Policy, ctx: GenerationContext, step: Callable[[Row], Step]) -> Generation:
-    """Run ``step`` until the row is done, telling the policy each :class:`~policies.base.Step`."""
-    while not row.done:
+def decode(row: Row, policy: Policy, ctx: GenerationContext, step: Callable[[Row], Step],
+           max_steps: int | None = None) -> Generation:
+    """Run ``step`` until the row is done (or ``max_steps`` steps ran), telling the policy each
+    :class:`~policies.base.Step`."""
+    while not row.done and (max_steps is None or len(row.out.steps) < max_steps):
         ctx.generated = row.generated
         s = step(row)
         row.out.steps.append(s)

@@ -20,7 +20,7 @@ import numpy as np
 
 from actors.replay import replay
 from jobs.report.derived import time_error
-from policies.cost_fit import draft_feeds, fit_cost_model, turn_scale
+from policies.cost_fit import draft_feeds, fit_cost_model, target_time, turn_scale
 from policies.registry import build
 
 
@@ -50,7 +50,7 @@ def _components(dump: dict, model) -> dict:
             pv += s * model.verify_time(st.drafted + 1, ctx)
             ctx += st.emitted
         md = sum(st.draft_time for st in gen.steps)
-        mv = sum(st.verify_time for st in gen.steps)
+        mv = sum(target_time(st) for st in gen.steps)
         rest_m = gen.wall_time - gen.prefill_time - md - mv
         rest_p = s * model.overhead * len(gen.steps) + (tr.prefill_time - gen.prefill_time)
         w = gen.wall_time

@@ -25,6 +25,8 @@ import time
 import torch
 
 from actors.calibrate import calibrate
+from actors.drafters import ModelDrafter
+from actors.engine import SpecEngine
 from actors.pair import Pair, PairConfig
 from actors.templates import default_template, render
 from bench.engine import random_pair
@@ -39,7 +41,8 @@ TREES = ("sequoia", "gt-static", "eagle2", "gt-dynamic")
 def cost_curve(a) -> None:
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     target, draft = random_pair(a.random_shapes, dev)
-    costs = calibrate(target, draft, context=512, max_tokens=256)
+    engine = SpecEngine(target, ModelDrafter(draft), capacity=4096, max_draft=255)
+    costs = calibrate(engine, context=512, max_tokens=256)
     print(f"# verify time vs tokens verified: {a.random_shapes} (random weights) on {dev}, {time.strftime('%Y-%m-%d %H:%M')}")
     for m, t in sorted(costs.t_verify.items()):
         print(f"{m:5d} tokens: {t * 1e3:8.2f} ms  ({t / costs.verify(1):5.2f}× one token)")

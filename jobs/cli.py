@@ -3,7 +3,8 @@
     specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
     specsweep sweep     CONFIG.yaml [--address ADDR] [--dry-run] [--fresh]   (a re-run resumes)
     specsweep report    (--experiment NAME [--output DIR] | --parquet DIR | DIR) [--format md|csv] [--specbench]
-    specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json] [--format md|csv]
+    specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json] [--format md|csv]
+    specsweep calibrate [--target M] [--draft M|ngram] --out COSTS.json   (the pair's cost model)
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
 
@@ -27,6 +28,7 @@ from jobs.replay_cli import main as replay_main
 from jobs.report.derived import summarize
 from jobs.report.tables import main as report_main
 from jobs.sweep.answers import answer_records, write_answers
+from policies.costs import CostModel, check_cost_dict
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY, build, check_gamma, check_generation
 
@@ -101,15 +103,16 @@ def cmd_generate(a) -> int:
     policy = build(a.policy, a.gamma)
     if policy.needs_reference and a.temperature > 0:
         raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only: use --temperature 0")
-    from actors.pair import Pair, PairConfig  # heavy: torch
-
     target = a.target or DEFAULT_TARGET
     draft = None if policy.name == "ar" and a.draft is None else (a.draft or default_draft())
-    pair = Pair(PairConfig(target=target, draft=draft, dtype=a.dtype, device=a.device, quantization=a.quantization,
-                           quant_backend=a.quant_backend, engine=a.engine, max_context=a.max_context,
-                           trust_remote_code=a.trust_remote_code))
+    pair = _pair(a, target, draft)
     template = "raw" if a.raw else default_template(target, pair.tokenizer)
+    if a.costs:
+        load_costs(pair, a.costs)
     if policy.needs_costs or policy.needs_rank_acceptance:
+        if pair.costs is None:
+            print("specsweep: measuring the pair's step costs on the engine path (about half a minute on a CPU; "
+                  "`specsweep calibrate --out FILE` once, then --costs FILE, skips this)", file=sys.stderr)
         pair.calibrate()
     if questions is not None:
         return _generate_questions(a, pair, policy, template, questions, target, draft)
@@ -135,6 +138,64 @@ def cmd_generate(a) -> int:
         print("\n--- " + " · ".join(f"{k}={v}" for k, v in stats.items())
               + f" · policy={policy!r} γ0={a.gamma} draft={draft}", file=sys.stderr)
     return 0
+
+
+def _pair(a, target: str, draft: str | None):
+    from actors.pair import Pair, PairConfig  # heavy: torch
+
+    return Pair(PairConfig(target=target, draft=draft, dtype=a.dtype, device=a.device, quantization=a.quantization,
+                           quant_backend=a.quant_backend, engine=a.engine, max_context=a.max_context,
+                           trust_remote_code=a.trust_remote_code))
+
+
+def load_costs(pair, path: str) -> None:
+    """Attach the cost model stored in ``path`` to ``pair``, or measure again (one line saying why) when it was
+    measured on a different machine (``actors/machine.py``)."""
+    from actors.machine import machine_differences, machine_facts  # heavy: torch
+
+    try:
+        d = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise SpecsweepError(f"--costs {path}: missing or not valid JSON ({type(e).__name__})") from None
+    check_cost_dict(d, f"--costs {path}")
+    model = CostModel.from_dict(d)
+    here = machine_facts(pair.target.device, pair.cfg.dtype)
+    diff = machine_differences(model.machine, here) if model.machine else ["no machine recorded"]
+    if diff:
+        print(f"specsweep: {path} was measured on another machine ({'; '.join(diff)}); measuring again",
+              file=sys.stderr)
+        return
+    pair.engine.costs = model
+
+
+def cmd_calibrate(a) -> int:
+    """Measure the pair's cost model on the engine's step path and write it to ``--out``."""
+    draft = a.draft or default_draft()
+    if draft == "none":
+        raise SpecsweepError("calibrate needs a draft (a model or 'ngram'): the cost model prices drafting")
+    for flag, value, least in (("--context", a.context, 1), ("--max-tokens", a.max_tokens, 2), ("--repeats", a.repeats, 1)):
+        if value < least:
+            raise SpecsweepError(f"{flag} {value} is not valid: use an integer >= {least}")
+    target = a.target or DEFAULT_TARGET
+    out = Path(a.out)
+    if out.parent and not out.parent.exists():
+        raise SpecsweepError(f"--out {a.out}: folder {out.parent} does not exist")
+    pair = _pair(a, target, draft)
+    print(f"specsweep: measuring {target} + {draft} on {pair.device} (the engine's step path, k = 0 … "
+          f"{a.max_tokens - 1})", file=sys.stderr)
+    from actors.calibrate import calibrate  # heavy: torch
+
+    m = calibrate(pair.engine, context=a.context, max_tokens=a.max_tokens, repeats=a.repeats,
+                  label=f"{target} {pair.device}")
+    out.write_text(json.dumps(m.to_dict(), indent=1))
+    phi = " ".join(f"Φ({m2 - 1})={m.phi(m2 - 1):.2f}" for m2 in m.table["knots"][1:])
+    print(f"c = {m.c:.3f} · plain target step {m.t_target * 1e3:.1f} ms · draft/token {m.t_draft * 1e3:.1f} ms · "
+          f"overhead {m.overhead * 1e3:.2f} ms · {phi}")
+    if not m.reliable:
+        print(f"specsweep: UNRELIABLE measurement: {'; '.join(m.trust['reasons'])}; measure again on a quiet machine",
+              file=sys.stderr)
+    print(f"specsweep: cost model in {out}", file=sys.stderr)
+    return 0 if m.reliable else 3
 
 
 def _generate_questions(a, pair, policy, template, questions, target, draft) -> int:
@@ -217,6 +278,15 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--raw", action="store_true", help="no chat template")
     g.add_argument("--json", action="store_true", help="print one JSON object")
     g.set_defaults(fn=cmd_generate)
+    g.add_argument("--costs", default=None, help="a cost model from `specsweep calibrate --out` (measured again "
+                   "when it is from another machine)")
+    c = sub.add_parser("calibrate", help="measure a pair's cost model on the engine's step path; write it to --out")
+    _add_generation_args(c)
+    c.add_argument("--out", required=True, help="JSON file to write")
+    c.add_argument("--context", type=int, default=256, help="cached tokens the probe runs at (default 256)")
+    c.add_argument("--max-tokens", type=int, default=64, help="longest verified length probed (default 64)")
+    c.add_argument("--repeats", type=int, default=3)
+    c.set_defaults(fn=cmd_calibrate)
     s = sub.add_parser("sweep", help="run a sweep config on a local or remote Ray cluster")
     s.add_argument("config")
     s.add_argument("--address", default=None)
@@ -238,8 +308,8 @@ def parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="replay policies on a sweep's stored traces (no model loaded)")
     rp.add_argument("output", help="the output folder of a sweep run with mode: replay or both")
     rp.add_argument("--policies", required=True, help="YAML file: policies: [...] and optionally gammas: [...]")
-    rp.add_argument("--costs", default=None, help="another sweep's actors.json: predict times with its cost model "
-                                                   "(what-if)")
+    rp.add_argument("--costs", default=None, help="another sweep's actors.json, or a cost model from `specsweep "
+                                                   "calibrate --out`: predict times with it (what-if)")
     rp.add_argument("--format", default="md", choices=["md", "csv"])
     rp.set_defaults(fn=cmd_replay)
     d = sub.add_parser("distill", help="train a small draft for a target by knowledge distillation")

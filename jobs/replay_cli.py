@@ -1,4 +1,4 @@
-"""``specsweep replay OUTPUT --policies FILE.yaml [--costs ACTORS.json]``: new policies on stored traces.
+"""``specsweep replay OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json]``: new policies on stored traces.
 
 Reads the traces a sweep in ``mode: replay`` or ``both`` stored under ``OUTPUT/traces/``
 (one per question turn: the target-only greedy output, its measured ``ar`` times, and
@@ -9,9 +9,11 @@ greedy run; wall times are predicted by the cost model each pair's actor fitted
 (``OUTPUT/traces/cost_models.json``), and the policies that read costs (``gt``,
 ``goodput``, ``bandit``) get the cost curve the actor measured (``OUTPUT/actors.json``).
 
-``--costs ACTORS.json`` takes both from another sweep's ``actors.json`` (for example one
-measured on a GPU): the figures then answer "what if these traces ran on that machine",
-and every heading says so.
+``--costs FILE`` takes both from another sweep's ``actors.json`` (for example one measured
+on a GPU) or from a cost model written by ``specsweep calibrate --out`` (for example one
+re-measured on a quiet machine): the figures then answer "what if these traces ran on that
+machine", and every heading says so. A cost model whose measurement was not trusted gives
+no time figures (``jobs/report/derived.py``, ``trusted_times``).
 
 FILE.yaml: ``policies:`` (as in a sweep config) and optionally ``gammas:`` (default: the
 paper grid). Results: the report on stdout, and ``OUTPUT/replays/NAME/`` holding the rows
@@ -29,8 +31,10 @@ import yaml
 
 from actors.schema import config_key, to_table
 from jobs.report import metrics
+from jobs.report.costs import untrusted_text
+from jobs.report.derived import trusted_times
 from jobs.report.tables import build_report
-from policies.costs import CostModel
+from policies.costs import CostModel, check_cost_dict
 from policies.errors import SpecsweepError
 from policies.registry import build
 
@@ -67,8 +71,13 @@ def _read_json(path: Path, what: str):
 def actor_costs(infos: dict, pair: str, source: str) -> tuple[object, object]:
     """(cost curve, cost model) for ``pair`` from an ``actors.json`` mapping; a file of one pair fits any pair."""
 
+    if isinstance(infos, dict) and ("format" in infos or {"draft", "verify"} <= set(infos)):   # `specsweep calibrate --out`
+        check_cost_dict(infos, source)
+        model = CostModel.from_dict(infos)
+        return model, model
     if not isinstance(infos, dict) or not infos:
-        raise SpecsweepError(f"{source} holds no actor information (expected an actors.json of a sweep)")
+        raise SpecsweepError(f"{source} holds no actor information (expected an actors.json of a sweep or a cost "
+                             "model written by `specsweep calibrate --out`)")
     acts = infos.get(pair) or (next(iter(infos.values())) if len(infos) == 1 else None)
     if not acts:
         raise SpecsweepError(f"{source} has no actor of pair {pair!r}; it holds {', '.join(sorted(infos))}")
@@ -77,13 +86,14 @@ def actor_costs(infos: dict, pair: str, source: str) -> tuple[object, object]:
     if not model:
         raise SpecsweepError(f"{source}: the actor of pair {pair!r} fitted no cost model "
                              "(it ran a live-only sweep); pass --costs with the actors.json of a replay sweep")
+    check_cost_dict(model, f"{source} (pair {pair!r})")
     try:
         return (CostModel.from_dict(info["costs"]) if info.get("costs") else None), CostModel.from_dict(model)
     except (KeyError, TypeError, ValueError) as e:
         raise SpecsweepError(f"{source}: the cost data of pair {pair!r} is malformed ({e})") from None
 
 
-def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=None) -> dict:
+def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=None, trusted: bool = True) -> dict:
     meta = trace.meta
     base = {"task_key": trace.key.rsplit("|t", 1)[0], "pair": pair, "policy": name, "policy_spec": spec,
             "params": json.dumps(params, sort_keys=True), "gamma": gamma, "repeat": 0, "seed": 0,
@@ -96,7 +106,8 @@ def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=Non
                 "wall_time": trace.ar_wall_time, "prefill_time": trace.prefill_time, "token_ids": trace.reference,
                 "accept_lengths": [1] * len(trace.reference), "drafted": [0] * len(trace.reference),
                 "accepted": [0] * len(trace.reference), "decoding_steps": len(trace.reference)}
-    return {**base, "mode": "replay", "ar_timing": "", "new_tokens": g.new_tokens, "wall_time": g.wall_time,
+    return {**base, "mode": "replay", "ar_timing": "", "time_reliable": trusted, "new_tokens": g.new_tokens,
+            "wall_time": g.wall_time,
             "prefill_time": g.prefill_time, "token_ids": g.token_ids, "accept_lengths": g.accept_lengths,
             "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max, "decoding_steps": g.decoding_steps,
             "draft_time": sum(s.draft_time for s in g.steps), "verify_time": sum(s.verify_time for s in g.steps)}
@@ -129,26 +140,28 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
         curve, model = models[pair]
         # what-if: ar is predicted under the same foreign cost model, so speedups compare like with like
         ar = None if costs_file is None else replay(trace, build(("ar", {}), 0), cost_model=model)
-        rows.append(_row(trace, pair, "ar", "ar", {}, 0, ar))
+        trusted = model is None or model.reliable
+        rows.append(_row(trace, pair, "ar", "ar", {}, 0, ar, trusted))
         if model is not None:          # the least predicted time any chain schedule reaches on this trace
             _, g = oracle_bound.replay_bound(trace, model)
-            rows.append(_row(trace, pair, oracle_bound.LABEL, oracle_bound.NAME, {}, 0, g))
+            rows.append(_row(trace, pair, oracle_bound.LABEL, oracle_bound.NAME, {}, 0, g, trusted))
         for name, params in policies:
             spec = policy_spec(name, params)
             for gamma in gammas:
                 g = replay(trace, build((name, params), gamma), costs=curve, cost_model=model)
-                rows.append(_row(trace, pair, spec, name, params, gamma, g))
+                rows.append(_row(trace, pair, spec, name, params, gamma, g, trusted))
     df = to_table(rows).to_pandas()
     facts = {"traces": len(traces), "seconds": time.perf_counter() - t0, "costs": source,
-             "what_if": costs_file is not None, "generations": sum(r["policy"] not in ("ar", oracle_bound.NAME) for r in rows)}
+             "what_if": costs_file is not None, "models": models, "generations": sum(r["policy"] not in ("ar", oracle_bound.NAME) for r in rows)}
     return df, facts
 
 
 def main(a) -> int:
     policies, gammas = load_policy_file(a.policies)
     df, facts = replay_output(a.output, policies, gammas, a.costs)
-    summary, speed = metrics.config_summary(df), metrics.speedup_vs_ar(df)
-    frac, t2 = metrics.fraction_of_oracle(df), metrics.table2(df)
+    shown = trusted_times(df)                    # an untrusted cost model's times give no time figure
+    summary, speed = metrics.config_summary(shown), metrics.speedup_vs_ar(shown)
+    frac, t2 = metrics.fraction_of_oracle(shown), metrics.table2(shown)
     label = (f"WHAT-IF: step times (ar's too) predicted with the cost model in {facts['costs']}, not measured on "
              "this sweep's machine; prefill times are this machine's measured ones"
              if facts["what_if"] else f"times predicted by the sweep's own cost models ({facts['costs']}); "
@@ -157,6 +170,9 @@ def main(a) -> int:
             f"in {facts['seconds']:.2f} s, no model loaded\n{label}; "
             "no noise floor (ar was timed once per trace)\n\n")
     text = head + build_report(summary, speed, frac, a.format, t2, None)
+    untrusted = {p: list(m.trust.get("reasons", [])) for p, (_, m) in facts["models"].items() if m and not m.reliable}
+    if untrusted:
+        text += "\n" + untrusted_text(untrusted) + "\n"
     if facts["what_if"]:
         text = text.replace("\n## ", "\n## (what-if) ")
     sys.stdout.write(text)

@@ -20,11 +20,11 @@ Rule, per generation:
   after the warm-up.
 * The played γ is k_max; drafting never stops early (the bandit chooses the length).
 * Reward of a step: tokens per second, emitted / step time, scaled to [0, 1] as
-  (emitted / time) · T_verify(1) / (max arm + 1) — the step's speed-up over a target
-  forward, divided by the largest number of tokens one step can emit. ``c = 2`` is
+  (emitted / time) · T_target / (max arm + 1) — the step's speed-up over a plain target
+  step, divided by the largest number of tokens one step can emit. ``c = 2`` is
   UCB1's constant for rewards in [0, 1].
-    ``reward=model`` (default): time = k·T_draft + T_verify(k + 1) from the actor's
-    cost model (``policies.costs.CostModel``: ``t_draft``, ``t_verify``; k = drafts verified). Deterministic, so replays reproduce it exactly.
+    ``reward=model`` (default): time = T_step(k) from the actor's cost model
+    (``policies.costs.CostModel``: ``step_time``, ``t_target``; k = drafts verified). Deterministic, so replays reproduce it exactly.
     ``reward=clock``: time = the step's measured draft_time + verify_time (live only;
     a replay cannot reproduce clock noise).
   ``emitted`` is the step's count after EOS / ``max_new_tokens`` cuts; an outcome that
@@ -82,7 +82,7 @@ class Bandit(SequencePolicy):
         if ctx.costs is None:
             raise SpecsweepError("policy bandit needs the actor's cost calibration (run through an actor or --calibrate)")
         self.costs = ctx.costs
-        self.scale = self.costs.verify(1) / (self.cap + 1)
+        self.scale = self.costs.t_target / (self.cap + 1)
         self._clear()
 
     def index(self) -> list[float]:
@@ -108,7 +108,7 @@ class Bandit(SequencePolicy):
         if self.reward == "clock":
             seconds = o.draft_time + o.verify_time
         else:
-            seconds = o.drafted * self.costs.t_draft + self.costs.verify(o.drafted + 1)
+            seconds = self.costs.step_time(o.drafted)
         return emitted / seconds * self.scale if seconds > 0 else 0.0
 
     def update(self, o: Step) -> None:

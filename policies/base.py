@@ -58,6 +58,7 @@ class Step:
     entropy: Sequence[float] = ()   # H(q) in nats at each verified position
     draft_time: float = 0.0         # drafting, a discarded proposal included
     verify_time: float = 0.0        # the target forward, acceptance and cache crop
+    forward_time: float = 0.0       # the target forward alone (live chain steps; 0 where not timed apart)
     proposed: int = 0               # draft proposals made (= draft forwards run for a model drafter), a discarded one included
     tree_nodes: int = 0             # nodes in the verified tree (0 for a sequence step)
     tree_depth: int = 0             # levels in the verified tree (0 for a sequence step)

@@ -17,9 +17,10 @@ in m missed single steps by 10–25 %. The context slopes v_C, v_mC and d₄ are
 slope a narrow context range cannot identify is dropped rather than fitted negative).
 
 Both lines are fitted by least squares, refitted without outlier steps (``_lstsq``), on the
-recorded ``draft_time`` / ``verify_time`` of live :class:`~policies.base.Step` records; ``o``
-(the loop's own per-step time: policy calls, bookkeeping — outside both timers) is
-(Σ wall − Σ prefill − Σ step times) / Σ steps over the fitted generations. A replayed
+recorded ``draft_time`` and target time of live :class:`~policies.base.Step` records — the target
+forward alone (``forward_time``) where the engine timed it apart, else the whole ``verify_time``;
+``o`` (everything else a step spends: acceptance, cache crops, policy calls, bookkeeping) is
+(Σ wall − Σ prefill − Σ draft − Σ target) / Σ steps over the fitted generations. A replayed
 generation's wall time = its reference run's measured prefill + Σ predicted step times.
 Predictions are clipped at 0. The fit is only as wide as its data: the actor fits on ``ar``
 and ``fixed`` at every γ of ``actors.replay_task.FIT_GAMMAS``, so T has a knot at each
@@ -39,6 +40,7 @@ phase), and in three of four ``bench.replay`` runs it made the time error worse
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass
 from typing import Sequence
@@ -101,12 +103,17 @@ def draft_feeds(prompt_len: int, steps) -> list[int]:
     return out
 
 
+def target_time(step) -> float:
+    """A live step's target time as the fit reads it: the forward alone when timed apart, else the verify phase."""
+    return step.forward_time or step.verify_time
+
+
 def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
     """Step samples of one live :class:`~actors.step.Generation` (``proposed`` falls back to ``drafted``)."""
     out, context = [], prompt_len
     for s, e in zip(gen.steps, draft_feeds(prompt_len, gen.steps)):
         p = s.proposed or s.drafted
-        out.append(StepSample(p, e, s.drafted + 1, context, s.draft_time, s.verify_time))
+        out.append(StepSample(p, e, s.drafted + 1, context, s.draft_time, target_time(s)))
         context += s.emitted
     return out
 
@@ -157,10 +164,14 @@ def _lstsq_nonneg(X: np.ndarray, y: np.ndarray, nonneg: Sequence[int]) -> np.nda
         cols.remove(bad[0])
 
 
-def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "", knots: Sequence[int] | None = None) -> CostModel:
+def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "", knots: Sequence[int] | None = None,
+                   context_terms: bool = True) -> CostModel:
     """Fit on live runs: ``runs`` = [(prompt length, Generation), …] of one actor (any policies, ``ar`` included).
-    ``knots``: the verified lengths T is tabulated at (default: every length with ``MIN_KNOT_STEPS`` steps)."""
+    ``knots``: the verified lengths T is tabulated at (default: every length with ``MIN_KNOT_STEPS`` steps).
+    ``context_terms=False``: no context slopes (d₄ = v_C = v_mC = 0)."""
     samples = [s for plen, gen in runs for s in samples_from_generation(plen, gen)]
+    if not context_terms:
+        samples = [dataclasses.replace(s, context=0) for s in samples]
     counts: dict[int, int] = {}
     for s in samples:
         counts[s.verified] = counts.get(s.verified, 0) + 1
@@ -179,7 +190,7 @@ def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "", knots: S
         if drafting.any() else np.zeros(len(DRAFT_FEATURES))
     cv = _lstsq_nonneg(Xv, yv, nonneg=[len(knots), len(knots) + 1])
     steps = sum(len(g.steps) for _, g in runs)
-    gap = sum(g.wall_time - g.prefill_time - sum(s.draft_time + s.verify_time for s in g.steps) for _, g in runs)
+    gap = sum(g.wall_time - g.prefill_time - sum(s.draft_time + target_time(s) for s in g.steps) for _, g in runs)
     verify = {"knots": knots, "values": [float(c) for c in cv[:len(knots)]],
               "per_kctx": float(cv[len(knots)]), "per_token_kctx": float(cv[len(knots) + 1])}
     model = CostModel(dict(zip(DRAFT_FEATURES, map(float, cd))), verify,

@@ -17,16 +17,26 @@ Two ways make one, both instances of :class:`CostModel`:
 - **fitted** (``policies/cost_fit.py``): every coefficient by least squares on live steps.
   Replay predicts step times with it.
 
-What policies read, at the model's ``context``: ``t_draft`` (seconds per draft token),
-``verify(m)`` and ``c`` = t_draft / verify(1) — GT's cost ratio c = M_D / M_T ("Max-Speedup
-Speculative Sampling: A Generic Tree Construction Principle", §3.1), the price of one draft
-token in target forwards. GammaTune calls the *inverse* ratio c (T_target / T_draft, its Eq. 1):
-it is ``target_over_draft`` here, never ``c``.
+What policies read, at the model's ``context``: ``t_draft`` (seconds of a step's draft phase with
+one proposal), ``t_target`` = T(1) + o (seconds of a plain target step, the engine's ``ar`` step),
+``step_time(k)`` (a step that drafts and verifies k tokens), ``phi(k)`` = (T(k + 1) + o) / t_target
+(the growth of the target side with the verified length, Φ) and ``c`` = t_draft / t_target — GT's
+cost ratio c = M_D / M_T ("Max-Speedup Speculative Sampling: A Generic Tree Construction
+Principle", §3.1), the price of one draft token in target steps. GammaTune calls the *inverse*
+ratio c (T_target / T_draft, its Eq. 1): it is ``target_over_draft`` here, never ``c``.
+
+Stored (:meth:`CostModel.to_dict`) with the machine it was measured on (``actors/machine.py``),
+how it was measured (``probe``) and whether the measurement can be trusted (``trust``).
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+
+from policies.errors import SpecsweepError
+
+FORMAT = "specsweep-cost-model/2"
+PHASES = {"draft": "draft coefficients", "verify": "verify table", "overhead": "per-step overhead"}
 
 DRAFT_FEATURES = ("per_step", "per_proposal", "per_catchup", "per_catchup_token", "per_proposal_kctx")
 RULE = ("draft = d0[p>0] + d1 p + d2[e>0] + d3 e + d4 p C/1000; "
@@ -69,6 +79,14 @@ class CostModel:
     raw_verify: dict[int, float] = field(default_factory=dict)
     residuals: dict = field(default_factory=dict)
     n_steps: int = 0
+    machine: dict = field(default_factory=dict)    # actors/machine.py: what it was measured on
+    probe: dict = field(default_factory=dict)      # how (actors/calibrate.py): lengths, repeats, contexts
+    trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/calibrate.py)
+
+    @property
+    def reliable(self) -> bool:
+        """False when the measurement said it cannot be trusted (a model without a verdict counts as reliable)."""
+        return bool(self.trust.get("reliable", True))
 
     @classmethod
     def measured(cls, t_draft: float, t_verify: dict[int, float], context: int = 0, device: str = "cpu",
@@ -112,15 +130,28 @@ class CostModel:
         return {m: self.verify(m) for m in self.table["knots"]}
 
     @property
+    def t_target(self) -> float:
+        """Seconds of a plain target step: one forward over one token plus the per-step overhead."""
+        return self.verify(1) + self.overhead
+
+    def step_time(self, k: int) -> float:
+        """Seconds of a step that drafts k tokens (no catch-up) and verifies them: draft + T(k + 1) + o."""
+        return self.draft_time(k, 0, self.context) + self.verify(k + 1) + self.overhead
+
+    def phi(self, k: int) -> float:
+        """Φ(k) = (T(k + 1) + o) / (T(1) + o): the target side of a step verifying k drafts, in plain target steps."""
+        return (self.verify(k + 1) + self.overhead) / self.t_target if self.t_target > 0 else float("inf")
+
+    @property
     def c(self) -> float:
-        """GT's c = M_D / M_T: draft time per token over one target forward (inf when a fit gives M_T = 0)."""
-        m_t = self.verify(1)
+        """GT's c = M_D / M_T: a step's draft time per token over a plain target step (inf when M_T = 0)."""
+        m_t = self.t_target
         return self.t_draft / m_t if m_t > 0 else float("inf")
 
     @property
     def target_over_draft(self) -> float:
         """GammaTune's ratio T_target / T_draft (the inverse of GT's c)."""
-        return self.verify(1) / self.t_draft if self.t_draft > 0 else float("inf")
+        return self.t_target / self.t_draft if self.t_draft > 0 else float("inf")
 
     def with_t_draft(self, t_draft: float) -> "CostModel":
         """The same model with drafting at a flat ``t_draft`` per token (e.g. a model-free drafter)."""
@@ -133,14 +164,18 @@ class CostModel:
                                                        for k, v in self.table.items()},
                 "overhead": self.overhead, "context": self.context, "device": self.device, "label": self.label,
                 "raw_verify": {str(k): v for k, v in self.raw_verify.items()}, "residuals": dict(self.residuals),
-                "n_steps": self.n_steps, "rule": RULE,
-                "t_draft": self.t_draft, "t_verify": {str(k): v for k, v in self.t_verify.items()},
+                "n_steps": self.n_steps, "rule": RULE, "format": FORMAT,
+                "machine": dict(self.machine), "probe": dict(self.probe), "trust": dict(self.trust),
+                "t_draft": self.t_draft, "t_target": self.t_target,
+                "t_verify": {str(k): v for k, v in self.t_verify.items()},
+                "phi": {str(m - 1): self.phi(m - 1) for m in self.table["knots"]},
                 "c": self.c, "c_meaning": "GT c = M_D/M_T", "target_over_draft": self.target_over_draft}
 
     @classmethod
     def from_dict(cls, d: dict) -> "CostModel":
         """Reads :meth:`to_dict` and the two shapes stored before there was one model: a measured curve
         (``t_draft``, ``t_verify``) and a fitted model (``draft``, ``verify`` as a table or, older, a line)."""
+        check_cost_dict(d)
         raw = {int(k): float(v) for k, v in d.get("raw_verify", {}).items()}
         if "verify" not in d:
             return cls.measured(float(d["t_draft"]), {int(k): float(v) for k, v in d["t_verify"].items()},
@@ -157,7 +192,24 @@ class CostModel:
         return cls(draft={k: float(d["draft"].get(k, 0.0)) for k in DRAFT_FEATURES}, table=table,
                    overhead=float(d.get("overhead", 0.0)), context=int(d.get("context", 0)),
                    device=d.get("device", "cpu"), label=d.get("label", ""), raw_verify=raw,
-                   residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)))
+                   residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)),
+                   machine=dict(d.get("machine", {})), probe=dict(d.get("probe", {})), trust=dict(d.get("trust", {})))
+
+
+def check_cost_dict(d, source: str = "cost model") -> None:
+    """One line naming what is wrong when ``d`` is not a stored cost model: another format, or missing phases."""
+    if not isinstance(d, dict):
+        raise SpecsweepError(f"{source} is a {type(d).__name__}, not a cost model (a JSON object with {FORMAT!r} fields)")
+    if "format" in d and d["format"] != FORMAT:
+        raise SpecsweepError(f"{source} has format {d['format']!r}; expected {FORMAT!r} (measure it again with "
+                             "`specsweep calibrate`)")
+    if "verify" not in d and "t_verify" in d and "t_draft" in d:
+        return                                    # a measured curve stored before the format had a name
+    missing = [f"{k} ({what})" for k, what in PHASES.items()
+               if k not in d and not (k == "overhead" and "format" not in d)]
+    if missing:
+        raise SpecsweepError(f"{source} lacks {', '.join(missing)}; a cost model has {', '.join(PHASES)} "
+                             f"(format {FORMAT!r})")
 
 
 def monotone(points: dict[int, float]) -> dict[int, float]:

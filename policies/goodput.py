@@ -8,10 +8,10 @@ and successes S_i per position and shrink each towards the pooled rate ā = ΣS/
 with ``prior`` pseudo-trials: a_i = (S_i + prior·ā) / (T_i + prior). Positions never
 tried get ā, which lets the policy explore longer drafts when acceptance is high.
 
-Decision. With the actor's measured cost model (``policies.costs.CostModel``: T_draft =
-``t_draft`` per token, T_verify(m) = ``t_verify(m)`` for m tokens),
+Decision. With the actor's cost model (``policies.costs.CostModel``: T_step(k) = ``step_time(k)``,
+the draft phase of k proposals + the target forward over k + 1 tokens + the per-step overhead),
 choose each step
-    k* = argmax_{1 ≤ k ≤ cap} (1 + Σ_{i ≤ k} Π_{j ≤ i} a_j) / (k·T_draft + T_verify(k + 1)),
+    k* = argmax_{1 ≤ k ≤ cap} (1 + Σ_{i ≤ k} Π_{j ≤ i} a_j) / T_step(k),
 the expected tokens emitted per step (accepted prefix + bonus) over the step's time.
 k = 0 is never chosen: with no drafts the estimates could not recover.
 ``tau`` > 0 also stops drafting after a proposal with q(x_i) < τ.
@@ -25,7 +25,7 @@ from policies.errors import SpecsweepError
 
 
 class Goodput(SequencePolicy):
-    """Ours (no paper): k_max = argmax_{1 ≤ k ≤ cap} (1 + Σ_{i≤k} Π_{j≤i} a_j) / (k·T_draft + T_verify(k + 1)), the
+    """Ours (no paper): k_max = argmax_{1 ≤ k ≤ cap} (1 + Σ_{i≤k} Π_{j≤i} a_j) / T_step(k), the
     expected tokens per second, with per-position acceptance a_j from decayed counts shrunk towards the pooled rate;
     ``tau`` > 0 adds a q(x_i) < τ stop."""
 
@@ -44,7 +44,7 @@ class Goodput(SequencePolicy):
             raise SpecsweepError("policy goodput needs the actor's cost calibration (run through an actor or --calibrate)")
         costs = ctx.costs
         self.k_range = np.arange(self.cap + 1)
-        self.step_time = self.k_range * costs.t_draft + np.array([costs.verify(k + 1) for k in self.k_range])
+        self.step_time = np.array([costs.step_time(int(k)) for k in self.k_range])   # draft + T(k+1) + overhead
         self.trials[:] = 0
         self.succ[:] = 0
         self.gamma = min(self.initial, self.cap)

@@ -305,7 +305,7 @@ def raw_config(tmp, target, draft, **over):
          "pairs": [{"name": "tiny", "target": target, "draft": draft, "actors": 1, "device": "cpu"}],
          "dataset": {"source": "sample", "question_ids": [9021, 9023]},
          "generation": {"max_new_tokens": 8}, "policies": ["fixed"], "gammas": [2], "warmup": 0,
-         "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1}}
+         "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1, "judge": False}}
     c.update(over)
     return c
 

@@ -34,7 +34,7 @@ def swept(tmp_path_factory):
                         "dataset": {"source": "sample", "question_ids": [9017, 9021]},
                         "generation": {"max_new_tokens": 8}, "policies": ["fixed", "gammatune"], "gammas": GAMMAS,
                         "warmup": 0, "mode": "replay", "validate": 0.5,
-                        "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2}})
+                        "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2, "judge": False}})
     cwd = os.getcwd()
     os.chdir(tmp)                      # a sqlite store keeps artifacts under ./mlruns
     try:

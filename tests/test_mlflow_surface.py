@@ -354,7 +354,7 @@ def test_real_sweep_streams_is_killed_and_resumes(cluster, tmp_path):
            "pairs": [{"name": "tiny", "target": target, "draft": draft, "actors": 1}],
            "dataset": {"source": "sample", "question_ids": QUESTIONS}, "generation": {"max_new_tokens": 12},
            "policies": ["fixed", {"gammatune": {"eta": 0.5}}], "gammas": GAMMAS, "warmup": 0, "block_size": 2,
-           "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1}}
+           "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1, "judge": False}}
     cfg = parse_config(raw)
     c = client(cfg)
     seen = {}

@@ -15,7 +15,7 @@ CONFIGS = [("fixed", {}, 1), ("fixed", {}, 2), ("fixed", {}, 3), ("gammatune", {
 def actor(tmp_path_factory):
     target, draft = save_tiny_pair(tmp_path_factory.mktemp("pair"))
     return PairActor({"target": target, "draft": draft, "name": "tiny"}, "tiny", warmup=1, warmup_question=QUESTION,
-                     calibrate={"context": 8, "max_tokens": 2, "repeats": 1}, generation={"max_new_tokens": 4})
+                     calibrate={"context": 8, "max_tokens": 2, "repeats": 1, "judge": False}, generation={"max_new_tokens": 4})
 
 
 def task(key="tiny|q9017|b0", seed=0, repeats=1):

@@ -43,7 +43,7 @@ def test_ray_job_submit_runs_a_sweep(tmp_path):
     cfg = {"name": "submitted", "output": str(tmp_path / "out"), "tracking_uri": f"sqlite:///{tmp_path}/mlflow.db",
            "pairs": [{"name": "tiny", "target": target, "draft": draft}],
            "dataset": {"source": "sample", "question_ids": [9021]}, "generation": {"max_new_tokens": 8},
-           "policies": ["fixed"], "gammas": [2], "warmup": 0, "calibrate": {"context": 8, "max_tokens": 2, "repeats": 1}}
+           "policies": ["fixed"], "gammas": [2], "warmup": 0, "calibrate": {"context": 8, "max_tokens": 2, "repeats": 1, "judge": False}}
     path = tmp_path / "cfg.yaml"
     path.write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}

@@ -26,7 +26,7 @@ def raw(tmp: Path, target, draft, **over):
            "dataset": {"source": "sample", "question_ids": QUESTIONS},
            "generation": {"max_new_tokens": 10}, "policies": ["fixed", "gammatune", "svip", "sequoia"],
            "gammas": [1, 3], "warmup": 0, "mode": "replay", "validate": 0.5,
-           "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2}}
+           "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2, "judge": False}}
     cfg.update(over)
     return cfg
 

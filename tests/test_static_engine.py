@@ -61,7 +61,7 @@ def test_static_engine_every_policy_kind(spec):
     if policy.needs_costs or isinstance(policy, TreePolicy):
         from actors.calibrate import calibrate, rank_acceptance
 
-        engine.costs = calibrate(target, draft)
+        engine.costs = calibrate(engine, context=32, max_tokens=8, repeats=1)
         engine.rank_acceptance = rank_acceptance(target, draft, [prompt], max_new_tokens=16)
     out = engine.generate(prompt, policy, max_new_tokens=30)
     assert out.token_ids == ar.token_ids

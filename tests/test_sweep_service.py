@@ -37,7 +37,7 @@ def raw_config(tmp, target, draft, **over):
            "pairs": [{"name": "tiny", "target": target, "draft": draft, "actors": 1}],
            "dataset": {"source": "sample", "question_ids": QUESTIONS},
            "generation": {"max_new_tokens": 12}, "policies": ["fixed", {"gammatune": {"eta": 0.5}}],
-           "gammas": [2, 4], "warmup": 1, "block_size": 2, "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2}}
+           "gammas": [2, 4], "warmup": 1, "block_size": 2, "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2, "judge": False}}
     cfg.update(over)
     return cfg
 

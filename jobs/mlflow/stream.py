@@ -19,11 +19,11 @@ import time
 import pandas as pd
 
 from jobs.mlflow.runs import first_line
-from jobs.report.derived import Counters, figures
+from jobs.report.derived import Counters, figures, time_untrusted
 
 MAX_BATCH = 1000                    # MLflow's limit of metrics per log_batch call
 COLUMNS = ("task_key", "pair", "policy", "policy_spec", "gamma", "repeat", "question_id", "status", "new_tokens",
-           "wall_time", "accept_lengths", "accepted", "drafted", "ar_timing", "mode")
+           "wall_time", "accept_lengths", "accepted", "drafted", "ar_timing", "mode", "time_reliable")
 
 
 class Config:
@@ -75,16 +75,17 @@ def records(rows) -> list[dict]:
 
 
 def contribution(r: dict) -> tuple:
-    """One ok row as the tuple :func:`measure` sums."""
+    """One ok row as the tuple :func:`measure` sums (an untrusted predicted time counts as NaN: no time figures)."""
     al = r["accept_lengths"]
-    return (r["question_id"], r["repeat"], r["new_tokens"] or 0, r["wall_time"] or 0.0,
+    wall = float("nan") if time_untrusted(r.get("time_reliable")) else (r["wall_time"] or 0.0)   # no time figure
+    return (r["question_id"], r["repeat"], r["new_tokens"] or 0, wall,
             int(sum(al)) if al is not None else 0, len(al) if al is not None else 0,
             int(sum(r["accepted"])) if r["accepted"] is not None else 0,
             int(sum(r["drafted"])) if r["drafted"] is not None else 0)
 
 
 class Sender(threading.Thread):
-    """Sends queued (run_id, metrics) with ``log_batch``, coalesced per run; never raises."""
+    """Sends queued (run_id, metrics and tags) with ``log_batch``, coalesced per run; never raises."""
 
     def __init__(self, client):
         super().__init__(name="specsweep-mlflow", daemon=True)
@@ -116,7 +117,12 @@ class Sender(threading.Thread):
             return
         t0 = time.perf_counter()
         try:
-            for run_id, metrics in by_run.items():
+            for run_id, items in by_run.items():
+                tags = [x for x in items if not hasattr(x, "step")]          # RunTag: set once, e.g. untrusted times
+                metrics = [x for x in items if hasattr(x, "step")]
+                if tags:
+                    self.client.log_batch(run_id, tags=tags)
+                    self.calls += 1
                 for i in range(0, len(metrics), MAX_BATCH):
                     self.client.log_batch(run_id, metrics=metrics[i:i + MAX_BATCH])
                     self.calls += 1

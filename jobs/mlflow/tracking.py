@@ -42,6 +42,9 @@ Rules:
 - Statuses: RUNNING from ``start`` (also on resume); FINISHED when the sweep finished with every
   row ok; FAILED when rows or tasks failed or an error stopped it (policy runs whose configs all
   finished are FINISHED); KILLED on Ctrl-C / SIGTERM.
+- A replayed config whose rows say their predicted times are not trusted (``time_reliable``
+  false, ``actors/calibrate.py``) gets the tag ``times = unreliable`` and no time metrics
+  (throughput, speedup); its token and step metrics stay.
 - No credentials reach MLflow or the console (``mask_credentials``), and MLflow's own "View run
   at" lines are switched off (specsweep prints a masked one).
 """
@@ -78,8 +81,11 @@ from jobs.mlflow.runs import (
     safe,
     sweep_key,
 )
+
+TIMES_TAG, UNTRUSTED = "times", "unreliable"
 from jobs.mlflow.stream import Config, Sender, contribution, measure, records
 from jobs.mlflow.summary import AT_COMPLETION, log_summary
+from jobs.report.derived import time_untrusted
 
 
 class SweepTracker:
@@ -116,6 +122,8 @@ class SweepTracker:
         self.found: dict = {}                        # run key → existing run of this sweep (on resume)
         self.sender: Sender | None = None
         self.timings = {"driver_s": 0.0, "start_s": 0.0, "finish_s": 0.0, "sender_s": 0.0, "tasks": 0}
+        self.untrusted: set[tuple] = set()           # configs with a row whose predicted time is not trusted
+        self.tagged_untrusted: set[str] = set()
 
     def _config(self, key: tuple, policy: str) -> Config:
         """The config ``key`` = (pair, spec, γ, mode), registered with its run on first use."""
@@ -254,6 +262,8 @@ class SweepTracker:
                      "live" if ar else row_mode(r.get("mode")))
                 self._config(k, r["policy"]).planned.add(tk)
                 parts.setdefault(k, []).append(contribution(r))
+                if time_untrusted(r.get("time_reliable")):
+                    self.untrusted.add(k)
             for k, conf in self.configs.items():
                 if tk in conf.planned and (k in parts or tk in conf.parts):
                     conf.parts[tk] = parts.get(k, [])
@@ -265,7 +275,7 @@ class SweepTracker:
 
     def task_done(self, table) -> None:
         """Update the running sums with one finished task's rows and queue the affected runs' metrics."""
-        from mlflow.entities import Metric  # heavy: mlflow
+        from mlflow.entities import Metric, RunTag  # heavy: mlflow
 
         t0 = time.perf_counter()
         touched = self._ingest(records(table))
@@ -279,6 +289,9 @@ class SweepTracker:
             m = measure(conf.parts, ar.parts if ar is not None and spec != "ar" else None)
             run_id = self.runs[conf.run]["id"]
             out = batches.setdefault(run_id, [])
+            if k in self.untrusted and run_id not in self.tagged_untrusted:     # its time metrics are not logged
+                out.append(RunTag(TIMES_TAG, UNTRUSTED))
+                self.tagged_untrusted.add(run_id)
             if m["questions"] > conf.live_step:
                 conf.live_step = m["questions"]
                 suffix = "" if spec == "ar" else f"_g{g:02d}"
@@ -295,6 +308,15 @@ class SweepTracker:
             self.sender.put(run_id, metrics)
         self.timings["tasks"] += 1
         self.timings["driver_s"] += time.perf_counter() - t0
+
+    def mark_untrusted(self, reasons: dict) -> None:
+        """Tag the replayed runs of these pairs ``times = unreliable`` (validation found their times off)."""
+        from mlflow.entities import RunTag  # heavy: mlflow
+
+        for (pair, _spec, mode), run in self.runs.items():
+            if pair in reasons and mode == "replay" and run["id"] not in self.tagged_untrusted and self.sender:
+                self.sender.put(run["id"], [RunTag(TIMES_TAG, UNTRUSTED)])
+                self.tagged_untrusted.add(run["id"])
 
     def new_points(self, run_id: str, values: dict, step: int, now: int) -> list:
         """Metrics for the (key, step) points whose value is new or changed (the once-only rule)."""

@@ -76,6 +76,38 @@ def twin_generations(df: pd.DataFrame) -> pd.DataFrame:
     return live.merge(rep, on=KEYS, suffixes=("_live", "_replay"))
 
 
+def untrusted_by_validation(df: pd.DataFrame) -> dict[str, list[str]]:
+    """{pair: [reason]} for the pairs whose validated replays miss their live twins' wall times (median
+    |error|) by more than both ``TIME_WARNING`` and the machine's own live-vs-live spread (:func:`live_spread`):
+    an error the machine's noise does not explain."""
+    twins = twin_generations(df)
+    if twins.empty:
+        return {}
+    err = time_error(twins["wall_time_replay"].astype(float), twins["wall_time_live"].astype(float))
+    spread = live_spread(df)
+    limit = max(TIME_WARNING, spread if spread == spread else 0.0)
+    out = {}
+    for pair, e in err.groupby(twins["pair_live"]):
+        med = float(e.median())
+        if med > limit:
+            out[pair] = [f"validated replays miss the live wall times by {med:.0%} (median; limit {limit:.0%}, "
+                         "the larger of 10 % and the live ar/ar spread)"]
+    return out
+
+
+def mark_untrusted(df: pd.DataFrame, pairs) -> pd.DataFrame:
+    """``df`` with ``time_reliable`` false on the replayed rows of ``pairs``."""
+    if not len(pairs):
+        return df
+    out = df.copy()
+    hit = (modes(out) == "replay") & out["pair"].isin(list(pairs))
+    if "time_reliable" not in out:
+        out["time_reliable"] = pd.Series(pd.NA, index=out.index, dtype="object")
+    out["time_reliable"] = out["time_reliable"].astype("object")
+    out.loc[hit, "time_reliable"] = False
+    return out
+
+
 def replay_bias(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Per (pair, policy spec, γ): the signed time error (replayed − live) / live of its twin generations — its
     median and a 95 % percentile-bootstrap interval of that median over the generations (docs/uncertainty.md,

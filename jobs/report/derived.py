@@ -26,6 +26,26 @@ import numpy as np
 import pandas as pd
 
 
+# ---------------------------------------------------------------- times that cannot be trusted
+TIME_COLUMNS = ("wall_time", "prefill_time", "draft_time", "verify_time")
+
+
+def time_untrusted(value) -> bool:
+    """A row's ``time_reliable`` says its time was predicted by an untrusted cost model (False; null: trusted)."""
+    return value is False or value is np.False_
+
+
+def trusted_times(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the time columns of untrusted rows (``time_reliable`` false) set to NaN, so no throughput or
+    speedup is derived from them; token and step columns, which are exact, stay."""
+    if "time_reliable" not in df or not df["time_reliable"].map(time_untrusted).any():
+        return df
+    out = df.copy()
+    bad = out["time_reliable"].map(time_untrusted)
+    out.loc[bad, [c for c in TIME_COLUMNS if c in out]] = np.nan
+    return out
+
+
 # ---------------------------------------------------------------- scalar definitions
 def throughput(new_tokens: float, wall_time: float) -> float:
     return new_tokens / wall_time if wall_time > 0 else float("nan")
@@ -92,6 +112,9 @@ def figures(c: Counters) -> dict:
 
 def table2_speedups(throughput_by_gamma: dict[int, float], fixed_by_gamma: dict[int, float]) -> tuple[float, float]:
     """(mean, sample std) over initial γ of throughput(m, γ) / mean_γ' throughput(fixed, γ')."""
+    values = [*throughput_by_gamma.values(), *fixed_by_gamma.values()]
+    if not all(math.isfinite(v) for v in values):   # NaN: a time that was not to be trusted
+        return float("nan"), float("nan")
     base = statistics.fmean(fixed_by_gamma.values())
     s = [t / base for t in throughput_by_gamma.values()]
     return statistics.fmean(s), (statistics.stdev(s) if len(s) > 1 else 0.0)

@@ -79,10 +79,13 @@ def per_question(df: pd.DataFrame) -> pd.DataFrame:
     d = measured(df).copy()
     d["al_sum"] = d["accept_lengths"].map(lambda a: int(sum(a)) if a is not None else 0)
     d["steps"] = d["accept_lengths"].map(lambda a: len(a) if a is not None else 0)
+    d["untimed"] = d["wall_time"].isna()                  # an untrusted predicted time (derived.trusted_times)
     g = d.groupby(CONFIG + ["policy", "repeat", "question_id", "category"], as_index=False)
     q = g.agg(new_tokens=("new_tokens", "sum"), wall_time=("wall_time", "sum"), al_sum=("al_sum", "sum"),
-              steps=("steps", "sum"))
-    q["tok_s"] = q["new_tokens"] / q["wall_time"]
+              steps=("steps", "sum"), untimed=("untimed", "any"))
+    q.loc[q["untimed"], "wall_time"] = np.nan             # a turn without a time leaves its question without one
+    q["tok_s"] = q["new_tokens"] / q["wall_time"].where(q["wall_time"] > 0)
+    q = q.drop(columns="untimed")
     q["group"] = q["category"].map(group_of)
     return q
 
@@ -287,7 +290,7 @@ def table2_from_summary(s: pd.DataFrame, baseline: str = "fixed") -> pd.DataFram
     """``table2`` on per-config throughputs only (columns pair, policy, policy_spec, gamma,
     throughput) — no intervals: used where only summaries exist (MLflow runs)."""
     out = []
-    for pair, sp in s.groupby("pair"):
+    for pair, sp in s[s["throughput"].notna()].groupby("pair"):    # untrusted predicted times have no throughput
         fixed = sp[sp["policy"] == baseline]
         if fixed.empty:
             continue

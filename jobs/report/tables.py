@@ -25,8 +25,11 @@ import pandas as pd
 from jobs.dataset import GROUP_ORDER
 from jobs.mlflow.read import read_experiment
 from jobs.report import metrics
-from jobs.report.agreement import agreement_table, agreement_text, bias_text, preferred_mode, primary_rows, replay_bias
+from jobs.report.agreement import (agreement_table, agreement_text, bias_text, mark_untrusted, preferred_mode,
+                                   primary_rows, replay_bias)
+from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
 from jobs.report.specbench import report_text
+from jobs.report.derived import trusted_times
 from jobs.report.text import render, short
 from jobs.sweep.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
@@ -43,9 +46,17 @@ def summary_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.Da
 
 
 def _shown_rows(folder: str, df: pd.DataFrame) -> pd.DataFrame:
-    """The successful rows the figures use: one mode per config (``jobs/report/agreement.py``)."""
+    """The successful rows the figures use: one mode per config (``jobs/report/agreement.py``), with no times
+    where they are not trusted (``jobs/report/costs.py``)."""
+    ok = metrics.ok_rows(df)
+    return trusted_times(mark_untrusted(primary_rows(ok, preferred_mode(folder)), untrusted_reasons(folder, ok)))
 
-    return primary_rows(metrics.ok_rows(df), preferred_mode(folder))
+
+def costs_from_parquet(folder: str) -> str:
+    """The cost-model section and one line per pair whose replayed times are left out ("" when neither)."""
+    parts = [costs_text(read_actor_infos(folder)),
+             untrusted_text(untrusted_reasons(folder, metrics.ok_rows(ParquetLog(folder).read())))]
+    return "".join(f"\n## {p}\n" for p in parts if p)
 
 
 def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -215,7 +226,7 @@ def main(a) -> int:
                              ar_ratio_hi=float("nan"), task_p05=float("nan"), task_p95=float("nan"))
     text = build_report(summary, speed, frac, a.format, t2, floor)
     if a.parquet:
-        text += agreement_from_parquet(a.parquet)
+        text += agreement_from_parquet(a.parquet) + costs_from_parquet(a.parquet)
     if a.compare:
         if not a.parquet:
             raise SpecsweepError("--compare works on Parquet folders: pass --parquet A --compare B")

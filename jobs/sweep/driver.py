@@ -32,7 +32,10 @@ from jobs.dataset import load_questions
 from jobs.mlflow.client import client_for
 from jobs.mlflow.tracking import SweepTracker
 from jobs.report import metrics
-from jobs.report.agreement import agreement_table, agreement_text, bias_text, mode_shown, primary_rows, replay_bias
+from jobs.report.agreement import (agreement_table, agreement_text, bias_text, mark_untrusted, mode_shown,
+                                   primary_rows, replay_bias)
+from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
+from jobs.report.derived import trusted_times
 from jobs.report.tables import specbench_layout, table2_layout
 from jobs.report.token_view import token_views
 from jobs.sweep.answers import write_all
@@ -248,8 +251,10 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     df = log.read()
     failed_rows = int((df["status"] != "ok").sum())
     everything = df[df["status"] == "ok"]
-    ok = primary_rows(everything, mode_shown(cfg.mode))   # one mode per config in figures
     out = Path(cfg.output)
+    untrusted = untrusted_reasons(str(out), everything)
+    shown = mark_untrusted(primary_rows(everything, mode_shown(cfg.mode)), untrusted)   # one mode per config
+    ok = trusted_times(shown)                             # no time figure from an untrusted prediction
     agreement = agreement_table(everything)
     if len(agreement):
         agreement.to_csv(out / "replay_agreement.csv", index=False)
@@ -257,6 +262,11 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
         bias.to_csv(out / "replay_bias.csv", index=False)
         print(agreement_text(agreement), file=sys.stderr)
         print(bias_text(bias), file=sys.stderr)
+    for text in (costs_text(read_actor_infos(str(out))), untrusted_text(untrusted)):
+        if text:
+            print(text, file=sys.stderr)
+    if untrusted and tracker is not None:
+        tracker.mark_untrusted(untrusted)
     summary = metrics.config_summary(ok) if len(ok) else None
     speed = metrics.speedup_vs_ar(ok) if len(ok) else None
     result = {"rows": len(df), "failed_rows": failed_rows, "failed_tasks": failed_tasks, "output": str(out)}
@@ -273,7 +283,7 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     t2 = metrics.table2(ok)
     if len(t2):
         t2.to_csv(out / "table2.csv", index=False)
-    write_all(ok, out / "answers")
+    write_all(ok[ok["wall_time"].notna()], out / "answers")     # answer files carry wall times: trusted ones only
     from jobs.report.figures import all_figures  # heavy: matplotlib
 
     figures = all_figures(summary, ok, out / "figures") + token_views(cfg.pairs, ok, out / "token_views")
