@@ -104,7 +104,7 @@ class Calibrate(BaseModel):
     model_config = _STRICT
     context: int = Field(256, ge=1, le=1_000_000)
     max_tokens: int = Field(64, ge=1, le=4096)
-    repeats: int = Field(5, ge=1, le=1000)
+    repeats: int = Field(3, ge=1, le=1000)
     judge: bool = True        # false: trust the measurement whatever its residuals and the machine's load
 
 
