@@ -1,10 +1,13 @@
 """Measure a pair's cost model on the engine's own step path (GT paper §3: the cost ratio c; Φ).
 
-Probe. With a prompt of ``context`` tokens (a random block repeated, so an n-gram drafter finds matches), the engine (``actors/engine.py``, the step
+Probe. With two prompts of ``context`` tokens — a random block repeated (the drafts are accepted and an
+n-gram drafter finds matches, so the draft catches up on a token) and random tokens (the drafts
+are rejected, no catch-up) — the engine (``actors/engine.py``, the step
 of ``actors/step.py``, the pair's own drafter and runner) runs ``steps`` speculative steps with
 exactly k drafts per step for k = 0 (``ar``), 1, 2, 4, … while k + 1 ≤ ``max_tokens`` (and k ≤ the
 engine's ``max_draft``); EOS is ignored, so every step drafts k. For each k a run of
-``WARMUP_STEPS`` steps is discarded, then a run of ``steps`` × ``repeats`` steps is kept; ``ar``
+``WARMUP_STEPS`` steps is discarded, then ``steps`` × ``repeats`` steps are kept, half on each
+prompt; ``ar``
 and the longest k run again at a longer context (2 × ``context``, within the KV capacity) to see
 whether context moves the cost.
 Each step is timed by phase as the engine runs it: the draft phase (``Step.draft_time``: the
@@ -62,17 +65,23 @@ def probe_runs(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, 
     capacity = getattr(engine.runner, "capacity", None) or 1 << 30
     long = min(2 * context, capacity - steps * repeats * (ks[-1] + 1) - 2)
     contexts = [context] + ([long] if second_context and long > context * 1.5 else [])
-    block = torch.randint(0, vocab, (PERIOD,), generator=g).tolist()     # repeated: an n-gram drafter finds matches
-    prompts = {c: (block * (c // PERIOD + 1))[:c] for c in contexts}
+    block = torch.randint(0, vocab, (PERIOD,), generator=g).tolist()
+    kinds = {c: [(block * (c // PERIOD + 1))[:c],                          # repeated: drafts accepted, n-grams match
+                 torch.randint(0, vocab, (c,), generator=g).tolist()]     # random: drafts rejected
+             for c in contexts}
+    half = -(-steps * repeats // 2)                         # steps per prompt kind
     eos, engine.eos = engine.eos, frozenset()               # every step drafts k: the cost, not the text
     runs = []
     try:
         for c in contexts:
             for k in (ks if c == context else [ks[0], ks[-1]]):
                 policy = TargetOnly() if k == 0 else Fixed(k)
-                for n in (WARMUP_STEPS, steps * repeats):      # the first run warms this shape up: discarded
-                    gen = engine.generate(prompts[c], policy, max_new_tokens=n * (k + 1) + 1, max_steps=n)
-                runs.append((c, gen))
+                warm = engine.generate(kinds[c][0], policy, max_new_tokens=WARMUP_STEPS * (k + 1) + 1,
+                                       max_steps=WARMUP_STEPS)          # warms this shape up: discarded
+                del warm
+                for prompt in kinds[c]:
+                    gen = engine.generate(prompt, policy, max_new_tokens=half * (k + 1) + 1, max_steps=half)
+                    runs.append((c, gen))
     finally:
         engine.eos = eos
     return runs, {"lengths": ks, "steps": steps, "repeats": repeats, "contexts": contexts}

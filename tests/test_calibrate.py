@@ -33,8 +33,8 @@ def test_probe_runs_every_length_exactly_on_the_engine_path(engine):
     runs, probe = probe_runs(engine, context=24, max_tokens=8, repeats=2, steps=3)
     assert probe["lengths"] == [0, 1, 2, 4] and probe["contexts"] == [24, 48]
     kept = [(c, [s.drafted for s in g.steps]) for c, g in runs]
-    # warm-up runs discarded; one kept run of steps × repeats steps per length, ar and k = 4 again at 2 × context
-    assert kept == [(24, [k] * 6) for k in (0, 1, 2, 4)] + [(48, [0] * 6), (48, [4] * 6)]
+    # warm-up runs discarded; steps × repeats steps per length (half on each prompt), ar and k = 4 at 2 × context
+    assert kept == [(c, [k] * 3) for c, k in [(24, 0), (24, 1), (24, 2), (24, 4), (48, 0), (48, 4)] for _ in (0, 1)]
     assert engine.eos == frozenset({0})                  # EOS ignored only while probing
     for _, g in runs:
         for s in g.steps:                                # the target forward is timed apart, inside the verify phase
