@@ -30,8 +30,9 @@ from actors.rollouts import Trace
 from actors.step import Generation, Row
 from policies.base import DISCARD, MORE, SequencePolicy
 from policies.costs import DRAFT_FEATURES, CostModel
+from policies.oracle import BOUND_LABEL, BOUND_NAME
 
-NAME, LABEL = "oracle-bound", "oracle (bound)"     # the policy and policy_spec columns of its rows
+NAME, LABEL = BOUND_NAME, BOUND_LABEL                 # the policy and policy_spec columns of its rows
 
 
 class ScheduleExhausted(Exception):

@@ -30,6 +30,7 @@ import torch
 from actors.conversation import run_question
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
+from actors import oracle_bound
 from actors.replay_task import FIT_GAMMAS, fit_runs, replay_turns, traced_ar
 from actors.rollouts import traces_to_table
 from actors.schema import config_key, to_table
@@ -151,6 +152,24 @@ class PairActor:
             for t, (trace, g) in enumerate(zip(traces, gens)):
                 text = self.pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
                 rows.append(self._row(base, t, g, text, trace.prompt_ids, done))
+        if configs and traces and self.cost_model is not None:      # the least time any chain schedule reaches
+            rows += self._bound_rows(task, q, gen, rep, traces)
+        return rows
+
+    def _bound_rows(self, task, q, gen, rep, traces) -> list[dict]:
+        """One ``oracle (bound)`` row per traced turn (``actors/oracle_bound.py``), under the same cost model."""
+        base = {**self._base_row(task, q, "fixed", {}, 0, rep, gen), "policy": oracle_bound.NAME,
+                "policy_spec": oracle_bound.LABEL, "params": "{}", "config_key": config_key(self.label, oracle_bound.LABEL, 0),
+                "ar_timing": "", "mode": "replay", "time_reliable": self.cost_model.reliable}
+        rows = []
+        for t, trace in enumerate(traces):
+            try:
+                _, g = oracle_bound.replay_bound(trace, self.cost_model)
+            except Exception as e:
+                rows.append(self._failed({**base, "turn": t}, e))
+                continue
+            text = self.pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
+            rows.append(self._row(base, t, g, text, trace.prompt_ids, time.time()))
         return rows
 
     def _row(self, base: dict, t: int, g, text: str, prompt_ids, done: float) -> dict:

@@ -1,4 +1,4 @@
-"""``oracle`` (greedy only) — an upper bound for every sequence policy.
+"""``oracle`` (greedy only) — a reference policy that knows the answer; not a bound.
 
 It knows the target-only greedy continuation of the same prompt (computed before
 the timed generation, outside ``wall_time``) and drafts exactly the tokens the
@@ -7,11 +7,15 @@ equals the reference token at that position and discards the first proposal that
 differs, so n = k at every step. Time counted: every draft forward actually run —
 including the one that produced the discarded proposal (the draft has to be run
 to see its proposal) — plus every verification forward; the reference decode is
-not counted. ``cap`` bounds one draft.
+not counted. ``cap`` bounds one draft. It drafts k ≥ n* and pays for the discarded proposal, so
+some schedules beat it; the least time any schedule reaches is ``actors/oracle_bound.py``'s bound
+(``BOUND_NAME`` / ``BOUND_LABEL`` below name its rows).
 """
 from __future__ import annotations
 
 from policies.base import DISCARD, MORE, SequencePolicy
+
+BOUND_NAME, BOUND_LABEL = "oracle-bound", "oracle (bound)"   # the policy and policy_spec of the bound's rows
 
 
 class Oracle(SequencePolicy):

@@ -55,7 +55,7 @@ def test_replay_sweep_runs_per_mode_with_gamma_steps(swept):
     df = ParquetLog(cfg.output).read()
     live_gammas = {spec: sorted(set(g)) for spec, g in
                    df[(df["mode"] == "live") & (df["policy"] != "ar")].groupby("policy_spec")["gamma"]}
-    assert sorted(runs) == sorted([("ar", "live")] + [(s, m) for s in ("fixed", "gammatune")
+    assert sorted(runs) == sorted([("ar", "live"), ("oracle (bound)", "replay")] + [(s, m) for s in ("fixed", "gammatune")
                                                       for m in ("replay",) + (("live",) if s in live_gammas else ())])
     assert all(len(g) == 1 for g in live_gammas.values())               # validate 0.5 of 2 γ: one γ live each
     summary = pd.read_csv(Path(cfg.output) / "summary.csv").set_index(["policy_spec", "gamma"])
@@ -64,6 +64,9 @@ def test_replay_sweep_runs_per_mode_with_gamma_steps(swept):
         got = history(c, r, "throughput")
         if spec == "ar":
             assert [s for s, _ in got] == GAMMAS and len({v for _, v in got}) == 1    # a flat baseline
+            continue
+        if spec == "oracle (bound)":                                      # no γ: one point at step 0
+            assert [s for s, _ in got] == [0] and got[0][1] == pytest.approx(summary.loc[(spec, 0), "throughput"])
             continue
         if mode == "replay":                                              # the summary's mode: every figure
             assert [s for s, _ in got] == GAMMAS, (spec, got)

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jobs.report import metrics
 from jobs.report.agreement import agreement_table, primary_rows
 from jobs.config import parse_config
 from jobs.sweep.parquet_log import ParquetLog
@@ -62,7 +63,11 @@ def test_replay_sweep_end_to_end_in_process(swept):
     out = Path(cfg.output)
     assert set(df["mode"]) == {"live", "replay"}
     rep = df[df["mode"] == "replay"]
-    assert set(rep["policy"]) == {"fixed", "gammatune", "svip"} and (rep["wall_time"] > 0).all()
+    assert set(rep["policy"]) == {"fixed", "gammatune", "svip", "oracle-bound"} and (rep["wall_time"] > 0).all()
+    bound = rep[rep["policy"] == "oracle-bound"]                  # one bound row per traced turn, below every config
+    assert len(bound) == rep[rep["policy"] != "oracle-bound"].groupby(["question_id", "turn"]).ngroups
+    check = metrics.bound_check(df)
+    assert check["turns"] == len(bound) and check["violations"] == 0
     # every replayed row has the columns a live row has
     for col in ("token_ids", "accept_lengths", "drafted", "accepted", "text", "prompt_ids", "config_key"):
         assert rep[col].map(lambda v: v is not None and (not hasattr(v, "__len__") or len(v) > 0)).all(), col
@@ -75,7 +80,7 @@ def test_replay_sweep_end_to_end_in_process(swept):
     assert (out / "replay_agreement.csv").exists() and (out / "replay_bias.csv").exists() and (out / "traces" / "cost_models.json").exists()
     assert len(list((out / "traces").glob("*.parquet"))) == len(QUESTIONS)
     summary = pd.read_csv(out / "summary.csv")
-    assert len(summary) == 8 + 1                                   # every config once (+ ar), no mode duplicates
+    assert len(summary) == 8 + 2                                   # every config once (+ ar, the bound), no mode duplicates
     # the report shows one row per config and the agreement section
     from jobs.cli import main
     assert main(["report", "--parquet", cfg.output]) == 0

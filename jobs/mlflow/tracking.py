@@ -86,6 +86,7 @@ TIMES_TAG, UNTRUSTED = "times", "unreliable"
 from jobs.mlflow.stream import Config, Sender, contribution, measure, records
 from jobs.mlflow.summary import AT_COMPLETION, log_summary
 from jobs.report.derived import time_untrusted
+from policies.oracle import BOUND_LABEL, BOUND_NAME
 
 
 class SweepTracker:
@@ -113,6 +114,8 @@ class SweepTracker:
                 self.task_sets.setdefault((t["pair"], spec, int(g)), set()).add(t["task_key"])
                 for mode in ["live"] if name == "ar" else planned_modes(t, (name, params, g)):
                     self._config((t["pair"], spec, int(g), mode), name).planned.add(t["task_key"])
+            if t.get("replay"):                      # the actor adds the oracle bound to every replayed task
+                self._config((t["pair"], BOUND_LABEL, 0, "replay"), BOUND_NAME).planned.add(t["task_key"])
         self.total_tasks = len(tasks)
         self.ok_tasks: set[str] = set()
         self.seen_tasks: set[str] = set()

@@ -53,9 +53,11 @@ def _shown_rows(folder: str, df: pd.DataFrame) -> pd.DataFrame:
 
 
 def costs_from_parquet(folder: str) -> str:
-    """The cost-model section and one line per pair whose replayed times are left out ("" when neither)."""
-    parts = [costs_text(read_actor_infos(folder)),
-             untrusted_text(untrusted_reasons(folder, metrics.ok_rows(ParquetLog(folder).read())))]
+    """The cost-model section, one line per pair whose replayed times are left out, and whether the oracle bound
+    held ("" when none applies)."""
+    df = ParquetLog(folder).read()
+    parts = [costs_text(read_actor_infos(folder)), untrusted_text(untrusted_reasons(folder, metrics.ok_rows(df))),
+             metrics.bound_text(metrics.bound_check(df), metrics.fraction_of_oracle(_shown_rows(folder, df)))]
     return "".join(f"\n## {p}\n" for p in parts if p)
 
 

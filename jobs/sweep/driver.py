@@ -262,7 +262,8 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
         bias.to_csv(out / "replay_bias.csv", index=False)
         print(agreement_text(agreement), file=sys.stderr)
         print(bias_text(bias), file=sys.stderr)
-    for text in (costs_text(read_actor_infos(str(out))), untrusted_text(untrusted)):
+    bound = metrics.bound_text(metrics.bound_check(everything), metrics.fraction_of_oracle(ok) if len(ok) else ok)
+    for text in (costs_text(read_actor_infos(str(out))), untrusted_text(untrusted), bound):
         if text:
             print(text, file=sys.stderr)
     if untrusted and tracker is not None:
