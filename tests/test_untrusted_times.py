@@ -137,3 +137,19 @@ def test_an_untrusted_sweep_marks_its_replayed_times_everywhere(untrusted_sweep,
     assert "cost model per actor" in out and "NO: load 3.0 besides ours" in out
     infos = json.loads((Path(cfg.output) / "actors.json").read_text())
     assert infos["tiny"][0]["costs"]["trust"]["reliable"] is False
+
+
+def test_bias_corrected_speedup_carries_the_bias_interval():
+    from jobs.report.agreement import bias_corrected, corrected_text, pair_bias
+
+    df = twins(0.20, 0.05)                                   # replay predicts 20 % slower than the machine ran
+    bias = pair_bias(df)
+    assert bias.loc[0, "bias_median"] == pytest.approx(0.20) and bias.loc[0, "generations"] == 8
+    speed = pd.DataFrame([{"pair": "p", "policy_spec": "fixed", "gamma": 2, "overall": 1.5, "overall_lo": 1.4,
+                           "overall_hi": 1.6}])
+    t = bias_corrected(speed, df, bias)
+    assert t.loc[0, "corrected"] == pytest.approx(1.5 * 1.2)
+    assert (t.loc[0, "corrected_lo"], t.loc[0, "corrected_hi"]) == pytest.approx((1.4 * 1.2, 1.6 * 1.2))
+    assert "bias-corrected" in corrected_text(t) and "+20.0%" in corrected_text(t)
+    live_only = df[df["mode"] == "live"]                     # nothing replayed: nothing to correct
+    assert bias_corrected(speed, live_only, bias).empty

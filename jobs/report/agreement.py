@@ -209,3 +209,56 @@ def agreement_text(table: pd.DataFrame) -> str:
                     f"live runs (> {TIME_WARNING:.0%}): token and step figures stand, time figures of replayed configs "
                     "do not; see the cost model's residuals in actors.json (a loaded machine while the actor fitted it?)")
     return "replay vs live (validated configs)\n" + t.to_string(index=False) + f"\n{verdict}"
+
+
+def pair_bias(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
+    """Per pair: the signed time error (replayed − live) / live pooled over all its twin generations — median and
+    95 % percentile-bootstrap interval (the bias a replayed config of that pair carries when it was not itself
+    validated)."""
+    twins = twin_generations(df)
+    cols = ["pair", "generations", "bias_median", "bias_lo", "bias_hi"]
+    if twins.empty:
+        return pd.DataFrame(columns=cols)
+    err = time_error(twins["wall_time_replay"].astype(float), twins["wall_time_live"].astype(float), signed=True)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for pair, e in err.groupby(twins["pair_live"]):
+        e = e.dropna().to_numpy()
+        if not len(e):
+            continue
+        lo, hi = percentile_interval(np.median(e[rng.integers(0, len(e), size=(resamples, len(e)))], axis=1))
+        rows.append({"pair": pair, "generations": len(e), "bias_median": float(np.median(e)),
+                     "bias_lo": float(lo), "bias_hi": float(hi)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def bias_corrected(speed: pd.DataFrame, shown: pd.DataFrame, bias: pd.DataFrame) -> pd.DataFrame:
+    """Each replayed config's overall speedup beside its pair's replay bias b and the bias-corrected speedup
+    s·(1 + b): a replay predicting times b too slow understates throughput by 1 + b, and ``ar`` is measured. The
+    corrected interval carries the bias's: [s_lo·(1 + b_lo), s_hi·(1 + b_hi)] (docs/uncertainty.md)."""
+    cols = ["pair", "policy_spec", "gamma", "speedup", "speedup_lo", "speedup_hi", "bias_median", "bias_lo", "bias_hi",
+            "corrected", "corrected_lo", "corrected_hi"]
+    if speed is None or not len(speed) or bias.empty or "overall" not in speed:
+        return pd.DataFrame(columns=cols)
+    replayed = shown[modes(shown) == "replay"][["pair", "policy_spec", "gamma"]].drop_duplicates()
+    t = speed.merge(replayed, on=["pair", "policy_spec", "gamma"]).merge(bias.drop(columns="generations"), on="pair")
+    t = t.rename(columns={"overall": "speedup", "overall_lo": "speedup_lo", "overall_hi": "speedup_hi"})
+    t["corrected"] = t["speedup"] * (1 + t["bias_median"])
+    t["corrected_lo"] = t["speedup_lo"] * (1 + t["bias_lo"])
+    t["corrected_hi"] = t["speedup_hi"] * (1 + t["bias_hi"])
+    return t[cols].dropna(subset=["speedup"]).reset_index(drop=True)
+
+
+def corrected_text(t: pd.DataFrame) -> str:
+    """The bias-corrected speedups as report text ("" when there are none)."""
+    if t.empty:
+        return ""
+    out = pd.DataFrame({"pair": t["pair"], "policy_spec": t["policy_spec"], "gamma": t["gamma"],
+                        "speedup (replayed)": [f"{v:.2f} [{lo:.2f}, {hi:.2f}]" for v, lo, hi in
+                                               zip(t["speedup"], t["speedup_lo"], t["speedup_hi"])],
+                        "replay bias": [f"{v:+.1%} [{lo:+.1%}, {hi:+.1%}]" for v, lo, hi in
+                                        zip(t["bias_median"], t["bias_lo"], t["bias_hi"])],
+                        "bias-corrected": [f"{v:.2f} [{lo:.2f}, {hi:.2f}]" for v, lo, hi in
+                                           zip(t["corrected"], t["corrected_lo"], t["corrected_hi"])]})
+    return ("replayed speedups beside their pair's replay bias (pooled over its validated generations) and "
+            "corrected for it: s·(1 + b), interval [s_lo·(1 + b_lo), s_hi·(1 + b_hi)]\n" + out.to_string(index=False))

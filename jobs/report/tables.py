@@ -25,8 +25,8 @@ import pandas as pd
 from jobs.dataset import GROUP_ORDER
 from jobs.mlflow.read import read_experiment
 from jobs.report import metrics
-from jobs.report.agreement import (agreement_table, agreement_text, bias_text, mark_untrusted, preferred_mode,
-                                   primary_rows, replay_bias)
+from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
+                                   mark_untrusted, pair_bias, preferred_mode, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
 from jobs.report.specbench import report_text
 from jobs.report.derived import trusted_times
@@ -68,15 +68,17 @@ def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return metrics.table2(df), metrics.noise_floor(df)
 
 
-def agreement_from_parquet(folder: str) -> str:
-    """The replay-vs-live agreement section ("" for a sweep without replayed rows)."""
+def agreement_from_parquet(folder: str, speed: pd.DataFrame | None = None) -> str:
+    """The replay-vs-live agreement section, the replay bias and (given the speedups) the bias-corrected replayed
+    speedups ("" for a sweep without replayed rows)."""
 
     df = ParquetLog(folder).read()
     table = agreement_table(df)
     if not len(table):
         return ""
-    bias = bias_text(replay_bias(df))
-    return f"\n## {agreement_text(table)}\n" + (f"\n## {bias}\n" if bias else "")
+    parts = [agreement_text(table), bias_text(replay_bias(df)),
+             corrected_text(bias_corrected(speed, _shown_rows(folder, df), pair_bias(df)))]
+    return "".join(f"\n## {p}\n" for p in parts if p)
 
 
 def summary_from_mlflow(experiment: str, uri: str, output: str | None = None
@@ -228,7 +230,7 @@ def main(a) -> int:
                              ar_ratio_hi=float("nan"), task_p05=float("nan"), task_p95=float("nan"))
     text = build_report(summary, speed, frac, a.format, t2, floor)
     if a.parquet:
-        text += agreement_from_parquet(a.parquet) + costs_from_parquet(a.parquet)
+        text += agreement_from_parquet(a.parquet, speed) + costs_from_parquet(a.parquet)
     if a.compare:
         if not a.parquet:
             raise SpecsweepError("--compare works on Parquet folders: pass --parquet A --compare B")

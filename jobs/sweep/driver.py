@@ -32,8 +32,8 @@ from jobs.dataset import load_questions
 from jobs.mlflow.client import client_for
 from jobs.mlflow.tracking import SweepTracker
 from jobs.report import metrics
-from jobs.report.agreement import (agreement_table, agreement_text, bias_text, mark_untrusted, mode_shown,
-                                   primary_rows, replay_bias)
+from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
+                                   mark_untrusted, mode_shown, pair_bias, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
 from jobs.report.derived import trusted_times
 from jobs.report.tables import specbench_layout, table2_layout
@@ -270,6 +270,11 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
         tracker.mark_untrusted(untrusted)
     summary = metrics.config_summary(ok) if len(ok) else None
     speed = metrics.speedup_vs_ar(ok) if len(ok) else None
+    if len(agreement) and speed is not None:
+        corrected = bias_corrected(speed, ok, pair_bias(everything))
+        if len(corrected):
+            corrected.to_csv(out / "speedup_bias_corrected.csv", index=False)
+            print(corrected_text(corrected), file=sys.stderr)
     result = {"rows": len(df), "failed_rows": failed_rows, "failed_tasks": failed_tasks, "output": str(out)}
     if failed_rows:
         errors = df.loc[df["status"] != "ok", "error"].dropna()
@@ -290,7 +295,8 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
     figures = all_figures(summary, ok, out / "figures") + token_views(cfg.pairs, ok, out / "token_views")
     if tracker is not None:
         arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json",
-                            out / "replay_agreement.csv", out / "replay_bias.csv") if p.exists()] + figures
+                            out / "replay_agreement.csv", out / "replay_bias.csv", out / "speedup_bias_corrected.csv")
+                if p.exists()] + figures
 
         tables = {"table2": table2_layout(summary), "specbench": specbench_layout(summary, speed), "summary": summary}
         status = "FINISHED" if outcome(result)[0] == EXIT_OK else "FAILED"

@@ -31,7 +31,8 @@ MARKER = ".specsweep"
 LOCK = ".specsweep.lock"
 ERRORS = "errors.log"
 ARTIFACTS = ("log", "answers", "figures", "token_views", "state.json", "summary.csv", "speedup_vs_ar.csv",
-             "table2.csv", "actors.json", "traces", "replays", "replay_agreement.csv", "replay_bias.csv", "report.md", "report.csv",
+             "table2.csv", "actors.json", "traces", "replays", "replay_agreement.csv", "replay_bias.csv",
+             "speedup_bias_corrected.csv", "report.md", "report.csv",
              ERRORS, MARKER)
 
 
