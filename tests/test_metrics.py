@@ -1,6 +1,7 @@
 """Metric definitions against values worked out by hand."""
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -156,6 +157,21 @@ def test_noise_floor_is_at_least_the_spread_of_repeats():
     assert max(abs(f["ar_ratio_lo"] - 1), abs(f["ar_ratio_hi"] - 1)) < 0.03 < f["floor"]
     s = metrics.config_summary(df).set_index("policy_spec")
     assert s.loc["fixed", "speedup_lo"] > 1.0 and s.loc["fixed", "vs_ar"] == metrics.NOT_RESOLVED   # 3 % < 5 %
+
+
+def test_noise_floor_includes_the_spread_of_repeated_policy_runs():
+    # ar first/last agree exactly; fixed γ=2 ran twice per question, 8 % apart: the floor is 8 %, not 0
+    base = [10.0 + i for i in range(20)]
+    df = pd.DataFrame(q_rows("ar", 0, base, timing="first") + q_rows("ar", 0, base, timing="last")
+                      + q_rows("fixed", 2, [b * 1.2 for b in base])
+                      + [{**r, "repeat": 1} for r in q_rows("fixed", 2, [b * 1.2 * 1.08 for b in base])])
+    f = metrics.noise_floor(df).set_index("pair").loc["p"]
+    assert f["spread_median"] == pytest.approx(0.0)
+    assert (f["policy_spread_median"], f["policy_spread_p90"]) == pytest.approx((0.08, 0.08))
+    assert f["floor"] == pytest.approx(0.08)
+    single = pd.DataFrame(q_rows("ar", 0, base, timing="first") + q_rows("ar", 0, base, timing="last")
+                          + q_rows("fixed", 2, base))
+    assert np.isnan(metrics.noise_floor(single).set_index("pair").loc["p", "policy_spread_median"])   # no repeats
 
 
 def test_injected_slowdown_is_flagged():

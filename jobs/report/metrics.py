@@ -123,14 +123,31 @@ class QuestionSums:
         return _ratio(w @ self.al.T, w @ self.steps.T)
 
 
+def policy_repeat_spread(df: pd.DataFrame) -> np.ndarray:
+    """|tok/s(repeat r) / tok/s(repeat 0) − 1| for every live policy config (not ``ar``), question and repeat
+    r ≥ 1: how far repeated live runs of one policy config land apart (empty without repeats)."""
+    live = df[(df["policy"] != "ar") & (df["mode"].fillna("live").replace("", "live") == "live")] \
+        if "mode" in df else df[df["policy"] != "ar"]
+    if live.empty or live["repeat"].nunique() < 2:
+        return np.array([])
+    q = live.groupby(CONFIG + ["question_id", "repeat"])[["new_tokens", "wall_time"]].sum()
+    tok_s = (q["new_tokens"] / q["wall_time"].where(q["wall_time"] > 0)).unstack("repeat")
+    if 0 not in tok_s:
+        return np.array([])
+    ratios = tok_s.drop(columns=0).div(tok_s[0], axis=0) - 1
+    vals = np.abs(ratios.to_numpy().ravel())
+    return vals[np.isfinite(vals)]
+
+
 def noise_floor(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Per pair: the ar/ar control (``ar`` timed last ÷ ``ar`` timed first in the same tasks).
 
     Columns: tasks, ar_ratio (throughput(last) / throughput(first), questions paired) with its
     bootstrap interval; the spread of repeats: per question, |tok/s(last) / tok/s(first) − 1| of the
     two timings of the same ar config, as spread_median and spread_p90 — how far two runs of one config
-    land apart, which does not shrink with more questions; floor = max(|lo − 1|, |hi − 1|,
-    spread_median): a difference smaller than it is "within noise" (docs/uncertainty.md); and the
+    land apart, which does not shrink with more questions; the same for repeated live runs of policy
+    configs (:func:`policy_repeat_spread`: policy_spread_median, policy_spread_p90; NaN without
+    repeats); floor = max(|lo − 1|, |hi − 1|, spread_median, policy_spread_median): a difference smaller than it is "within noise" (docs/uncertainty.md); and the
     per-task spread of the ratio (task_p05, task_p95: 5th and 95th percentiles of each task's
     Σtokens/Σtime ratio). Empty when the log holds no closing ``ar`` runs (logs written before it existed).
     """
@@ -160,7 +177,11 @@ def noise_floor(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) 
         spread = spread[np.isfinite(spread)]
         row["spread_median"] = float(np.median(spread)) if len(spread) else np.nan
         row["spread_p90"] = float(np.percentile(spread, 90)) if len(spread) else np.nan
-        row["floor"] = float(np.nanmax([abs(row["ar_ratio_lo"] - 1), abs(row["ar_ratio_hi"] - 1), row["spread_median"]]))
+        pol = policy_repeat_spread(ok[ok["pair"] == pair])
+        row["policy_spread_median"] = float(np.median(pol)) if len(pol) else np.nan
+        row["policy_spread_p90"] = float(np.percentile(pol, 90)) if len(pol) else np.nan
+        row["floor"] = float(np.nanmax([abs(row["ar_ratio_lo"] - 1), abs(row["ar_ratio_hi"] - 1), row["spread_median"],
+                                        row["policy_spread_median"]]))
         tasks = part.groupby(["task_key", "ar_timing"])[["new_tokens", "wall_time"]].sum()
         rate = (tasks["new_tokens"] / tasks["wall_time"]).unstack("ar_timing")
         per_task = (rate["last"] / rate["first"]).dropna() if {"first", "last"} <= set(rate.columns) else pd.Series(dtype=float)
@@ -364,7 +385,9 @@ def bound_text(check: dict, frac: pd.DataFrame) -> str:
             f"(by up to {check['worst']:.2%}): a bug, please report it")
     f = frac.dropna(subset=["fraction_of_oracle"]) if len(frac) else frac
     if len(f):
+        f = f[~f["policy_spec"].str.startswith("oracle")]      # the oracle policy knows the answer: not a policy
+    if len(f):
         b = f.loc[f["fraction_of_oracle"].idxmax()]
-        held += (f"; most efficient: {b['policy_spec']} γ={int(b['gamma'])} at {b['fraction_of_oracle']:.1%} of the "
+        held += (f"; most efficient policy: {b['policy_spec']} γ={int(b['gamma'])} at {b['fraction_of_oracle']:.1%} of the "
                  f"bound's speed [{b['fraction_of_oracle_lo']:.1%}, {b['fraction_of_oracle_hi']:.1%}]")
     return held

@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from jobs.dataset import GROUP_ORDER
@@ -150,8 +151,12 @@ def floor_layout(floor: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"tasks": f["tasks"],
                          "ar last / ar first": [f"{r:.3f}{_interval(lo, hi)}" for r, lo, hi in
                                                 zip(f["ar_ratio"], f["ar_ratio_lo"], f["ar_ratio_hi"])],
-                         "repeat spread median / p90": [f"{a:.1%} / {b:.1%}" for a, b in
-                                                        zip(f["spread_median"], f["spread_p90"])],
+                         "ar/ar spread median / p90": [f"{a:.1%} / {b:.1%}" for a, b in
+                                                       zip(f["spread_median"], f["spread_p90"])],
+                         "policy repeats spread median / p90": [
+                             f"{a:.1%} / {b:.1%}" if a == a else "– (no repeats)" for a, b in
+                             zip(f.get("policy_spread_median", pd.Series(np.nan, index=f.index)),
+                                 f.get("policy_spread_p90", pd.Series(np.nan, index=f.index)))],
                          "floor": [f"{x:.1%}" for x in f["floor"]],
                          "per-task 5–95 %": [f"{a:.2f} – {b:.2f}" for a, b in zip(f["task_p05"], f["task_p95"])]})
 
