@@ -15,6 +15,11 @@ drafter's forwards and the policy's per-draft calls), the target forward alone
 (``Step.forward_time``), and the rest (acceptance, cache crops, the policy, bookkeeping) as the
 per-step overhead.
 
+Trees. With a drafter that grows trees, two static shapes (:data:`TREE_SHAPES`) run on the tree
+path too; a tree step's draft phase is fitted as a·levels + b·nodes (``CostModel.tree``), since
+the drafter runs one forward per level over all of that level's nodes — GT's tree rule reads
+c = a / (T(1) + o) (``CostModel.c_tree``).
+
 Fit. ``policies/cost_fit.py``'s rule and robust least squares (steps more than 3 robust σ off
 refitted without) give d₀…d₄, T(m) at m = k + 1 and o; the residuals are kept. The context terms
 stay only if they move a step's predicted time by more than ``CONTEXT_EFFECT`` (5 %) between the
@@ -32,6 +37,7 @@ from __future__ import annotations
 import os
 import time
 
+import numpy as np
 import torch
 
 from actors.engine import SpecEngine
@@ -39,11 +45,14 @@ from actors.machine import machine_facts
 from policies.cost_fit import MIN_KNOT_STEPS, fit_cost_model
 from policies.costs import CostModel, monotone
 from policies.fixed import Fixed, TargetOnly
+from policies.trees import Sequoia
 
 CONTEXT_EFFECT = 0.05     # keep context terms when they move a predicted step by more than this
 RESIDUAL_LIMIT = 0.15     # a step's time off the fit by more than this (median): not to be trusted
 LOAD_LIMIT = 0.5          # others' load above this × CPU count: not to be trusted
 WARMUP_STEPS = 2          # steps of the discarded run before each measured one
+TREE_SHAPES = ((8, 2), (16, 4))   # Sequoia (budget, depth) shapes of the tree probe
+TREE_ACCEPT = "0.5/0.3/0.2"      # a fixed per-rank acceptance for those shapes
 PERIOD = 16               # the probe prompt repeats a random block of this many tokens
 
 
@@ -56,6 +65,12 @@ def probe_lengths(max_tokens: int, max_draft: int) -> list[int]:
     return ks
 
 
+def block_prompt(vocab: int, length: int, seed: int) -> list[int]:
+    """``length`` tokens: a random block of :data:`PERIOD` tokens, repeated."""
+    block = torch.randint(0, vocab, (PERIOD,), generator=torch.Generator().manual_seed(seed + 1)).tolist()
+    return (block * (length // PERIOD + 1))[:length]
+
+
 def probe_runs(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, repeats: int = 3, steps: int = 4,
                seed: int = 0, vocab: int | None = None, second_context: bool = True) -> tuple[list, dict]:
     """The probe's kept live runs [(prompt length, Generation), …] and what was run (``probe`` facts)."""
@@ -65,8 +80,7 @@ def probe_runs(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, 
     capacity = getattr(engine.runner, "capacity", None) or 1 << 30
     long = min(2 * context, capacity - steps * repeats * (ks[-1] + 1) - 2)
     contexts = [context] + ([long] if second_context and long > context * 1.5 else [])
-    block = torch.randint(0, vocab, (PERIOD,), generator=g).tolist()
-    kinds = {c: [(block * (c // PERIOD + 1))[:c],                          # repeated: drafts accepted, n-grams match
+    kinds = {c: [block_prompt(vocab, c, seed),                           # repeated: drafts accepted, n-grams match
                  torch.randint(0, vocab, (c,), generator=g).tolist()]     # random: drafts rejected
              for c in contexts}
     half = -(-steps * repeats // 2)                         # steps per prompt kind
@@ -85,6 +99,36 @@ def probe_runs(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, 
     finally:
         engine.eos = eos
     return runs, {"lengths": ks, "steps": steps, "repeats": repeats, "contexts": contexts}
+
+
+def probe_tree_steps(engine: SpecEngine, prompt: list[int], steps: int) -> list:
+    """Tree steps of the engine's tree path (``actors/tree_step.py``) for each shape of :data:`TREE_SHAPES`: a warm-up
+    run discarded, then ``steps`` steps kept, the first (the draft's prompt catch-up) dropped."""
+    out = []
+    for budget, depth in TREE_SHAPES:
+        policy = Sequoia(budget=budget, depth=depth, accept=TREE_ACCEPT)
+        engine.generate(prompt, policy, max_new_tokens=WARMUP_STEPS * (depth + 1) + 1, max_steps=WARMUP_STEPS)
+        g = engine.generate(prompt, policy, max_new_tokens=(steps + 1) * (depth + 1) + 1, max_steps=steps + 1)
+        out += g.steps[1:]
+    return out
+
+
+def fit_tree_draft(steps) -> dict:
+    """Tree drafting as the engine pays it: draft_time = a·levels + b·nodes by least squares (coefficients ≥ 0; a
+    level is one draft forward over that level's nodes), with the median relative residual."""
+    if len(steps) < 2:
+        return {}
+    X = np.array([[s.tree_depth, s.tree_nodes] for s in steps], dtype=float)
+    y = np.array([s.draft_time for s in steps])
+    coef = np.clip(np.linalg.lstsq(X, y, rcond=None)[0], 0.0, None)
+    if (coef == 0).any():                         # a negative coefficient dropped: refit the other alone
+        j = int(np.argmax(coef))
+        coef = np.zeros(2)
+        coef[j] = max(0.0, float(np.linalg.lstsq(X[:, [j]], y, rcond=None)[0][0]))
+    pred = X @ coef
+    resid = np.abs(pred - y) / np.where(y > 0, y, np.nan)
+    return {"per_level": float(coef[0]), "per_node": float(coef[1]), "steps": len(steps),
+            "median_abs_rel": float(np.nanmedian(resid))}
 
 
 def context_effect(model: CostModel, ks, contexts) -> float:
@@ -151,10 +195,20 @@ def calibrate(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, r
     engine.prepare()
     wall, cpu = time.perf_counter(), time.process_time()
     runs, probe = probe_runs(engine, context=context, max_tokens=max_tokens, repeats=repeats, steps=steps, seed=seed)
+    tree_steps = []
+    if engine.drafter is not None and engine.drafter.supports_trees:
+        eos, engine.eos = engine.eos, frozenset()
+        try:
+            vocab = engine.target.get_input_embeddings().weight.shape[0]
+            tree_steps = probe_tree_steps(engine, block_prompt(vocab, context, seed), steps * repeats)
+        finally:
+            engine.eos = eos
     own = (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
     dtype = next(engine.target.parameters()).dtype
-    return fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine_facts(engine.device, dtype),
-                            label=label, own_load=own, judge_trust=judge)
+    model = fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine_facts(engine.device, dtype),
+                             label=label, own_load=own, judge_trust=judge)
+    model.tree = fit_tree_draft(tree_steps)
+    return model
 
 
 @torch.no_grad()

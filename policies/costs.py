@@ -82,6 +82,7 @@ class CostModel:
     machine: dict = field(default_factory=dict)    # actors/machine.py: what it was measured on
     probe: dict = field(default_factory=dict)      # how (actors/calibrate.py): lengths, repeats, contexts
     trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/calibrate.py)
+    tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
 
     @property
     def reliable(self) -> bool:
@@ -149,6 +150,14 @@ class CostModel:
         return self.t_draft / m_t if m_t > 0 else float("inf")
 
     @property
+    def c_tree(self) -> float:
+        """GT's c for tree drafting: one draft forward (a tree level) over a plain target step; ``c`` when the tree
+        path was not measured."""
+        if not self.tree or self.t_target <= 0:
+            return self.c
+        return (self.tree["per_level"] + self.tree["per_node"]) / self.t_target
+
+    @property
     def target_over_draft(self) -> float:
         """GammaTune's ratio T_target / T_draft (the inverse of GT's c)."""
         return self.t_target / self.t_draft if self.t_draft > 0 else float("inf")
@@ -166,6 +175,7 @@ class CostModel:
                 "raw_verify": {str(k): v for k, v in self.raw_verify.items()}, "residuals": dict(self.residuals),
                 "n_steps": self.n_steps, "rule": RULE, "format": FORMAT,
                 "machine": dict(self.machine), "probe": dict(self.probe), "trust": dict(self.trust),
+                "tree": dict(self.tree), "c_tree": self.c_tree,
                 "t_draft": self.t_draft, "t_target": self.t_target,
                 "t_verify": {str(k): v for k, v in self.t_verify.items()},
                 "phi": {str(m - 1): self.phi(m - 1) for m in self.table["knots"]},
@@ -193,7 +203,8 @@ class CostModel:
                    overhead=float(d.get("overhead", 0.0)), context=int(d.get("context", 0)),
                    device=d.get("device", "cpu"), label=d.get("label", ""), raw_verify=raw,
                    residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)),
-                   machine=dict(d.get("machine", {})), probe=dict(d.get("probe", {})), trust=dict(d.get("trust", {})))
+                   machine=dict(d.get("machine", {})), probe=dict(d.get("probe", {})), trust=dict(d.get("trust", {})),
+                   tree=dict(d.get("tree", {})))
 
 
 def check_cost_dict(d, source: str = "cost model") -> None:

@@ -50,7 +50,7 @@ class _Tree(TreePolicy):
         if c == "auto":
             if ctx.costs is None:
                 raise SpecsweepError(f"policy {self.name} with c=auto needs the actor's cost calibration; pass c=<number>")
-            return min(max(float(ctx.costs.c), 1e-6), 1 - 1e-6)
+            return min(max(float(ctx.costs.c_tree), 1e-6), 1 - 1e-6)     # a level's draft forward / a target step
         return float(c)
 
     def _accept(self, ctx: GenerationContext) -> list[float]:

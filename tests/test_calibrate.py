@@ -51,6 +51,28 @@ def test_calibrate_stores_what_it_measured_on(engine):
     assert m.phi(0) == pytest.approx(1.0) and all(m.phi(k) >= 1.0 for k in (1, 2, 4))   # T made non-decreasing
     back = CostModel.from_dict(json.loads(json.dumps(m.to_dict())))
     assert back == m and back.to_dict()["format"] == FORMAT
+    # the tree path is probed too: two static shapes, steps × repeats steps each, the catch-up step dropped
+    assert m.tree["steps"] == 2 * 6 and m.tree["per_level"] >= 0 and m.tree["per_node"] >= 0
+    assert m.c_tree == pytest.approx((m.tree["per_level"] + m.tree["per_node"]) / m.t_target)
+
+
+def test_tree_drafting_is_fitted_per_level_and_read_by_gt_trees():
+    from actors.calibrate import fit_tree_draft
+    from policies.base import GenerationContext
+    from policies.trees import GTDynamic
+
+    steps = [Step(k_max=d, drafted=n, accepted=0, emitted=1, tree_depth=d, tree_nodes=n,
+                  draft_time=0.004 * d + 0.0005 * n) for d, n in [(2, 8), (4, 16), (3, 9), (4, 30)]]
+    fit = fit_tree_draft(steps)
+    assert (fit["per_level"], fit["per_node"]) == pytest.approx((0.004, 0.0005)) and fit["median_abs_rel"] < 1e-9
+    m = CostModel.measured(0.010, {1: 0.045, 2: 0.05}, context=8)
+    m.overhead = 0.005                                     # a plain target step: 50 ms; chain c = 0.2
+    m.tree = fit
+    assert m.c == pytest.approx(0.2) and m.c_tree == pytest.approx(0.0045 / 0.05)
+    policy = GTDynamic(c="auto")
+    policy.reset(GenerationContext(costs=m))
+    assert policy.c == pytest.approx(0.09)                 # the tree rule prices a level, not a chain proposal
+    assert CostModel.measured(0.01, {1: 0.05}).c_tree == pytest.approx(0.2)    # tree path unmeasured: chain c
 
 
 def test_an_ngram_drafter_is_probed_too():
