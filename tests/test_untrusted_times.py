@@ -153,3 +153,13 @@ def test_bias_corrected_speedup_carries_the_bias_interval():
     assert "bias-corrected" in corrected_text(t) and "+20.0%" in corrected_text(t)
     live_only = df[df["mode"] == "live"]                     # nothing replayed: nothing to correct
     assert bias_corrected(speed, live_only, bias).empty
+
+
+def test_judge_false_keeps_validation_from_hiding_replayed_times(tmp_path):
+    from jobs.report.costs import untrusted_reasons
+
+    df = twins(0.30, 0.05)                                   # validation alone would flag pair p
+    (tmp_path / "log").mkdir()
+    assert list(untrusted_reasons(str(tmp_path), df)) == ["p"]          # no state.json: judged
+    (tmp_path / "log" / "state.json").write_text(json.dumps({"config": {"calibrate": {"judge": False}}}))
+    assert untrusted_reasons(str(tmp_path), df) == {}

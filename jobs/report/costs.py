@@ -83,8 +83,20 @@ def untrusted_text(reasons: dict[str, list[str]]) -> str:
 
 def untrusted_reasons(output: str, df: pd.DataFrame) -> dict[str, list[str]]:
     """{pair: reasons} for the pairs whose replayed times are not to be shown: an actor's cost model was not
-    trusted when measured (``actors.json``), or the validated replays miss live times beyond the machine's noise."""
+    trusted when measured (``actors.json``), or the validated replays miss live times beyond the machine's noise
+    (not when the sweep's config says ``calibrate: {judge: false}``)."""
     out = untrusted_pairs(read_actor_infos(output))
+    if not judged(output):                     # `calibrate: {judge: false}`: trusted whatever validation says
+        return out
     for pair, why in untrusted_by_validation(df).items():
         out.setdefault(pair, []).extend(why)
     return out
+
+
+def judged(output: str) -> bool:
+    """Whether the sweep in ``output`` judges its replayed times (its config's ``calibrate.judge``, default true)."""
+    try:
+        config = json.loads((Path(output) / "log" / "state.json").read_text()).get("config") or {}
+    except (OSError, ValueError):
+        return True
+    return bool((config.get("calibrate") or {}).get("judge", True))
