@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -65,6 +66,16 @@ def probe_lengths(max_tokens: int, max_draft: int) -> list[int]:
     return ks
 
 
+@contextmanager
+def eos_ignored(engine: SpecEngine):
+    """While probing, no token ends a generation: every step drafts what the policy asks (the cost, not the text)."""
+    eos, engine.eos = engine.eos, frozenset()
+    try:
+        yield
+    finally:
+        engine.eos = eos
+
+
 def block_prompt(vocab: int, length: int, seed: int) -> list[int]:
     """``length`` tokens: a random block of :data:`PERIOD` tokens, repeated."""
     block = torch.randint(0, vocab, (PERIOD,), generator=torch.Generator().manual_seed(seed + 1)).tolist()
@@ -84,20 +95,16 @@ def probe_runs(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, 
                  torch.randint(0, vocab, (c,), generator=g).tolist()]     # random: drafts rejected
              for c in contexts}
     half = -(-steps * repeats // 2)                         # steps per prompt kind
-    eos, engine.eos = engine.eos, frozenset()               # every step drafts k: the cost, not the text
     runs = []
-    try:
+    with eos_ignored(engine):
         for c in contexts:
             for k in (ks if c == context else [ks[0], ks[-1]]):
                 policy = TargetOnly() if k == 0 else Fixed(k)
-                warm = engine.generate(kinds[c][0], policy, max_new_tokens=WARMUP_STEPS * (k + 1) + 1,
-                                       max_steps=WARMUP_STEPS)          # warms this shape up: discarded
-                del warm
+                engine.generate(kinds[c][0], policy, max_new_tokens=WARMUP_STEPS * (k + 1) + 1,
+                                max_steps=WARMUP_STEPS)                 # warms this shape up: discarded
                 for prompt in kinds[c]:
                     gen = engine.generate(prompt, policy, max_new_tokens=half * (k + 1) + 1, max_steps=half)
                     runs.append((c, gen))
-    finally:
-        engine.eos = eos
     return runs, {"lengths": ks, "steps": steps, "repeats": repeats, "contexts": contexts}
 
 
@@ -105,11 +112,12 @@ def probe_tree_steps(engine: SpecEngine, prompt: list[int], steps: int) -> list:
     """Tree steps of the engine's tree path (``actors/tree_step.py``) for each shape of :data:`TREE_SHAPES`: a warm-up
     run discarded, then ``steps`` steps kept, the first (the draft's prompt catch-up) dropped."""
     out = []
-    for budget, depth in TREE_SHAPES:
-        policy = Sequoia(budget=budget, depth=depth, accept=TREE_ACCEPT)
-        engine.generate(prompt, policy, max_new_tokens=WARMUP_STEPS * (depth + 1) + 1, max_steps=WARMUP_STEPS)
-        g = engine.generate(prompt, policy, max_new_tokens=(steps + 1) * (depth + 1) + 1, max_steps=steps + 1)
-        out += g.steps[1:]
+    with eos_ignored(engine):
+        for budget, depth in TREE_SHAPES:
+            policy = Sequoia(budget=budget, depth=depth, accept=TREE_ACCEPT)
+            engine.generate(prompt, policy, max_new_tokens=WARMUP_STEPS * (depth + 1) + 1, max_steps=WARMUP_STEPS)
+            g = engine.generate(prompt, policy, max_new_tokens=(steps + 1) * (depth + 1) + 1, max_steps=steps + 1)
+            out += g.steps[1:]
     return out
 
 
@@ -138,8 +146,7 @@ def context_effect(model: CostModel, ks, contexts) -> float:
     a, b = contexts[0], contexts[-1]
     out = 0.0
     for k in ks:
-        ta = model.draft_time(k, 0, a) + model.verify_time(k + 1, a) + model.overhead
-        tb = model.draft_time(k, 0, b) + model.verify_time(k + 1, b) + model.overhead
+        ta, tb = model.step_time(k, a), model.step_time(k, b)
         if ta > 0:
             out = max(out, abs(tb - ta) / ta)
     return out
@@ -197,12 +204,8 @@ def calibrate(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, r
     runs, probe = probe_runs(engine, context=context, max_tokens=max_tokens, repeats=repeats, steps=steps, seed=seed)
     tree_steps = []
     if engine.drafter is not None and engine.drafter.supports_trees:
-        eos, engine.eos = engine.eos, frozenset()
-        try:
-            vocab = engine.target.get_input_embeddings().weight.shape[0]
-            tree_steps = probe_tree_steps(engine, block_prompt(vocab, context, seed), steps * repeats)
-        finally:
-            engine.eos = eos
+        vocab = engine.target.get_input_embeddings().weight.shape[0]
+        tree_steps = probe_tree_steps(engine, block_prompt(vocab, context, seed), steps * repeats)
     own = (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
     dtype = next(engine.target.parameters()).dtype
     model = fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine_facts(engine.device, dtype),

@@ -135,9 +135,11 @@ class CostModel:
         """Seconds of a plain target step: one forward over one token plus the per-step overhead."""
         return self.verify(1) + self.overhead
 
-    def step_time(self, k: int) -> float:
-        """Seconds of a step that drafts k tokens (no catch-up) and verifies them: draft + T(k + 1) + o."""
-        return self.draft_time(k, 0, self.context) + self.verify(k + 1) + self.overhead
+    def step_time(self, k: int, context: int | None = None) -> float:
+        """Seconds of a step that drafts k tokens (no catch-up) and verifies them: draft + T(k + 1) + o, at
+        ``context`` (default: the model's)."""
+        c = self.context if context is None else context
+        return self.draft_time(k, 0, c) + self.verify_time(k + 1, c) + self.overhead
 
     def phi(self, k: int) -> float:
         """Φ(k) = (T(k + 1) + o) / (T(1) + o): the target side of a step verifying k drafts, in plain target steps."""

@@ -56,14 +56,17 @@ def mode_shown(sweep_mode: str) -> str:
     return "live" if sweep_mode == "both" else "replay"
 
 
-def preferred_mode(output: str) -> str:
-    """:func:`mode_shown` for the sweep whose log is in ``output`` (its config read from ``log/state.json``)."""
-
+def stored_config(output: str) -> dict:
+    """The config of the sweep whose log is in ``output`` (``log/state.json``); {} when there is none."""
     try:
-        config = json.loads((Path(output) / "log" / "state.json").read_text()).get("config") or {}
+        return json.loads((Path(output) / "log" / "state.json").read_text()).get("config") or {}
     except (OSError, ValueError):
-        config = {}
-    return mode_shown(config.get("mode", "live"))
+        return {}
+
+
+def preferred_mode(output: str) -> str:
+    """:func:`mode_shown` for the sweep whose log is in ``output``."""
+    return mode_shown(stored_config(output).get("mode", "live"))
 
 
 def twin_generations(df: pd.DataFrame) -> pd.DataFrame:

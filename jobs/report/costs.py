@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobs.report.agreement import untrusted_by_validation
+from jobs.report.agreement import stored_config, untrusted_by_validation
 from policies.costs import CostModel
 
 PHI_AT = (1, 2, 4, 8, 16)
@@ -95,8 +95,4 @@ def untrusted_reasons(output: str, df: pd.DataFrame) -> dict[str, list[str]]:
 
 def judged(output: str) -> bool:
     """Whether the sweep in ``output`` judges its replayed times (its config's ``calibrate.judge``, default true)."""
-    try:
-        config = json.loads((Path(output) / "log" / "state.json").read_text()).get("config") or {}
-    except (OSError, ValueError):
-        return True
-    return bool((config.get("calibrate") or {}).get("judge", True))
+    return bool((stored_config(output).get("calibrate") or {}).get("judge", True))
