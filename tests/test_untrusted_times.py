@@ -159,7 +159,6 @@ def test_judge_false_keeps_validation_from_hiding_replayed_times(tmp_path):
     from jobs.report.costs import untrusted_reasons
 
     df = twins(0.30, 0.05)                                   # validation alone would flag pair p
-    (tmp_path / "log").mkdir()
     assert list(untrusted_reasons(str(tmp_path), df)) == ["p"]          # no state.json: judged
-    (tmp_path / "log" / "state.json").write_text(json.dumps({"config": {"calibrate": {"judge": False}}}))
+    (tmp_path / "state.json").write_text(json.dumps({"config": {"calibrate": {"judge": False}}}))
     assert untrusted_reasons(str(tmp_path), df) == {}

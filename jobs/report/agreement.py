@@ -57,9 +57,9 @@ def mode_shown(sweep_mode: str) -> str:
 
 
 def stored_config(output: str) -> dict:
-    """The config of the sweep whose log is in ``output`` (``log/state.json``); {} when there is none."""
+    """The config of the sweep whose output folder is ``output`` (its ``state.json``); {} when there is none."""
     try:
-        return json.loads((Path(output) / "log" / "state.json").read_text()).get("config") or {}
+        return json.loads((Path(output) / "state.json").read_text()).get("config") or {}
     except (OSError, ValueError):
         return {}
 
