@@ -224,7 +224,8 @@ def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, 
     Measured with teacher forcing on the target's own greedy continuations of ``prompts``: p_r =
     (positions where the target's token is the draft's rank-r candidate) / (all positions). Each
     entry is at least ``floor`` (a rank never seen still gets a tiny chance); if the floors push
-    the sum above 1 the vector is scaled back to sum 1.
+    the sum above 1 the vector is scaled back to sum 1. ``draft``: a causal LM, or a function
+    seq -> draft logits [len(seq) − 1, V] predicting seq[1:] (an EAGLE head's ``teacher_forced_logits``).
     """
     hits = [0] * ranks
     positions = 0
@@ -232,7 +233,10 @@ def rank_acceptance(target, draft, prompts: list[list[int]], *, ranks: int = 8, 
     for prompt in prompts:
         cont = engine.generate(prompt, TargetOnly(), max_new_tokens=max_new_tokens).token_ids
         seq = list(prompt) + cont
-        logits = draft(input_ids=torch.tensor([seq[:-1]], device=draft.device)).logits[0, len(prompt) - 1:]
+        if isinstance(draft, torch.nn.Module):
+            logits = draft(input_ids=torch.tensor([seq[:-1]], device=draft.device)).logits[0, len(prompt) - 1:]
+        else:
+            logits = draft(seq)[len(prompt) - 1:]
         order = logits.float().argsort(-1, descending=True)[:, :ranks].tolist()
         for row, tok in zip(order, cont):
             positions += 1

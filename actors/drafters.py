@@ -18,7 +18,7 @@ import torch
 from actors.acceptance import warp
 from actors.kv import cached_length
 from actors.runners import EagerRunner, make_runner
-from actors.tree_step import draft_tree, keep_positions
+from actors.tree_step import draft_tree, keep_positions, model_dists
 from policies.base import DISCARD, MORE, STOP
 from policies.errors import SpecsweepError
 
@@ -41,7 +41,8 @@ class Drafter:
     ``reset(sampling, generator, stop_ids, tree)`` fixes a generation's settings: ``sampling``
     ``{"temperature", "top_p"}`` or None for greedy; ``generator`` the ``torch.Generator`` that
     sampled drafts draw from; ``stop_ids`` the EOS ids (a draft ends after one); ``tree`` whether
-    this generation drafts trees. ``propose(tokens, k_max, ask)`` drafts a chain after the
+    this generation drafts trees. A drafter with ``needs_features`` (an EAGLE head) is handed the
+    target's final hidden states of every forward the engine runs through ``see_features``. ``propose(tokens, k_max, ask)`` drafts a chain after the
     committed ``tokens`` (prompt + output so far), asking the policy ``ask(i, x_i, q(x_i), max q,
     H(q))`` after each proposal (:func:`record_proposal`). ``rollback(valid)`` forgets everything
     after the first ``valid`` committed tokens. Tree drafters (``supports_trees``) also give
@@ -51,6 +52,7 @@ class Drafter:
 
     name = "drafter"
     supports_trees = False
+    needs_features = False
     sampling: dict | None = None
     generator: torch.Generator | None = None
     stop_ids: frozenset = frozenset()
@@ -67,6 +69,9 @@ class Drafter:
 
     def rollback(self, valid: int) -> None:
         """Keep only what was computed for the first ``valid`` committed tokens."""
+
+    def see_features(self, start: int, hidden) -> None:
+        """The target's final hidden states [m, hidden] at positions start … start + m − 1 (``needs_features`` only)."""
 
     def use_engine(self, engine: str, capacity: int, inductor: bool | None) -> None:
         """Run on the target's engine kind (``actors/runners.py``); drafters without a model ignore it."""
@@ -191,8 +196,8 @@ class ModelDrafter(Drafter):
 
     def propose_tree(self, tokens, policy, max_depth):
         """The policy's tree after the committed ``tokens`` (``actors.tree_step.draft_tree``)."""
-        return draft_tree(self.model, self.runner.cache, policy, list(tokens), max_depth, self.sampling,
-                          self.generator, self.stop_ids)
+        return draft_tree(model_dists(self.model, self.runner.cache, list(tokens), self.sampling), policy, max_depth,
+                          self.sampling, self.generator, self.stop_ids)
 
     def keep_tree_path(self, committed, tree, path) -> None:
         """Keep the committed prefix and the accepted ``path`` (tree node indices) in the draft's cache."""

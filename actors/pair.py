@@ -7,7 +7,9 @@ from actors.builtin_prompts import distill_prompts
 from actors.calibrate import calibrate, rank_acceptance
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
-from actors.models import ModelSpec, check_same_tokenizer, load_model, load_tokenizer, resolve_source
+from actors.drafter_kinds import drafter_kind
+from actors.eagle_drafter import EagleDrafter
+from actors.models import ModelSpec, check_same_tokenizer, eagle_folder, load_model, load_tokenizer, resolve_source
 from actors.placement import Shape, kv_bytes, weight_bytes
 from actors.runners import ENGINES, default_engine
 from actors.templates import default_template, render
@@ -18,7 +20,8 @@ NGRAM = "ngram"
 
 @dataclass
 class PairConfig:
-    """What a pair is made of. ``draft`` is a model name, ``"ngram"`` or None (target only)."""
+    """What a pair is made of. ``draft`` is a model name, ``"ngram"``, an EAGLE head (``eagle:PATH`` or a shipped
+    head's alias) or None (target only)."""
 
     target: str = "smollm2-135m"
     draft: str | None = "smollm2-135m-draft"
@@ -42,8 +45,13 @@ class PairConfig:
                          quant_backend=self.quant_backend, num_gpus=self.num_gpus,
                          reserve_bytes=self._reserve_per_gpu())
 
+    @property
+    def drafter_kind(self) -> str:
+        """none | ngram | eagle | model (``actors/drafter_kinds.py``)."""
+        return drafter_kind(self.draft)
+
     def draft_spec(self) -> ModelSpec | None:
-        if self.draft in (None, NGRAM):
+        if self.drafter_kind != "model":
             return None
         device = "cuda:0" if self.num_gpus > 1 else self.device
         return ModelSpec(self.draft, self.dtype, device, self.draft_quantization, self.trust_remote_code,
@@ -58,7 +66,7 @@ class PairConfig:
 
         target = Shape.of(AutoConfig.from_pretrained(resolve_source(self.target)))
         draft = 0
-        if self.draft not in (None, NGRAM):
+        if self.drafter_kind == "model":
             dshape = Shape.of(AutoConfig.from_pretrained(resolve_source(self.draft)))
             draft = weight_bytes(dshape, self.dtype, self.draft_quantization) + kv_bytes(dshape, self.max_context,
                                                                                          self.dtype)
@@ -87,6 +95,8 @@ class Pair:
             self.draft_model.to(self.target.device)
         if cfg.draft == NGRAM:
             self.drafter = NgramDrafter(n_max=cfg.ngram_max)
+        elif cfg.drafter_kind == "eagle":
+            self.drafter = EagleDrafter.from_folder(eagle_folder(cfg.draft), self.target)
         elif self.draft_model is not None:
             self.drafter = ModelDrafter(self.draft_model)
         else:
@@ -115,7 +125,7 @@ class Pair:
         read (``actors/calibrate.py``); also the per-rank acceptance static trees read."""
         if self.costs is None:
             self.engine.costs = calibrate(self.engine, label=f"{self.cfg.name or self.cfg.target} {self.device}", **kw)
-        if self.rank_acceptance is None and self.draft_model is not None:
+        if self.rank_acceptance is None and self.drafter is not None and self.drafter.supports_trees:
             self.measure_rank_acceptance()
         return self.costs
 
@@ -124,7 +134,10 @@ class Pair:
         tmpl = self.cfg.template or default_template(self.cfg.target, self.tokenizer)
         ids = [render(tmpl, self.tokenizer, [{"role": "user", "content": t}])
                for t in distill_prompts(prompts, seed=12345)]
-        self.engine.rank_acceptance = rank_acceptance(self.target, self.draft_model, ids, max_new_tokens=max_new_tokens)
+        draft = self.draft_model
+        if self.cfg.drafter_kind == "eagle":
+            draft = lambda seq: self.drafter.teacher_forced_logits(self.target, seq)  # noqa: E731
+        self.engine.rank_acceptance = rank_acceptance(self.target, draft, ids, max_new_tokens=max_new_tokens)
         return self.engine.rank_acceptance
 
 

@@ -89,6 +89,7 @@ class PairActor:
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
+                "drafter": self.pair.cfg.drafter_kind,
                 "engine": self.pair.engine.engine, "peak_gpu_memory": peak_gpu_memory(),
                 "costs": self.pair.costs.to_dict() if self.pair.costs else None, "rank_acceptance": self.pair.rank_acceptance,
                 "cost_model": self.cost_model.to_dict() if self.cost_model else None,

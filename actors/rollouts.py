@@ -32,6 +32,13 @@ arithmetic the logits are identical; in floating point they may differ in the la
 bits, so q values can differ by ulps and an argmax could flip on an exact near-tie.
 The tests check replay against live step for step on tiny models; ``Trace.meta``
 records the method so a mismatch can be traced.
+
+EAGLE heads (``method="eagle"``): a head's proposals from a committed prefix depend on that
+prefix and the target's features along it only (``actors/eagle_drafter.py``: every catch-up
+re-feeds the accepted positions with the target's own features). The target's features over
+prompt + reference come from one forward; the rollout at j is the live drafter's own
+``propose`` from prompt + y_<j, asked for more until the cap or an EOS. The same
+floating-point caveat applies (live features come from verify forwards of k + 1 tokens).
 """
 from __future__ import annotations
 
@@ -47,6 +54,7 @@ import pyarrow.parquet as pq
 import torch
 
 from actors.drafters import ModelDrafter, pick_draft_token
+from policies.base import MORE
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
 
@@ -124,6 +132,8 @@ def compute_rollouts(drafter, prompt_ids: Sequence[int], reference: Sequence[int
     here; the engine resets it again at its next generation). Returns the rollouts and
     counters (draft forwards run, fresh rollouts started).
     """
+    if drafter.needs_features:
+        raise SpecsweepError("an EAGLE head's rollouts need the target's features: use record_trace")
     if not isinstance(drafter, ModelDrafter):
         raise SpecsweepError("rollouts need a draft model (the n-gram drafter is not traced yet)")
     eos = frozenset(int(t) for t in eos_ids)
@@ -173,6 +183,31 @@ def compute_rollouts(drafter, prompt_ids: Sequence[int], reference: Sequence[int
 
 
 @torch.no_grad()
+def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequence[int], *, max_new_tokens: int,
+                   max_draft: int | None, eos_ids: Iterable[int] = ()) -> tuple[list[Rollout], dict]:
+    """Rollouts of an :class:`~actors.eagle_drafter.EagleDrafter` at every reference position (module docstring)."""
+    seq = [int(t) for t in prompt_ids] + [int(t) for t in reference]
+    P, N = len(prompt_ids), len(reference)
+    drafter.reset(None, None, frozenset(int(t) for t in eos_ids))
+    if len(seq) > 2:
+        hidden = target(input_ids=torch.tensor([seq[:-2]], device=target.device),
+                        output_hidden_states=True).hidden_states[-1][0]
+        drafter.see_features(0, hidden)          # f_0 … f_{P+N−3}: every prefix the rollouts start from
+    out, forwards = [], 0
+    for j in range(N):
+        left = max_new_tokens - j - 1
+        cap = left if max_draft is None else min(max_draft, left)
+        r = Rollout()
+        if cap > 0:
+            prop = drafter.propose(seq[:P + j], cap, lambda *a: MORE)
+            forwards += prop.proposed
+            for x, q, m, h in zip(prop.tokens, prop.q_tokens, prop.q_max, prop.entropy):
+                r.add(x, q, m, h)
+        out.append(r)
+    return out, {"method": "eagle", "draft_forwards": forwards, "fresh_rollouts": N}
+
+
+@torch.no_grad()
 def record_trace(engine, prompt_ids: Sequence[int], *, max_new_tokens: int, max_draft: int | None = None,
                  pair: str = "", tokenizer_hash: str = "", target: str = "", draft: str = "",
                  key: str = "", ar=None) -> Trace:
@@ -188,8 +223,12 @@ def record_trace(engine, prompt_ids: Sequence[int], *, max_new_tokens: int, max_
     if ar is None:
         ar = engine.generate(list(prompt_ids), TargetOnly(), max_new_tokens=max_new_tokens)
     t0 = time.perf_counter()
-    rollouts, info = compute_rollouts(engine.drafter, prompt_ids, ar.token_ids, max_new_tokens=max_new_tokens,
-                                      max_draft=max_draft, eos_ids=engine.eos)
+    if engine.drafter is not None and engine.drafter.needs_features:
+        rollouts, info = eagle_rollouts(engine.drafter, engine.target, prompt_ids, ar.token_ids,
+                                        max_new_tokens=max_new_tokens, max_draft=max_draft, eos_ids=engine.eos)
+    else:
+        rollouts, info = compute_rollouts(engine.drafter, prompt_ids, ar.token_ids, max_new_tokens=max_new_tokens,
+                                          max_draft=max_draft, eos_ids=engine.eos)
     info["rollout_seconds"] = time.perf_counter() - t0
     info["version"] = TRACE_VERSION
     return Trace(prompt_ids=[int(t) for t in prompt_ids], reference=list(ar.token_ids),

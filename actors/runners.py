@@ -8,6 +8,10 @@ cache:
 * ``rollback(n)`` keeps the first ``n`` positions (the accepted prefix);
 * ``reset()`` empties the cache for a new generation.
 
+With ``keep_features`` set (an EAGLE drafter reads them), every forward also leaves the model's
+final hidden states of the new positions in ``features`` [len(ids), hidden] — from the same
+forward (``output_hidden_states``), never an extra one.
+
 Three engines (``ENGINES``):
 
 ``eager``
@@ -64,6 +68,8 @@ class EagerRunner:
         self.model = model
         self.device = model.device
         self.cache = None
+        self.keep_features = False
+        self.features = None
 
     @property
     def length(self) -> int:
@@ -80,7 +86,12 @@ class EagerRunner:
     def forward(self, ids: Sequence[int], last_only: bool = False) -> torch.Tensor:
         inp = torch.tensor([list(ids)], device=self.device)
         kw = {"logits_to_keep": 1} if last_only else {}
-        return self.model(input_ids=inp, past_key_values=self.cache, use_cache=True, **kw).logits[0]
+        if self.keep_features:
+            kw["output_hidden_states"] = True
+        out = self.model(input_ids=inp, past_key_values=self.cache, use_cache=True, **kw)
+        if self.keep_features:
+            self.features = out.hidden_states[-1][0]
+        return out.logits[0]
 
     def rollback(self, length: int) -> None:
         crop_to(self.cache, length)
@@ -149,6 +160,8 @@ class StaticRunner:
         self._arange = torch.arange(self.MAX_BUCKET, dtype=torch.long, device=self.device)
         self.cache = _positioned_static_cache(model, self.capacity + self.MAX_BUCKET, self._inp[0])
         self._cache_position = _accepts_cache_position(model)
+        self.keep_features = False
+        self.features = None
         self.length = 0
         self._fn = model.forward
         self._graphs: dict[int, tuple] = {}     # bucket -> (CUDA graph, logits it writes)
@@ -165,13 +178,16 @@ class StaticRunner:
         pin = self.device.type == "cuda"
         self._host = torch.zeros(1 + self.MAX_BUCKET, dtype=torch.long, pin_memory=pin)
 
-    def _call(self, m: int, fn=None) -> torch.Tensor:
-        # reads _inp: ids [1, m] at positions _inp[0] + [0, m) -> logits [1, m, vocab]
+    def _call(self, m: int, fn=None):
+        # reads _inp: ids [1, m] at positions _inp[0] + [0, m) -> (logits [1, m, vocab], features [1, m, h] or None)
         fn = fn or self._fn
         ids = self._inp[1:1 + m].unsqueeze(0)
         pos = (self._arange[:m] + self._inp[0]).unsqueeze(0)
         kw = {"cache_position": pos[0]} if self._cache_position else {}
-        return fn(input_ids=ids, past_key_values=self.cache, position_ids=pos, use_cache=True, **kw).logits
+        if self.keep_features:
+            kw["output_hidden_states"] = True
+        out = fn(input_ids=ids, past_key_values=self.cache, position_ids=pos, use_cache=True, **kw)
+        return out.logits, (out.hidden_states[-1] if self.keep_features else None)
 
     @torch.no_grad()
     def prepare(self, max_input: int) -> None:
@@ -197,8 +213,8 @@ class StaticRunner:
                 torch.cuda.current_stream(self.device).wait_stream(stream)
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph):
-                    logits = self._call(b)
-                self._graphs[b] = (graph, logits)
+                    outputs = self._call(b)
+                self._graphs[b] = (graph, outputs)
             self._buckets.append(b)
         self._buckets.sort()
         self.length = 0
@@ -216,8 +232,11 @@ class StaticRunner:
         bucket = next((b for b in self._buckets if b >= m), None)
         n = bucket or m
         if n > self.MAX_BUCKET:       # a long prefill: the cache itself is the only state, feed it in chunks
+            feats = []
             for i in range(0, m, self.MAX_BUCKET):
                 logits = self.forward(ids[i:i + self.MAX_BUCKET], last_only=True)
+                feats.append(self.features)
+            self.features = torch.cat(feats) if self.keep_features else None
             self.length = start + m
             return logits if last_only else None
         host = self._host
@@ -226,14 +245,15 @@ class StaticRunner:
         host[1 + m:1 + n] = ids[-1]            # bucket padding: written beyond the prefix, masked, overwritten later
         self._inp[:1 + n].copy_(host[:1 + n], non_blocking=True)
         if bucket is not None and self._use_graphs:
-            graph, out = self._graphs[bucket]
+            graph, (logits, feats) = self._graphs[bucket]
             graph.replay()
-            logits = out[0, :m]
         elif bucket is not None:
-            logits = self._call(bucket)[0, :m]
+            logits, feats = self._call(bucket)
         else:
             # prefill and long catch-ups run eagerly on the same cache (compiling them would add one graph per length)
-            logits = self._call(m, fn=self.model.forward)[0]
+            logits, feats = self._call(m, fn=self.model.forward)
+        logits = logits[0, :m]
+        self.features = feats[0, :m] if feats is not None else None
         self.length = start + m
         return logits[-1:] if last_only else logits
 

@@ -133,10 +133,17 @@ def _candidates(q: torch.Tensor, k: int, sampling, generator) -> list[int]:
     return keys.topk(k).indices.tolist()
 
 
+def model_dists(model, cache, tokens: list[int], sampling):
+    """``dists(tree, nodes)`` for :func:`draft_tree` from an independent draft ``model`` over its KV ``cache``, which
+    holds a prefix of the committed ``tokens``; the nodes' KV entries are appended to it."""
+    return lambda tree, nodes: _draft_dists(model, cache, tree, nodes, tokens, sampling)
+
+
 @torch.no_grad()
-def draft_tree(model, cache, policy, tokens: list[int], max_depth: int, sampling, generator, stop_ids) -> Tree:
-    """Grow ``policy``'s tree (at most ``max_depth`` levels) with the draft ``model`` over its KV ``cache``,
-    which holds a prefix of the committed ``tokens``; the nodes' KV entries are appended to it."""
+def draft_tree(dists, policy, max_depth: int, sampling, generator, stop_ids) -> Tree:
+    """Grow ``policy``'s tree (at most ``max_depth`` levels). ``dists(tree, nodes)`` gives the draft distribution
+    after each of ``nodes`` (-1 = the last committed token), feeding those nodes to the drafter in one forward
+    and recording each node's cache slot in ``tree.draft_slot``."""
     tree = Tree()
     if max_depth < 1:
         return tree
@@ -152,9 +159,9 @@ def draft_tree(model, cache, policy, tokens: list[int], max_depth: int, sampling
             if not wanted:
                 break
             nodes = [-1] if wanted == [-1] else [index[s] for s in wanted]
-            dists = _draft_dists(model, cache, tree, nodes, tokens, sampling)
+            qs = dists(tree, nodes)
             nxt = []
-            for s, q in zip(wanted, dists):
+            for s, q in zip(wanted, qs):
                 t_parent = -1 if s == -1 else index[s]
                 tree.q_rows[t_parent] = q
                 kids = [i for i, n in enumerate(shape) if n.parent == s]
@@ -169,9 +176,9 @@ def draft_tree(model, cache, policy, tokens: list[int], max_depth: int, sampling
     frontier = [-1]
     level = 0
     while frontier and level < max_depth:
-        dists = _draft_dists(model, cache, tree, frontier, tokens, sampling)
+        qs = dists(tree, frontier)
         new = []
-        for parent, q in zip(frontier, dists):
+        for parent, q in zip(frontier, qs):
             tree.q_rows[parent] = q
             base = 1.0 if parent < 0 else tree.cum[parent]
             for tok in _candidates(q, policy.topk, sampling, generator):
@@ -216,8 +223,9 @@ def _keep_best(tree: Tree, n: int) -> Tree:
 
 
 @torch.no_grad()
-def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generator) -> tuple[list[int], int]:
-    """(accepted node indices along the path, next token) for one tree."""
+def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generator, features: bool = False):
+    """(accepted node indices along the path, next token, the target's final hidden states [1 + nodes, h] when
+    ``features`` else None) for one tree."""
     L = len(tokens) - 1
     parents = [-1] + [p + 1 for p in tree.parents]           # index 0 = root (last committed token)
     dtype = next(target.parameters()).dtype
@@ -225,9 +233,12 @@ def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generato
     mask = tree_mask(L, parents, None, dtype, target.device)
     pos = torch.tensor([[L] + [L + d for d in tree.depths]], device=target.device)
     ids = torch.tensor([[tokens[-1], *tree.tokens]], device=target.device)
-    logits = target(input_ids=ids, past_key_values=cache, use_cache=True, attention_mask=mask, position_ids=pos,
-                    cache_position=torch.arange(L, L + 1 + len(tree), device=target.device)).logits[0]
+    out = target(input_ids=ids, past_key_values=cache, use_cache=True, attention_mask=mask, position_ids=pos,
+                 cache_position=torch.arange(L, L + 1 + len(tree), device=target.device),
+                 **({"output_hidden_states": True} if features else {}))
+    logits = out.logits[0]
+    hidden = out.hidden_states[-1][0] if features else None
     if sampling is None:
-        return accept_tree_greedy(logits.argmax(-1).tolist(), tree.tokens, tree.children)
+        return (*accept_tree_greedy(logits.argmax(-1).tolist(), tree.tokens, tree.children), hidden)
     probs = warp(logits, sampling["temperature"], sampling["top_p"])
-    return accept_tree_sampling(probs, tree.tokens, tree.children, tree.q_rows, generator)
+    return (*accept_tree_sampling(probs, tree.tokens, tree.children, tree.q_rows, generator), hidden)

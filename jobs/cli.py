@@ -44,7 +44,8 @@ def default_draft() -> str:
 
 def _add_generation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default=None, help=f"target model: hub id, local folder or alias (default {DEFAULT_TARGET})")
-    p.add_argument("--draft", default=None, help="draft model, or 'ngram' for prompt lookup (default: the embedded draft)")
+    p.add_argument("--draft", default=None, help="draft model, 'ngram' for prompt lookup, eagle:PATH or smollm2-135m-eagle for an EAGLE "
+                        "head (default: the embedded draft)")
     p.add_argument("--policy", default="fixed", help="speculation policy, e.g. fixed, gammatune:eta=0.5 (see `specsweep policies`)")
     p.add_argument("--gamma", type=int, default=4, help="initial speculation length γ (default 4)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
@@ -235,13 +236,25 @@ def cmd_policies(a) -> int:
     return 0
 
 
+def _given(value, default):
+    """``value`` unless the flag was left out (None); 0 stays 0 and is refused by validation."""
+    return default if value is None else value
+
+
 def cmd_distill(a) -> int:
+    common = dict(target=a.target, out=a.out, vocab=a.vocab, prompts=a.prompts, extra_text=tuple(a.extra_text or ()),
+                  max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, save_every=a.save_every, seed=a.seed,
+                  device=a.device, gen_batch=a.gen_batch)
+    if a.kind == "eagle":
+        from jobs.distill_eagle import EagleDistillConfig, run_distill_eagle  # heavy: torch
+
+        cfg = EagleDistillConfig(**common, steps=_given(a.steps, 1500), lr=_given(a.lr, 3e-4), unroll=a.unroll)
+        out = run_distill_eagle(cfg)
+        print(f"eagle head written to {out} (use it as --draft eagle:{out})")
+        return 0
     from jobs.distill import DistillConfig, run_distill  # heavy: torch
 
-    cfg = DistillConfig(target=a.target, out=a.out, layers=a.layers, vocab=a.vocab, prompts=a.prompts,
-                        extra_text=tuple(a.extra_text or ()), max_new_tokens=a.max_new_tokens, steps=a.steps,
-                        batch_size=a.batch_size, lr=a.lr, save_every=a.save_every, seed=a.seed, device=a.device,
-                        gen_batch=a.gen_batch)
+    cfg = DistillConfig(**common, layers=a.layers, steps=_given(a.steps, 2000), lr=_given(a.lr, 5e-4))
     out = run_distill(cfg)
     print(f"draft written to {out}")
     return 0
@@ -312,7 +325,10 @@ def parser() -> argparse.ArgumentParser:
                                                    "calibrate --out`: predict times with it (what-if)")
     rp.add_argument("--format", default="md", choices=["md", "csv"])
     rp.set_defaults(fn=cmd_replay)
-    d = sub.add_parser("distill", help="train a small draft for a target by knowledge distillation")
+    d = sub.add_parser("distill", help="train a small draft (--kind draft) or an EAGLE head (--kind eagle) for a target")
+    d.add_argument("--kind", choices=["draft", "eagle"], default="draft",
+                   help="draft: a small independent LM; eagle: a feature head on the target's hidden states")
+    d.add_argument("--unroll", type=int, default=2, help="eagle: train on the head's own predictions this deep")
     d.add_argument("--target", default=DEFAULT_TARGET)
     d.add_argument("--out", default="runs/distill")
     d.add_argument("--layers", type=int, default=4)
@@ -321,9 +337,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--extra-text", action="append", help="local text file; paragraphs become extra prompts")
     d.add_argument("--max-new-tokens", type=int, default=128)
     d.add_argument("--gen-batch", type=int, default=32)
-    d.add_argument("--steps", type=int, default=2000)
+    d.add_argument("--steps", type=int, default=None, help="training steps (default 2000; eagle 1500)")
     d.add_argument("--batch-size", type=int, default=8)
-    d.add_argument("--lr", type=float, default=5e-4)
+    d.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-4; eagle 3e-4)")
     d.add_argument("--save-every", type=int, default=100)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--device", default="auto")

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from actors.drafter_kinds import drafter_kind
 from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runners import ENGINES
 from actors.templates import TEMPLATES
@@ -82,7 +83,12 @@ class PairEntry(BaseModel):
 
     @property
     def label(self) -> str:
-        return self.name or f"{self.target.split('/')[-1]}+{(self.draft or 'none').split('/')[-1]}"
+        return self.name or f"{self.target.split('/')[-1]}+{(self.draft or 'none').rstrip('/').split('/')[-1]}"
+
+    @property
+    def drafter_kind(self) -> str:
+        """none | ngram | eagle | model (``actors/drafter_kinds.py``)."""
+        return drafter_kind(self.draft)
 
 
 ENGINE_DEFAULTS = {"engine": None, "inductor": None, "quant_backend": "torchao", "max_context": 2048}

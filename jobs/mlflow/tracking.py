@@ -210,6 +210,7 @@ class SweepTracker:
                 log_dataset(c, [run["id"]], self.dataset, self.dataset_label())
             return
         tags = policy_tags(self.common, self.parent, pair, run["policy"], spec, mode)
+        tags["drafter"] = {p.label: p.drafter_kind for p in self.cfg.pairs}.get(pair, "")   # model | eagle | ngram | none
         run["id"] = c.create_run(self.exp_id, run_name=run_name(pair, spec, mode), tags=safe(tags)).info.run_id
         params = policy_params(pair, run["policy"], spec, mode, self.cfg.gammas, run["params"])
         c.log_batch(run["id"], params=[Param(k, v) for k, v in params.items()],

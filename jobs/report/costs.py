@@ -38,7 +38,8 @@ def cost_table(infos: dict) -> pd.DataFrame:
                 continue
             m = CostModel.from_dict(info["costs"])
             knots = m.table["knots"]
-            row = {"pair": pair, "actor": info.get("actor", ""), "device": m.machine.get("device_name", m.device),
+            row = {"pair": pair, "actor": info.get("actor", ""), "drafter": info.get("drafter", ""),
+                   "device": m.machine.get("device_name", m.device),
                    "c": m.c, "T(1)+o ms": m.t_target * 1e3, "draft/token ms": m.t_draft * 1e3,
                    "overhead ms": m.overhead * 1e3}
             row.update({f"Φ({k})": m.phi(k) for k in PHI_AT if k + 1 <= max(knots)})

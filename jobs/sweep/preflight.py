@@ -60,7 +60,14 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
                 raise SpecsweepError(f"config {path}.num_gpus: {p.num_gpus:g} GPUs reserved for a pair on device cpu; "
                                      "set num_gpus: 0 or device: cuda")
         ttok = _tokenizer(f"{path}.target", p.target, p.trust_remote_code)
-        if p.draft not in (None, "ngram"):
+        if p.drafter_kind == "eagle":
+            from actors.models import eagle_folder  # heavy: torch
+
+            try:
+                eagle_folder(p.draft)
+            except SpecsweepError as e:
+                raise SpecsweepError(f"config {path}.draft: {e}") from None
+        elif p.drafter_kind == "model":
             dtok = _tokenizer(f"{path}.draft", p.draft, p.trust_remote_code)
             if ttok is not None and dtok is not None:
                 try:
