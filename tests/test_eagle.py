@@ -277,3 +277,13 @@ def test_training_raises_acceptance_resumes_and_writes_a_loadable_head(tmp_path)
 
     untrained = save_head(init_head(target, seed=0), tmp_path / "untrained")
     assert mal(folder) > mal(untrained) + 0.3
+
+
+def test_distill_eagle_refuses_bad_settings_in_one_line(tmp_path, capsys):
+    from jobs.cli import main
+
+    for flags, msg in ((["--unroll", "0"], "--unroll must be >= 1"), (["--steps", "0"], "--steps must be >= 1")):
+        code = main(["distill", "--kind", "eagle", "--out", str(tmp_path / "o"), *flags])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and msg in err[0], (flags, err)
+    assert not (tmp_path / "o").exists()
