@@ -30,6 +30,7 @@ import torch
 from actors.conversation import run_question
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
+from actors.quiet import VERBOSE_ENV, quiet_third_party
 from actors import oracle_bound
 from actors.replay_task import FIT_GAMMAS, fit_runs, replay_turns, traced_ar
 from actors.rollouts import traces_to_table
@@ -53,6 +54,7 @@ class PairActor:
     def __init__(self, pair: dict, label: str, *, calibrate: dict | None = None, warmup_question: dict | None = None,
                  warmup: int = 3, generation: dict | None = None, threads: int | None = None,
                  replay: dict | None = None):
+        quiet_third_party(os.environ.get(VERBOSE_ENV) == "1")
         if threads:
             torch.set_num_threads(int(threads))
         self.label = label

@@ -40,6 +40,7 @@ from typing import Sequence
 import torch
 import torch._dynamo as dynamo
 
+from actors.hf_api import cache_arg
 from actors.kv import cached_length, crop_to, new_cache
 
 ENGINES = ("eager", "static", "compiled")
@@ -88,7 +89,7 @@ class EagerRunner:
         kw = {"logits_to_keep": 1} if last_only else {}
         if self.keep_features:
             kw["output_hidden_states"] = True
-        out = self.model(input_ids=inp, past_key_values=self.cache, use_cache=True, **kw)
+        out = self.model(input_ids=inp, **cache_arg(self.cache), use_cache=True, **kw)
         if self.keep_features:
             self.features = out.hidden_states[-1][0]
         return out.logits[0]
@@ -186,7 +187,7 @@ class StaticRunner:
         kw = {"cache_position": pos[0]} if self._cache_position else {}
         if self.keep_features:
             kw["output_hidden_states"] = True
-        out = fn(input_ids=ids, past_key_values=self.cache, position_ids=pos, use_cache=True, **kw)
+        out = fn(input_ids=ids, **cache_arg(self.cache), position_ids=pos, use_cache=True, **kw)
         return out.logits, (out.hidden_states[-1] if self.keep_features else None)
 
     @torch.no_grad()

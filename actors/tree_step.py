@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from actors.acceptance import accept_tree_greedy, accept_tree_sampling, warp
+from actors.hf_api import cache_arg
 from actors.kv import cached_length
 
 
@@ -99,7 +100,7 @@ def _draft_dists(model, cache, tree: Tree, nodes: list[int], tokens: list[int], 
     device = model.device
     if nodes == [-1]:
         feed = list(tokens[cached_length(cache):])
-        logits = model(input_ids=torch.tensor([feed], device=device), past_key_values=cache, use_cache=True,
+        logits = model(input_ids=torch.tensor([feed], device=device), **cache_arg(cache), use_cache=True,
                        logits_to_keep=1).logits[0, -1:]
     else:
         prefix = len(tokens)  # committed tokens are all in the draft cache now
@@ -111,7 +112,7 @@ def _draft_dists(model, cache, tree: Tree, nodes: list[int], tokens: list[int], 
         pos = torch.tensor([[prefix - 1 + tree.depths[n] for n in nodes]], device=device)
         start = cached_length(cache)
         logits = model(input_ids=torch.tensor([[tree.tokens[n] for n in nodes]], device=device),
-                       past_key_values=cache, use_cache=True, attention_mask=mask, position_ids=pos,
+                       **cache_arg(cache), use_cache=True, attention_mask=mask, position_ids=pos,
                        cache_position=torch.arange(start, start + len(nodes), device=device)).logits[0]
         for i, n in enumerate(nodes):
             tree.draft_slot[n] = start + i
@@ -233,7 +234,7 @@ def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generato
     mask = tree_mask(L, parents, None, dtype, target.device)
     pos = torch.tensor([[L] + [L + d for d in tree.depths]], device=target.device)
     ids = torch.tensor([[tokens[-1], *tree.tokens]], device=target.device)
-    out = target(input_ids=ids, past_key_values=cache, use_cache=True, attention_mask=mask, position_ids=pos,
+    out = target(input_ids=ids, **cache_arg(cache), use_cache=True, attention_mask=mask, position_ids=pos,
                  cache_position=torch.arange(L, L + 1 + len(tree), device=target.device),
                  **({"output_hidden_states": True} if features else {}))
     logits = out.logits[0]

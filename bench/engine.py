@@ -18,6 +18,7 @@ import time
 from types import SimpleNamespace
 
 import torch
+from transformers import GenerationConfig
 
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
@@ -71,15 +72,19 @@ def time_hf(target, prompts, max_new, assistant=None, gamma=None, eos=None) -> d
     runs = []
     for p in prompts:
         ids = torch.tensor([p], device=target.device)
-        kw = dict(max_new_tokens=max_new, do_sample=False, eos_token_id=eos, pad_token_id=eos)
+        # one GenerationConfig and no generation kwargs beside it (transformers deprecates mixing the two)
+        settings = dict(max_new_tokens=max_new, do_sample=False, eos_token_id=eos, pad_token_id=eos)
+        kw = {}
         if assistant is not None:
-            kw.update(assistant_model=assistant)
+            kw["assistant_model"] = assistant
+            settings.update(num_assistant_tokens=gamma, num_assistant_tokens_schedule="constant",
+                            assistant_confidence_threshold=0.0)
             assistant.generation_config.num_assistant_tokens = gamma
             assistant.generation_config.num_assistant_tokens_schedule = "constant"
             assistant.generation_config.assistant_confidence_threshold = 0.0
         _sync(target.device)
         t = time.perf_counter()
-        out = target.generate(ids, **kw)
+        out = target.generate(ids, generation_config=GenerationConfig(**settings), **kw)
         _sync(target.device)
         runs.append(SimpleNamespace(new_tokens=out.shape[1] - len(p), wall_time=time.perf_counter() - t,
                                     accept_lengths=[], accepted=[], drafted=[], k_max=[]))

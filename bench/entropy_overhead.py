@@ -27,6 +27,7 @@ import time
 import torch
 
 from actors.drafters import token_stats
+from actors.hf_api import cache_arg
 from actors.kv import crop_to, new_cache
 from actors.models import ModelSpec, load_model, resolve_source, wrap_reduced_vocab
 
@@ -75,11 +76,11 @@ def main():
     g = torch.Generator().manual_seed(0)
     ctx = torch.randint(3, vocab, (1, a.context), generator=g).to(device)
     cache = new_cache(model)
-    model(input_ids=ctx, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    model(input_ids=ctx, **cache_arg(cache), use_cache=True, logits_to_keep=1)
     one = ctx[:, -1:]
 
     def step(with_entropy: bool):
-        logits = model(input_ids=one, past_key_values=cache, use_cache=True, logits_to_keep=1).logits[0, -1]
+        logits = model(input_ids=one, **cache_arg(cache), use_cache=True, logits_to_keep=1).logits[0, -1]
         probs = torch.softmax(logits.float(), -1)
         token = int(probs.argmax())
         out = token_stats(probs, token) if with_entropy else stats_without_entropy(probs, token)
@@ -102,7 +103,7 @@ def main():
         for flag in order:
             (with_t if flag else without_t).append(timed(lambda: step(flag)))
 
-    logits = model(input_ids=one, past_key_values=cache, use_cache=True, logits_to_keep=1).logits[0, -1]
+    logits = model(input_ids=one, **cache_arg(cache), use_cache=True, logits_to_keep=1).logits[0, -1]
     crop_to(cache, a.context)
     probs = torch.softmax(logits.float(), -1)
     token = int(probs.argmax())

@@ -21,6 +21,7 @@ import random
 import statistics
 import time
 
+from actors.hf_api import cache_arg
 from actors.kv import crop_to, new_cache
 from policies import GenerationContext, SequencePolicy, Step, build
 from policies.costs import CostModel
@@ -73,11 +74,11 @@ def draft_forward_us() -> float:
     m = LlamaForCausalLM(cfg).eval()
     cache = new_cache(m)
     with torch.no_grad():
-        m(input_ids=torch.zeros(1, 128, dtype=torch.long), past_key_values=cache)
+        m(input_ids=torch.zeros(1, 128, dtype=torch.long), **cache_arg(cache))
         ts = []
         for _ in range(20):
             t = time.perf_counter()
-            m(input_ids=torch.zeros(1, 1, dtype=torch.long), past_key_values=cache, logits_to_keep=1)
+            m(input_ids=torch.zeros(1, 1, dtype=torch.long), **cache_arg(cache), logits_to_keep=1)
             crop_to(cache, 128)
             ts.append(time.perf_counter() - t)
     return statistics.median(ts) * 1e6

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from actors.quiet import quiet_third_party
 from actors.templates import default_template, render
 from jobs.dataset import load_questions
 from jobs.replay_cli import main as replay_main
@@ -137,7 +138,7 @@ def cmd_generate(a) -> int:
     else:
         print(text)
         print("\n--- " + " · ".join(f"{k}={v}" for k, v in stats.items())
-              + f" · policy={policy!r} γ0={a.gamma} draft={draft}", file=sys.stderr)
+              + f" · policy={policy!r} γ0={a.gamma} draft={draft}")
     return 0
 
 
@@ -264,7 +265,8 @@ def cmd_sweep(a) -> int:
     from jobs.sweep.driver import main as sweep_main  # heavy: torch
 
     argv = [a.config] + (["--address", a.address] if a.address else []) \
-        + (["--dry-run"] if a.dry_run else []) + (["--fresh"] if a.fresh else [])
+        + (["--dry-run"] if a.dry_run else []) + (["--fresh"] if a.fresh else []) \
+        + (["--verbose"] if a.verbose else []) + (["--json"] if a.json else [])
     return sweep_main(argv)
 
 
@@ -305,6 +307,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--address", default=None)
     s.add_argument("--dry-run", action="store_true")
     s.add_argument("--fresh", action="store_true")
+    s.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
     s.set_defaults(fn=cmd_sweep)
     r = sub.add_parser("report", help="print the paper-style tables of a sweep")
     r.add_argument("--experiment", default=None)
@@ -346,12 +349,16 @@ def parser() -> argparse.ArgumentParser:
     d.set_defaults(fn=cmd_distill)
     pl = sub.add_parser("policies", help="list policies and their parameters")
     pl.set_defaults(fn=cmd_policies)
+    for command in sub.choices.values():
+        command.add_argument("--verbose", action="store_true",
+                             help="also show third-party warnings, log lines and progress bars (and, for sweep, the per-γ tables)")
     return p
 
 
 def main(argv=None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     a = parser().parse_args(argv)
+    quiet_third_party(a.verbose)
     try:
         return a.fn(a)
     except SpecsweepError as e:

@@ -23,7 +23,6 @@ import math
 import re
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
-from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -33,24 +32,13 @@ from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runners import ENGINES
 from actors.templates import TEMPLATES
 from jobs.dataset import CATEGORIES
+from jobs.redact import redact
 from policies.errors import SpecsweepError
 from policies.registry import MAX_GAMMA, REGISTRY, check_gamma, check_generation, parse, resolve
 
 PAPER_GAMMAS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24]
 DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
 TRACKING_SCHEMES = ("sqlite", "http", "https", "file", "postgresql", "mysql", "mssql", "databricks")
-
-
-def redact_uri(uri: str) -> str:
-    """Mask the user-info part of a URI (``http://user:token@host`` → ``http://***@host``)."""
-    try:
-        parts = urlsplit(uri)
-    except ValueError:
-        return "***"
-    if "@" not in parts.netloc:
-        return uri
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, "***@" + host, parts.path, parts.query, parts.fragment))
 
 
 # ---------------------------------------------------------------------------------------------- schema
@@ -175,7 +163,7 @@ class SweepConfig(BaseModel):
     def public_dict(self) -> dict:
         """The config as a dict safe to store or print: credentials in the tracking URI are masked."""
         d = self.plain()
-        d["tracking_uri"] = redact_uri(self.tracking_uri)
+        d["tracking_uri"] = redact(self.tracking_uri)
         return d
 
 
@@ -310,7 +298,7 @@ def parse_policies_and_gammas(entries, gammas) -> tuple[list[tuple[str, dict]], 
 def _check_tracking_uri(uri: str) -> None:
     scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
     if scheme.split("+")[0] not in TRACKING_SCHEMES:
-        _err("tracking_uri", f"{redact_uri(uri)!r} is not a tracking store URI; use sqlite:///PATH.db, "
+        _err("tracking_uri", f"{redact(uri)!r} is not a tracking store URI; use sqlite:///PATH.db, "
                              "http(s)://HOST:PORT, postgresql://..., mysql://... or databricks")
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobs.config import load_config, parse_config, redact_uri
+from jobs.config import load_config, parse_config
+from jobs.redact import redact
 from policies.errors import SpecsweepError
 from actors.tiny_pair import save_tiny_pair
 
@@ -163,9 +164,25 @@ def test_model_spec_refuses_a_string_for_trust_remote_code():
         ModelSpec("t", trust_remote_code="false")
 
 
+@pytest.mark.parametrize("uri,secret", [
+    ("http://user:s3cret@host:5000/path", "s3cret"),
+    ("http://user:pa/ss@host:5000", "pa/ss"),                     # '/' in a raw password
+    ("https://user:a+b@c@mlflow.example.org/x", "a+b@c"),         # '+' and '@'
+    ("https://user:p%2Fq%40r@mlflow.example.org", "p%2Fq%40r"),   # percent-encoded
+    ("https://mlflow.example.org/api?access_token=Tok123&x=1", "Tok123"),
+    ("https://h/api?a=1&token=Tok123", "Tok123"),
+    ("https://h/blob?sv=1&sig=Sig%2B99", "Sig%2B99"),
+    ("https://h/p?API_KEY=K9#frag", "K9"),
+])
+def test_every_secret_in_a_uri_is_redacted(uri, secret):
+    text = redact(f"cannot open {uri} (refused)")
+    assert secret not in text and "***" in text and text.endswith("(refused)")
+
+
 def test_credentials_are_redacted():
-    assert redact_uri("http://user:s3cret@host:5000/path") == "http://***@host:5000/path"
-    assert redact_uri("sqlite:///mlflow.db") == "sqlite:///mlflow.db"
+    assert redact("http://user:s3cret@host:5000/path") == "http://***@host:5000/path"
+    assert redact("https://h/x?token=t&a=1") == "https://h/x?token=***&a=1"
+    assert redact("sqlite:///mlflow.db") == "sqlite:///mlflow.db"
     c = parse_config(cfg(tracking_uri="https://u:Zq9secret@mlflow.example.org"))
     assert "Zq9secret" not in json.dumps(c.public_dict())
     with pytest.raises(SpecsweepError) as e:

@@ -16,7 +16,8 @@ pytest.importorskip("mlflow")
 
 from jobs.config import parse_config  # noqa: E402
 from jobs.mlflow.read import read_experiment  # noqa: E402
-from jobs.mlflow.runs import KIND, KIND_TAG, SWEEP_KEY, mask_credentials  # noqa: E402
+from jobs.mlflow.runs import KIND, KIND_TAG, SWEEP_KEY  # noqa: E402
+from jobs.redact import redact  # noqa: E402
 from jobs.mlflow.tracking import SweepTracker  # noqa: E402
 
 from tests.mlflow_rows import (GAMMAS, QUESTIONS, client, history, make_cfg, policy_runs_by, replayed,  # noqa: E402
@@ -33,10 +34,10 @@ def _artifacts_in_tmp(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------------------------------- unit
 
-def test_mask_credentials_in_any_text():
-    assert mask_credentials(f"see http://alice:{SECRET}@h:5000/x and https://tok@h2") == \
+def test_redact_in_any_text():
+    assert redact(f"see http://alice:{SECRET}@h:5000/x and https://tok@h2") == \
         "see http://***@h:5000/x and https://***@h2"
-    assert mask_credentials("sqlite:///mlflow.db") == "sqlite:///mlflow.db"
+    assert redact("sqlite:///mlflow.db") == "sqlite:///mlflow.db"
 
 
 def test_streaming_layout_statuses_and_once_only_points(tmp_path, capsys):

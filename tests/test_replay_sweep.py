@@ -1,4 +1,6 @@
 """Sweeps in ``mode: replay`` / ``both`` on the in-process backend (no Ray) with a tiny pair."""
+import contextlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +55,14 @@ def test_partition_replays_sequence_policies_and_validates_each(tmp_path, pair_p
 def swept(tmp_path_factory, pair_paths):
     tmp = tmp_path_factory.mktemp("sweep")
     cfg = parse_config(raw(tmp, *pair_paths))
-    return cfg, run_sweep(cfg, backend="inprocess", log_mlflow=False)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        res = run_sweep(cfg, backend="inprocess", log_mlflow=False)
+    return cfg, res, err.getvalue()
 
 
 def test_replay_sweep_end_to_end_in_process(swept):
-    cfg, res = swept
+    cfg, res, _ = swept
     assert res["failed_rows"] == 0, res
     df = ParquetLog(cfg.output).read()
     out = Path(cfg.output)
@@ -92,6 +97,31 @@ def test_replay_sweep_end_to_end_in_process(swept):
     assert again["rows"] == res["rows"]
 
 
+def test_the_sweep_ends_with_a_short_headline_and_writes_report_md(swept):
+    cfg, res, err = swept
+    out = Path(cfg.output)
+    tail = err[err.index("pair tiny — speedup vs ar"):].strip().splitlines()
+    assert len(tail) <= 25, tail
+    rows = tail[2:2 + 4]                                           # header, then one row per policy (not per γ)
+    assert sorted(r.split()[0].split(":")[0] for r in rows) == ["fixed", "gammatune", "sequoia", "svip"]
+    assert tail[1].split()[:3] == ["policy", "best", "γ0"]
+    assert any(line.startswith("oracle bound") for line in tail)
+    assert f"full report: {out / 'report.md'}" in tail[-1]
+    assert "throughput" not in err and "steps_identical" not in err     # per-γ and replay tables: report/--verbose only
+    report = (out / "report.md").read_text()
+    assert "## Table 2" in report and "replay vs live (validated configs)" in report
+    assert "| 0 |" not in report                                   # no pandas row-number column
+
+
+def test_gamma_free_policies_take_one_row():
+    from jobs.report.tables import one_row_if_gamma_free
+
+    t = pd.DataFrame({"pair": ["p"] * 4, "policy_spec": ["sequoia", "sequoia", "fixed", "fixed"], "gamma": [1, 3, 1, 3],
+                      "overall": [1.2, 1.2, 1.1, 0.9]})
+    out = one_row_if_gamma_free(t, ["overall"])
+    assert list(out["policy_spec"]) == ["sequoia", "fixed", "fixed"] and list(out["gamma"]) == ["all", 1, 3]
+
+
 def test_primary_rows_prefers_one_mode_per_config():
     df = pd.DataFrame({"config_key": ["a", "a", "b", "c"], "mode": ["live", "replay", "live", None],
                        "status": ["ok"] * 4})
@@ -108,7 +138,7 @@ def _cli(*argv) -> int:
 def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tmp_path, capsys):
     import shutil
 
-    cfg, _ = swept
+    cfg, _, _ = swept
     for folder in pair_paths:                     # no model left to load: replay must not need one
         shutil.rmtree(folder)
     pol = tmp_path / "new.yaml"
@@ -153,7 +183,7 @@ def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tm
     ("policies: [fixed]\n", "{}", "holds no actor information"),
 ])
 def test_replay_cli_bad_input_is_one_line(swept, tmp_path, capsys, content, costs, needle):
-    cfg, _ = swept
+    cfg, _, _ = swept
     pol = tmp_path / "p.yaml"
     pol.write_text(content)
     args = ["replay", cfg.output, "--policies", str(pol)]

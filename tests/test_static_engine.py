@@ -6,6 +6,7 @@ import torch
 
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
+from actors.hf_api import CACHE_ARG, cache_arg
 from actors.runners import EagerRunner, StaticRunner, buckets_up_to, make_runner
 from policies.fixed import Fixed, TargetOnly
 from policies.registry import build
@@ -111,10 +112,11 @@ def test_model_without_static_cache_falls_back_to_eager(capsys):
         def device(self):
             return self.inner.device
 
-        def forward(self, input_ids, past_key_values=None, use_cache=True, logits_to_keep=0, **kw):
+        def forward(self, input_ids, use_cache=True, logits_to_keep=0, **kw):
+            cache = kw.pop(CACHE_ARG, None)
             if kw:
                 raise TypeError(f"unexpected arguments {sorted(kw)}")
-            return self.inner(input_ids=input_ids, past_key_values=past_key_values, use_cache=use_cache,
+            return self.inner(input_ids=input_ids, **cache_arg(cache), use_cache=use_cache,
                               logits_to_keep=logits_to_keep)
 
     target, _ = _pair(llama)

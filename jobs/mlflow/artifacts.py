@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from jobs.dataset import SAMPLE, SPECBENCH_URL
-from jobs.mlflow.runs import mask_credentials
+from jobs.redact import redact
 
 CURVE = "gamma_curve.png"
 
@@ -89,14 +89,14 @@ def dataset_entity(source: str, tasks: list[dict]):
     elif source == "specbench":
         kind, where = "http", {"url": SPECBENCH_URL}
     else:
-        kind, where = "local", {"uri": mask_credentials(Path(source).expanduser().resolve())}
+        kind, where = "local", {"uri": redact(Path(source).expanduser().resolve())}
     df = questions_frame(tasks)
     schema = {"mlflow_colspec": [{"type": "long", "name": "question_id", "required": True},
                                  {"type": "string", "name": "category", "required": True},
                                  {"type": "long", "name": "turns", "required": True}]}
     profile = {"num_rows": len(df), "turns": int(df["turns"].sum()) if len(df) else 0,
                "categories": int(df["category"].nunique()) if len(df) else 0}
-    return Dataset(name=mask_credentials(source)[:500], digest=digest, source_type=kind, source=json.dumps(where),
+    return Dataset(name=redact(source)[:500], digest=digest, source_type=kind, source=json.dumps(where),
                    schema=json.dumps(schema), profile=json.dumps(profile))
 
 
@@ -104,6 +104,6 @@ def log_dataset(client, run_ids, entity, selection: str) -> None:
     """Log ``entity`` as the ``eval`` dataset input of each run in ``run_ids``."""
     from mlflow.entities import DatasetInput, InputTag  # heavy: mlflow
 
-    tags = [InputTag("mlflow.data.context", "eval"), InputTag("specsweep.selection", mask_credentials(selection)[:500])]
+    tags = [InputTag("mlflow.data.context", "eval"), InputTag("specsweep.selection", redact(selection)[:500])]
     for run_id in run_ids:
         client.log_inputs(run_id, datasets=[DatasetInput(entity, tags)])

@@ -3,7 +3,7 @@
 Rules:
 - The store is checked reachable (one cheap query) before any model loads; an http(s) server
   that does not answer fails within seconds (no retries, 10 s timeout), as one line.
-- No message shows credentials (``mask_credentials``), and MLflow's own "View run at" lines are
+- No message shows credentials (``redact``), and MLflow's own "View run at" lines are
   switched off (they would print ``user:token@``); specsweep prints a masked address instead.
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import os
 
-from jobs.mlflow.runs import first_line, mask_credentials
+from jobs.mlflow.runs import first_line
+from jobs.redact import redact
 from policies.errors import SpecsweepError
 
 
@@ -30,6 +31,6 @@ def client_for(uri: str):
     try:
         client.search_experiments(max_results=1)
     except Exception as e:
-        raise SpecsweepError(f"cannot reach the MLflow tracking URI {mask_credentials(uri)!r} ({first_line(e)}); "
+        raise SpecsweepError(f"cannot reach the MLflow tracking URI {redact(uri)!r} ({first_line(e)}); "
                              "default is sqlite:///mlflow.db") from None
     return client

@@ -18,7 +18,8 @@ import pandas as pd
 
 from jobs.dataset import GROUP_ORDER
 from jobs.mlflow.client import client_for
-from jobs.mlflow.runs import ACROSS_PREFIXES, ROLE, SWEEP_KEY, mask_credentials
+from jobs.mlflow.runs import ACROSS_PREFIXES, ROLE, SWEEP_KEY
+from jobs.redact import redact
 from jobs.report.agreement import mode_shown
 from policies.errors import SpecsweepError
 
@@ -49,7 +50,7 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         names = [e.name for e in client.search_experiments()]
-        raise SpecsweepError(f"no MLflow experiment {experiment!r} at {mask_credentials(uri)}; "
+        raise SpecsweepError(f"no MLflow experiment {experiment!r} at {redact(uri)}; "
                              f"experiments: {', '.join(names) or 'none'}")
     sweep = _pick_sweep(client, exp.experiment_id, experiment, output)
     prefer = mode_shown(sweep.data.tags.get("mode", "live"))

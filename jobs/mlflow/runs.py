@@ -10,7 +10,7 @@ Rules:
   live run.
 - A row's mode is its ``mode`` column, ``live`` where the column is missing, null or empty.
   ``ar`` is always live (the measured baseline of every ratio).
-- Every tag and param value passes :func:`mask_credentials` (``scheme://user:token@host`` →
+- Every tag and param value passes :func:`redact` (``scheme://user:token@host`` →
   ``scheme://***@host``) before it reaches MLflow.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from pathlib import Path
 
+from jobs.redact import redact
 from jobs.sweep.failures import first_line as plain
 from policies.errors import SpecsweepError
 
@@ -30,23 +30,17 @@ KIND_TAG, KIND = "mlflow.experimentKind", "custom_model_development"
 MODES = ("live", "replay")
 LIVE, ACROSS, PROGRESS = "live/", "across_gamma/", "progress/"     # metric sections that are not per-γ values
 ACROSS_PREFIXES = (LIVE, ACROSS, PROGRESS)
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/@]+@")
-
-
-def mask_credentials(text) -> str:
-    """``text`` with the user-info of every URL in it masked (``http://u:t@h`` → ``http://***@h``)."""
-    return _USERINFO.sub(r"\1***@", str(text))
 
 
 def first_line(e: BaseException) -> str:
     """``jobs.sweep.failures.first_line`` with credentials masked, ≤ 200 characters."""
 
-    return mask_credentials(plain(e))[:200]
+    return redact(plain(e))[:200]
 
 
 def safe(d: dict) -> dict:
     """Values as MLflow strings with credentials masked (params ≤ 6000 characters); None values dropped."""
-    return {k: mask_credentials(v if isinstance(v, str) else json.dumps(v, default=str))[:6000]
+    return {k: redact(v if isinstance(v, str) else json.dumps(v, default=str))[:6000]
             for k, v in d.items() if v is not None}
 
 
@@ -62,7 +56,15 @@ def run_url(uri: str, experiment_id: str, run_id: str) -> str | None:
     """The UI address of a run on an http(s) tracking server, credentials masked; None for a local store."""
     if not uri.startswith(("http://", "https://")):
         return None
-    return f"{mask_credentials(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+    return f"{redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+
+
+def runs_table_url(uri: str, experiment_id: str) -> str | None:
+    """The UI address of an experiment's runs table (``…/#/experiments/ID/runs``: a fresh browser otherwise opens
+    MLflow 3's GenAI overview), credentials masked; None for a local store."""
+    if not uri.startswith(("http://", "https://")):
+        return None
+    return f"{redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs"
 
 
 def sweep_key(fingerprint: str, output: str) -> str:

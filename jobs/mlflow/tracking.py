@@ -45,7 +45,7 @@ Rules:
 - A replayed config whose rows say their predicted times are not trusted (``time_reliable``
   false, ``actors/calibrate.py``) gets the tag ``times = unreliable`` and no time metrics
   (throughput, speedup); its token and step metrics stay.
-- No credentials reach MLflow or the console (``mask_credentials``), and MLflow's own "View run
+- No credentials reach MLflow or the console (``redact``), and MLflow's own "View run
   at" lines are switched off (specsweep prints a masked one).
 """
 from __future__ import annotations
@@ -60,6 +60,7 @@ from pathlib import Path
 import pandas as pd
 
 from jobs.mlflow.artifacts import dataset_entity, log_dataset
+from jobs.redact import redact
 from jobs.mlflow.runs import (
     LIVE,
     PROGRESS,
@@ -70,7 +71,6 @@ from jobs.mlflow.runs import (
     find_policy_runs,
     finite,
     first_line,
-    mask_credentials,
     planned_modes,
     policy_params,
     policy_tags,
@@ -78,6 +78,7 @@ from jobs.mlflow.runs import (
     run_key,
     run_name,
     run_url,
+    runs_table_url,
     safe,
     sweep_key,
 )
@@ -144,7 +145,7 @@ class SweepTracker:
             v = getattr(ds, k)
             if v:
                 parts.append(f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}")
-        return mask_credentials(" ".join(parts))[:250]
+        return redact(" ".join(parts))[:250]
 
     def start(self, rows=None) -> str:
         """Create or reuse the sweep run and every policy run (status RUNNING); seed running sums from
@@ -184,9 +185,9 @@ class SweepTracker:
         self.sender = Sender(c)
         self.sender.start()
         url = run_url(self.uri, self.exp_id, self.parent)
-        print(f"MLflow: experiment {cfg.experiment_name!r}, sweep run {self.parent} in {mask_credentials(self.uri)}"
+        print(f"MLflow: experiment {cfg.experiment_name!r}, sweep run {self.parent} in {redact(self.uri)}"
               + (f"; view it at {url}" if url else f"; open with: mlflow ui --backend-store-uri "
-                                                     f"{mask_credentials(self.uri)} --workers 1"), file=sys.stderr)
+                                                     f"{redact(self.uri)} --workers 1"), file=sys.stderr)
         self.timings["start_s"] = time.perf_counter() - t0
         return self.parent
 
@@ -355,6 +356,14 @@ class SweepTracker:
                   "again to log what is missing", file=sys.stderr)
         self.timings["sender_s"] = self.sender.busy_s
         self.sender = None
+
+    def runs_hint(self) -> str:
+        """Where a user compares this sweep's runs: the runs-table URL on a tracking server, else how to open it."""
+        url = runs_table_url(self.uri, self.exp_id) if self.exp_id else None
+        if url:
+            return url
+        return (f"mlflow ui --backend-store-uri {redact(self.uri)} --workers 1, then experiment "
+                f"{self.cfg.experiment_name!r} (…/#/experiments/{self.exp_id}/runs)")
 
     def finish(self, status: str, summary: pd.DataFrame | None, speed: pd.DataFrame | None, failed_rows: int = 0,
                artifacts=(), tables: dict | None = None) -> str:

@@ -140,8 +140,19 @@ def specbench_layout(summary: pd.DataFrame, speed: pd.DataFrame) -> pd.DataFrame
     if "mal_lo" in t:
         out["MAL 95% CI"] = [_interval(lo, hi).strip() for lo, hi in zip(t["mal_lo"], t["mal_hi"])]
     out = out.sort_values(["pair", "policy_spec", "gamma"])
+    out = one_row_if_gamma_free(out, [c for c in out.columns if c not in ("pair", "policy_spec", "gamma")])
     out["policy_spec"] = out["policy_spec"].map(short)
-    return out
+    return out.reset_index(drop=True)
+
+
+def one_row_if_gamma_free(t: pd.DataFrame, values: list[str]) -> pd.DataFrame:
+    """Rows of a (pair, policy) whose ``values`` are identical at every initial γ become one row with γ "all":
+    the policy does not read its initial γ (replayed traces make such rows exactly equal)."""
+    keep = []
+    for _, part in t.groupby(["pair", "policy_spec"], sort=False):
+        same = len(part) > 1 and all(part[c].astype(str).nunique() == 1 for c in values)
+        keep.append(part.iloc[:1].assign(gamma="all") if same else part)
+    return pd.concat(keep) if keep else t
 
 
 def floor_layout(floor: pd.DataFrame) -> pd.DataFrame:
@@ -201,6 +212,15 @@ def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None 
     return "".join(parts)
 
 
+def folder_report(folder: str, fmt: str = "md") -> str:
+    """The full report of a sweep's output folder: floor, Table 2, Spec-Bench table, efficiency, replay agreement
+    and bias, costs and the bound (what ``specsweep report OUTPUT`` prints and the sweep writes to report.md)."""
+    summary, speed, frac = summary_from_parquet(folder)
+    t2, floor = uncertainty_from_parquet(folder)
+    return build_report(summary, speed, frac, fmt, t2, floor) + agreement_from_parquet(folder, speed) \
+        + costs_from_parquet(folder)
+
+
 def compare(a_dir: str, b_dir: str, fmt: str) -> str:
     ta = metrics.table2_from_summary(summary_from_parquet(a_dir)[0])
     tb = metrics.table2_from_summary(summary_from_parquet(b_dir)[0])
@@ -223,19 +243,16 @@ def main(a) -> int:
         return 0
     if not a.parquet and not a.experiment:
         raise SpecsweepError("report needs --parquet OUTPUT_FOLDER or --experiment NAME")
-    t2 = floor = None
     if a.parquet:
-        summary, speed, frac = summary_from_parquet(a.parquet)
-        t2, floor = uncertainty_from_parquet(a.parquet)
+        text = folder_report(a.parquet, a.format)
     else:
         summary, speed, frac = summary_from_mlflow(a.experiment, a.tracking_uri, getattr(a, "output", None))
+        floor = None
         if "noise_floor" in summary and summary["noise_floor"].notna().any():   # only the floor itself is in MLflow
             f = summary.groupby("pair", as_index=False)["noise_floor"].first().rename(columns={"noise_floor": "floor"})
             floor = f.assign(tasks=float("nan"), ar_ratio=float("nan"), ar_ratio_lo=float("nan"),
                              ar_ratio_hi=float("nan"), task_p05=float("nan"), task_p95=float("nan"))
-    text = build_report(summary, speed, frac, a.format, t2, floor)
-    if a.parquet:
-        text += agreement_from_parquet(a.parquet, speed) + costs_from_parquet(a.parquet)
+        text = build_report(summary, speed, frac, a.format, None, floor)
     if a.compare:
         if not a.parquet:
             raise SpecsweepError("--compare works on Parquet folders: pass --parquet A --compare B")

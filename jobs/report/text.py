@@ -10,12 +10,14 @@ def short(spec: str) -> str:
 
 
 def render(df: pd.DataFrame, fmt: str) -> str:
-    """``df`` as a Markdown table (``fmt="md"``; plain text when tabulate is missing) or CSV (``fmt="csv"``)."""
+    """``df`` as a Markdown table (``fmt="md"``; plain text when tabulate is missing) or CSV (``fmt="csv"``); the
+    index is shown only when it names the rows (not a bare row number)."""
     if df.empty:
         return "(nothing to show)\n"
+    index = not isinstance(df.index, pd.RangeIndex)        # a row number says nothing: only named indexes show
     if fmt == "csv":
-        return df.to_csv()
+        return df.to_csv(index=index)
     try:
-        return df.to_markdown(floatfmt=".3f") + "\n"
+        return df.to_markdown(floatfmt=".3f", index=index) + "\n"
     except ImportError:  # tabulate missing
-        return df.to_string(float_format=lambda x: f"{x:.3f}") + "\n"
+        return df.to_string(float_format=lambda x: f"{x:.3f}", index=index) + "\n"

@@ -27,16 +27,18 @@ from tqdm import tqdm
 from actors.schema import config_key, to_table
 from cluster.backends import ActorSpec, ActorStartError, InProcessBackend, RayBackend
 from cluster.ray_setup import check_address, check_resources, connect, target_address
-from jobs.config import SweepConfig, load_config, redact_uri
+from jobs.config import SweepConfig, load_config
 from jobs.dataset import load_questions
 from jobs.mlflow.client import client_for
 from jobs.mlflow.tracking import SweepTracker
+from jobs.redact import redact
 from jobs.report import metrics
 from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
                                    mark_untrusted, mode_shown, pair_bias, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
 from jobs.report.derived import trusted_times
-from jobs.report.tables import specbench_layout, table2_layout
+from jobs.report.headline import headline
+from jobs.report.tables import folder_report, specbench_layout, table2_layout
 from jobs.report.token_view import token_views
 from jobs.sweep.answers import write_all
 from jobs.sweep.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
@@ -74,7 +76,7 @@ def failure_table(task: dict, reason: str):
 
 def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = False, dry_run: bool = False,
               log_mlflow: bool = True, on_task_done=None, handle_sigterm: bool = False,
-              backend: str = "ray") -> dict:
+              backend: str = "ray", verbose: bool = False) -> dict:
     """Run (or resume) a sweep; returns a summary dict. ``on_task_done(n)`` is a test hook.
 
     ``backend``: ``"ray"`` (actors on the Ray cluster at ``address``, or a local one) or
@@ -138,7 +140,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
             if todo:
                 failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, runner, questions, on_task_done,
                                         tracker)
-            return summarise(cfg, log, tracker, failed_tasks)
+            return summarise(cfg, log, tracker, failed_tasks, verbose)
         except KeyboardInterrupt:        # Ctrl-C and SIGTERM
             if tracker is not None:
                 tracker.close("KILLED")
@@ -156,9 +158,9 @@ def _open_tracking(cfg: SweepConfig):
     try:
         return client_for(cfg.tracking_uri)
     except SpecsweepError as e:   # the message quotes the URI: never print its credentials
-        raise SpecsweepError(str(e).replace(cfg.tracking_uri, redact_uri(cfg.tracking_uri))) from None
+        raise SpecsweepError(str(e).replace(cfg.tracking_uri, redact(cfg.tracking_uri))) from None
     except Exception as e:  # an MLflow store that cannot be opened fails in many ways
-        raise SpecsweepError(f"cannot open the MLflow tracking URI {redact_uri(cfg.tracking_uri)!r} "
+        raise SpecsweepError(f"cannot open the MLflow tracking URI {redact(cfg.tracking_uri)!r} "
                              f"({first_line(e)}); default is sqlite:///mlflow.db") from None
 
 
@@ -245,7 +247,9 @@ def write_traces_table(cfg: SweepConfig, task: dict, table) -> Path:
     return path
 
 
-def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> dict:
+def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, verbose: bool = False) -> dict:
+    """Write the sweep's tables, figures, answers and report.md, finish its MLflow runs and end with the headline
+    (``jobs/report/headline.py``); the per-γ and replay tables go to the console only when ``verbose``."""
 
     t0 = time.time()
     df = log.read()
@@ -260,10 +264,11 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
         agreement.to_csv(out / "replay_agreement.csv", index=False)
         bias = replay_bias(everything)
         bias.to_csv(out / "replay_bias.csv", index=False)
-        print(agreement_text(agreement), file=sys.stderr)
-        print(bias_text(bias), file=sys.stderr)
+        if verbose:
+            print(agreement_text(agreement), file=sys.stderr)
+            print(bias_text(bias), file=sys.stderr)
     bound = metrics.bound_text(metrics.bound_check(everything), metrics.fraction_of_oracle(ok) if len(ok) else ok)
-    for text in (costs_text(read_actor_infos(str(out))), untrusted_text(untrusted), bound):
+    for text in ((costs_text(read_actor_infos(str(out))) if verbose else ""), untrusted_text(untrusted)):
         if text:
             print(text, file=sys.stderr)
     if untrusted and tracker is not None:
@@ -274,7 +279,8 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
         corrected = bias_corrected(speed, ok, pair_bias(everything))
         if len(corrected):
             corrected.to_csv(out / "speedup_bias_corrected.csv", index=False)
-            print(corrected_text(corrected), file=sys.stderr)
+            if verbose:
+                print(corrected_text(corrected), file=sys.stderr)
     result = {"rows": len(df), "failed_rows": failed_rows, "failed_tasks": failed_tasks, "output": str(out)}
     if failed_rows:
         errors = df.loc[df["status"] != "ok", "error"].dropna()
@@ -302,8 +308,16 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int) -> 
         status = "FINISHED" if outcome(result)[0] == EXIT_OK else "FAILED"
         result["parent_run"] = tracker.finish(status, summary, speed, failed_rows, arts, tables)
         result["mlflow_timings"] = dict(tracker.timings)
-    print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
+    (out / "report.md").write_text(folder_report(str(out), "md"))
+    if verbose:
+        print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
     print(f"specsweep: report, answers, figures and MLflow runs in {time.time() - t0:.0f} s", file=sys.stderr)
+    where = [f"full report: {out / 'report.md'} · figures: {out / 'figures'} · per-γ tables: specsweep report {out}"]
+    if tracker is not None:
+        where.append(f"MLflow runs: {tracker.runs_hint()}")
+    if failed_rows:
+        where.append(f"failed rows: {failed_rows} (see {out / 'log'})")
+    print(headline(summary, t2, bound, where), file=sys.stderr)
     result["configs"] = len(summary)
     return result
 
@@ -353,13 +367,16 @@ def main(argv=None) -> int:
     ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
     ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    ap.add_argument("--verbose", action="store_true", help="also print the per-γ, replay and cost tables at the end")
+    ap.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
     a = ap.parse_args(argv)
     _sigterm_seen.clear()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     cfg = None
     try:
         cfg = load_config(a.config)
-        res = run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run, handle_sigterm=True)
+        res = run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run, handle_sigterm=True,
+                        verbose=a.verbose)
     except SpecsweepError as e:
         print(f"specsweep: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -378,7 +395,8 @@ def main(argv=None) -> int:
             signal.signal(signal.SIGTERM, previous)
     if a.dry_run:
         return EXIT_OK
-    print(json.dumps(res))
+    if a.json:
+        print(json.dumps(res))
     code, line = outcome(res)
     if line:
         print(f"specsweep: {line}", file=sys.stderr)

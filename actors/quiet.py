@@ -1,0 +1,39 @@
+"""Third-party chatter that tells a specsweep user nothing, silenced where a process starts.
+
+Loading a model prints weight-loading progress bars, torchao's optional-kernel load failures and
+torch's pytree registration notices even when no quantization was asked for. The CLI (and each
+Ray actor) calls :func:`quiet_third_party` before anything heavy is imported; ``--verbose`` skips
+it. specsweep's own warnings and progress lines are untouched: only the packages named here are
+filtered, and only below ERROR.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import warnings
+
+VERBOSE_ENV = "SPECSWEEP_VERBOSE"   # "1": the CLI was given --verbose (Ray actors read it from their environment)
+NOISY_PACKAGES = ("torch", "torchao", "transformers", "accelerate", "optimum", "huggingface_hub", "gguf",
+                  "safetensors")
+NOISY_LOGGERS = ("torchao", "torch.utils._pytree", "torch._dynamo", "torch._inductor", "transformers",
+                 "accelerate", "optimum.quanto", "huggingface_hub")
+
+
+def quiet_third_party(verbose: bool = False) -> None:
+    """Silence third-party progress bars, warnings and log lines below ERROR (no-op when ``verbose``)."""
+    if verbose:
+        os.environ[VERBOSE_ENV] = "1"
+        return
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")      # transformers' bars read this at import
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    pattern = r"(" + "|".join(NOISY_PACKAGES) + r")(\..*)?$"
+    warnings.filterwarnings("ignore", module=pattern)
+    if "transformers" in sys.modules:                                   # imported before us: switch its bars off too
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()

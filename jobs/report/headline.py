@@ -1,0 +1,66 @@
+"""The sweep's closing answer: one row per policy, a few lines, the rest in ``report.md``.
+
+Per pair and policy the row shows the policy at its best initial γ (highest throughput over the
+γ grid): speedup vs ``ar`` with its 95 % paired-bootstrap interval, the Table-2 speedup over fixed γ
+(mean over the grid, with its interval), the mean accepted length, and ``~`` when the speedup vs
+``ar`` is inside the noise (interval includes 1.00 or the difference is below the pair's floor).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from jobs.report.intervals import NOT_RESOLVED, verdict
+from jobs.report.metrics import ORACLES
+from jobs.report.text import short
+
+WITHIN_NOISE = "~"
+
+
+def _cell(value, lo, hi) -> str:
+    if value != value:
+        return "–"
+    if lo != lo or hi != hi:
+        return f"{value:.2f}"
+    return f"{value:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def policy_rows(summary: pd.DataFrame, t2: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per (pair, policy spec) at its best initial γ, ``ar`` and the bound left out."""
+    s = summary[~summary["policy"].isin(("ar",) + ORACLES[:1])]
+    if s.empty:
+        return pd.DataFrame()
+    best = s.loc[s.groupby(["pair", "policy_spec"])["throughput"].idxmax()]
+    fixed = {}
+    if t2 is not None and len(t2):
+        for r in t2.itertuples():
+            fixed[(r.pair, r.policy_spec)] = (r.mean, getattr(r, "mean_lo", float("nan")), getattr(r, "mean_hi", float("nan")))
+    rows = []
+    for r in best.itertuples():
+        lo, hi = getattr(r, "speedup_lo", float("nan")), getattr(r, "speedup_hi", float("nan"))
+        value = getattr(r, "speedup", float("nan"))
+        floor = getattr(r, "noise_floor", float("nan"))
+        noise = verdict(value, lo, hi, floor) == NOT_RESOLVED
+        vs_fixed = fixed.get((r.pair, r.policy_spec), (float("nan"),) * 3)
+        rows.append({"pair": r.pair, "policy": short(r.policy_spec)[:28], "best γ0": int(r.gamma),
+                     "vs ar": _cell(value, lo, hi) + (f" {WITHIN_NOISE}" if noise else ""),
+                     "vs fixed γ": _cell(*vs_fixed) if r.policy != "fixed" else "1.00",
+                     "MAL": f"{r.mean_accepted_length:.2f}" if r.mean_accepted_length == r.mean_accepted_length else "–",
+                     "_speed": value})
+    return pd.DataFrame(rows)
+
+
+def headline(summary: pd.DataFrame, t2: pd.DataFrame | None, bound_line: str, where: list[str]) -> str:
+    """The sweep's last lines: per pair a table of policies (best first), the floor, the bound, where the rest is."""
+    rows = policy_rows(summary, t2)
+    lines = []
+    for pair, part in (rows.groupby("pair", sort=False) if len(rows) else []):
+        part = part.sort_values("_speed", ascending=False).drop(columns=["pair", "_speed"])
+        floor = summary.loc[summary["pair"] == pair, "noise_floor"].dropna() if "noise_floor" in summary else []
+        floor_text = f"noise floor {floor.iloc[0]:.1%}" if len(floor) else "no noise floor"
+        lines.append(f"pair {pair} — speedup vs ar at each policy's best initial γ ({floor_text}; "
+                     f"{WITHIN_NOISE} = within noise):")
+        lines.append(part.to_string(index=False))
+    if bound_line:
+        lines.append(bound_line)
+    lines.extend(where)
+    return "\n".join(lines)
