@@ -124,6 +124,13 @@ def load_questions(source: str = "sample", categories: Iterable[str] | None = No
         qs = [q for q in qs if q.category in cats]
     if question_ids:
         ids = set(int(i) for i in question_ids)
+        missing = sorted(ids - {q.question_id for q in qs})
+        if missing:
+            where = f" in categories {list(categories)}" if categories else ""
+            known = sorted(q.question_id for q in qs)
+            raise SpecsweepError(f"question id {missing[0]} is not in {source}{where}: valid ids are "
+                                 f"{known[0]}–{known[-1]} ({len(known)} questions)" if known else
+                                 f"question id {missing[0]} is not in {source}{where}")
         qs = [q for q in qs if q.question_id in ids]
     if limit_per_category is not None:
         if limit_per_category < 1:

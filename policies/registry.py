@@ -200,7 +200,10 @@ def parse(spec: str) -> tuple[str, dict[str, str]]:
         key, eq, value = item.partition("=")
         if not eq:
             raise SpecsweepError(f"policy parameter {item!r} in {spec!r} is not key=value")
-        params[key.strip().replace("-", "_")] = value.strip()
+        key = key.strip().replace("-", "_")
+        if key in params:
+            raise SpecsweepError(f"policy parameter {key!r} is given twice in {spec!r}: give each parameter once")
+        params[key] = value.strip()
     return name, params
 
 

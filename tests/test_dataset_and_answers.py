@@ -31,8 +31,10 @@ def test_filters_and_bad_filters():
     assert [q.question_id for q in load_questions("sample", question_ids=[9001, 9021])] == [9001, 9021]
     with pytest.raises(SpecsweepError, match="valid categories are"):
         load_questions("sample", categories=["poetry"])
-    with pytest.raises(SpecsweepError, match="selects no questions"):
+    with pytest.raises(SpecsweepError, match="question id 9001 is not in sample in categories"):
         load_questions("sample", categories=["qa"], question_ids=[9001])
+    with pytest.raises(SpecsweepError, match=r"question id 123 is not in sample: valid ids are 9001–"):
+        load_questions("sample", question_ids=[9021, 123])
 
 
 @pytest.mark.parametrize("line,msg", [

@@ -616,3 +616,34 @@ def test_unreachable_tracking_uri_message_hides_credentials(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "cannot reach the MLflow tracking URI" in err and "***@127.0.0.1:9" in err and "Zq9secret" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_yaml_alias_bombs_are_refused_in_one_short_line(tmp_path):
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    p = tmp_path / "bomb.yaml"
+    p.write_text("\n".join(lines) + "\n")
+    t = time.time()
+    with pytest.raises(SpecsweepError) as e:
+        load_config(str(p))
+    assert time.time() - t < 1.0 and len(str(e.value)) < 300 and "aliases" in str(e.value)
+
+
+def test_yaml_merge_keys_work_and_explicit_keys_win(tmp_path):
+    p = tmp_path / "merge.yaml"
+    p.write_text("name: m\nbase: &base {target: smollm2-135m, draft: ngram, actors: 2}\n"
+                 "pairs:\n  - <<: *base\n    name: one\n    actors: 1\npolicies: [fixed]\n")
+    with pytest.raises(SpecsweepError, match="base"):            # the anchor's holder is not a config field ...
+        load_config(str(p))
+    p.write_text("name: m\npairs:\n  - &base {target: smollm2-135m, draft: ngram, actors: 2, name: zero}\n"
+                 "  - <<: *base\n    name: one\n    actors: 1\npolicies: [fixed]\n")
+    cfg = load_config(str(p))                                    # ... but merging from another entry is
+    assert [(q.name, q.draft, q.actors) for q in cfg.pairs] == [("zero", "ngram", 2), ("one", "ngram", 1)]
+
+
+def test_a_policy_parameter_given_twice_is_refused():
+    from policies.registry import build
+
+    with pytest.raises(SpecsweepError, match="'eta' is given twice in 'gammatune:eta=0.5,eta=0.9'"):
+        build("gammatune:eta=0.5,eta=0.9", 4)
