@@ -36,6 +36,27 @@ def stop_cluster(temp_dir: str) -> None:
         p.kill()
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def submit_when_agent_ready(cmd: list[str], env: dict, deadline_s: float = 120) -> subprocess.CompletedProcess:
+    """``ray job submit``, retried while the head answers "No available agent to submit job" (its job agent starts
+    a little after `ray start` returns, later on a loaded machine), up to ``deadline_s``."""
+    import time
+
+    end = time.time() + deadline_s
+    while True:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        if r.returncode == 0 or "No available agent" not in r.stdout + r.stderr or time.time() > end:
+            return r
+        time.sleep(3)
+
+
 @pytest.mark.slow                                   # starts a Ray head node
 @pytest.mark.skipif(RAY is None, reason="ray CLI not installed")
 def test_ray_job_submit_runs_a_sweep(tmp_path):
@@ -47,18 +68,18 @@ def test_ray_job_submit_runs_a_sweep(tmp_path):
     path = tmp_path / "cfg.yaml"
     path.write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    port = "8299"
+    port, gcs = free_port(), free_port()              # its own ports: never another cluster's 6379 / 8265
     import tempfile
 
     ray_tmp = tempfile.mkdtemp(prefix="rj", dir="/tmp")   # short: Ray's socket paths must fit in 107 bytes
-    subprocess.run([RAY, "start", "--head", "--num-cpus=2", f"--dashboard-port={port}", "--dashboard-host=127.0.0.1",
+    subprocess.run([RAY, "start", "--head", f"--port={gcs}", "--num-cpus=2", f"--dashboard-port={port}", "--dashboard-host=127.0.0.1",
                     "--include-dashboard=true", "--object-store-memory=200000000", f"--temp-dir={ray_tmp}"],
                    check=True, env=env, capture_output=True, timeout=180)
     try:
-        r = subprocess.run([RAY, "job", "submit", f"--address=http://127.0.0.1:{port}", "--working-dir", str(ROOT),
-                            "--runtime-env-json", '{"excludes": ["runs", "mlflow.db", ".git", "tests"]}', "--",
-                            sys.executable, "-m", "jobs.sweep", str(path)],
-                           env=env, capture_output=True, text=True, timeout=600)
+        r = submit_when_agent_ready([RAY, "job", "submit", f"--address=http://127.0.0.1:{port}", "--working-dir",
+                                     str(ROOT), "--runtime-env-json",
+                                     '{"excludes": ["runs", "mlflow.db", ".git", "tests"]}', "--",
+                                     sys.executable, "-m", "jobs.sweep", str(path)], env)
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
         assert "succeeded" in (r.stdout + r.stderr).lower()
         import pyarrow.parquet as pq
