@@ -158,7 +158,36 @@ def resolve_source(name: str) -> str:
         return str(path)
     if name.startswith((".", "/", "~")):
         raise SpecsweepError(f"model path {name} does not exist")
+    _check_hub_reachable(name)
     return name
+
+
+HUB_PROBE_TIMEOUT_S = 3.0
+
+
+def _check_hub_reachable(name: str) -> None:
+    """Fail in seconds, not after the hub client's minute of retries, when ``name`` is a hub id that is neither in
+    the local cache nor reachable; a cached model on an offline machine loads from the cache (HF_HUB_OFFLINE)."""
+    import os
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        return
+    endpoint = urlsplit(constants.ENDPOINT)
+    try:
+        socket.create_connection((endpoint.hostname, endpoint.port or 443), timeout=HUB_PROBE_TIMEOUT_S).close()
+        return
+    except OSError as e:
+        reason = f"{endpoint.hostname} unreachable: {e.strerror or type(e).__name__}"
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        os.environ["HF_HUB_OFFLINE"] = "1"          # cached: load it without the hub's retries
+        return
+    raise SpecsweepError(f"cannot load model {name!r}: it is not a local folder, not in the Hugging Face cache, and "
+                         f"the hub is not reachable ({reason}); valid: a local HF folder, a cached or reachable hub id, "
+                         f"or one of {', '.join(ALIASES)}")
 
 
 def load_tokenizer(spec: ModelSpec):

@@ -647,3 +647,18 @@ def test_a_policy_parameter_given_twice_is_refused():
 
     with pytest.raises(SpecsweepError, match="'eta' is given twice in 'gammatune:eta=0.5,eta=0.9'"):
         build("gammatune:eta=0.5,eta=0.9", 4)
+
+
+def test_an_unreachable_hub_id_fails_in_seconds_with_one_line(monkeypatch):
+    """No network here (and in CI): a hub id that is not cached is refused by the probe, not after retries."""
+    from actors.models import resolve_source
+
+    import huggingface_hub.constants as hc
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hc, "ENDPOINT", "https://127.0.0.1:9")        # a port nothing listens on: refused at once
+    t = time.time()
+    with pytest.raises(SpecsweepError) as e:
+        resolve_source("someorg/not-a-cached-model")
+    assert time.time() - t < 5
+    assert "not in the Hugging Face cache" in str(e.value) and "\n" not in str(e.value)
