@@ -11,7 +11,7 @@ from actors.drafter_kinds import drafter_kind
 from actors.eagle_drafter import EagleDrafter
 from actors.models import ModelSpec, check_same_tokenizer, eagle_folder, load_model, load_tokenizer, resolve_source
 from actors.placement import Shape, kv_bytes, weight_bytes
-from actors.runners import ENGINES, default_engine
+from actors.runners import ENGINES, EagerRunner, default_engine
 from actors.templates import default_template, render
 from policies.errors import SpecsweepError
 
@@ -103,8 +103,23 @@ class Pair:
             self.drafter = None
         self.eos_ids = eos_ids(self.tokenizer, self.target)
         engine = cfg.engine or default_engine(self.target.device)
-        self.engine = SpecEngine(self.target, self.drafter, self.eos_ids, engine=engine, capacity=cfg.max_context,
+        self.positions = getattr(self.target.config, "max_position_embeddings", None) or getattr(
+            self.target.config, "n_positions", None)
+        # a static cache past the model's positions is never usable: allocate at most those
+        self.capacity = min(cfg.max_context, self.positions) if self.positions else cfg.max_context
+        self.engine = SpecEngine(self.target, self.drafter, self.eos_ids, engine=engine, capacity=self.capacity,
                                  max_draft=cfg.max_draft, inductor=cfg.inductor)
+
+    def check_length(self, prompt_tokens: int, max_new_tokens: int) -> None:
+        """One line when prompt + new tokens cannot fit the target's positions (or the static cache's capacity)."""
+        limits = [self.positions] if self.positions else []
+        if not isinstance(self.engine.runner, EagerRunner):                  # a static cache holds capacity
+            limits.append(self.capacity)
+        room = min(limits) if limits else None
+        if room and prompt_tokens + max_new_tokens > room:
+            raise SpecsweepError(f"max_new_tokens {max_new_tokens} + a {prompt_tokens}-token prompt exceed the {room} "
+                                 f"positions available to {self.cfg.target}; use --max-new-tokens <= "
+                                 f"{max(0, room - prompt_tokens)}")
 
     @property
     def device(self) -> str:

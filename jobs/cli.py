@@ -119,6 +119,7 @@ def cmd_generate(a) -> int:
     if questions is not None:
         return _generate_questions(a, pair, policy, template, questions, target, draft)
     ids = render(template, pair.tokenizer, [{"role": "user", "content": a.prompt}])
+    pair.check_length(len(ids), a.max_new_tokens)
     g = pair.engine.generate(ids, policy, max_new_tokens=a.max_new_tokens, temperature=a.temperature,
                              top_p=a.top_p, seed=a.seed)
     text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)

@@ -662,3 +662,34 @@ def test_an_unreachable_hub_id_fails_in_seconds_with_one_line(monkeypatch):
         resolve_source("someorg/not-a-cached-model")
     assert time.time() - t < 5
     assert "not in the Hugging Face cache" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_generation_longer_than_the_positions_is_refused_up_front(tmp_path, capsys):
+    from jobs.cli import main
+
+    target, draft = save_tiny_pair(tmp_path)                       # 1024 positions
+    capsys.readouterr()
+    assert main(["generate", "--prompt", "hi", "--target", target, "--draft", draft, "--max-new-tokens", "5000"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "exceed the 1024 positions" in err[0] and "--max-new-tokens <=" in err[0]
+
+
+def test_a_static_cache_never_allocates_past_the_positions(tmp_path):
+    from actors.pair import Pair, PairConfig
+
+    target, draft = save_tiny_pair(tmp_path)
+    t = time.time()
+    pair = Pair(PairConfig(target=target, draft=draft, engine="static", max_context=10**8))
+    assert pair.capacity == 1024 and time.time() - t < 60
+    with pytest.raises(SpecsweepError, match="exceed the 1024 positions"):
+        pair.check_length(1000, 100)
+
+
+def test_preflight_refuses_max_new_tokens_beyond_the_positions(tmp_path):
+    from jobs.sweep.preflight import check_pairs
+
+    target, draft = save_tiny_pair(tmp_path)
+    cfg = parse_config({"name": "n", "pairs": [{"target": target, "draft": draft}], "policies": ["fixed"],
+                        "generation": {"max_new_tokens": 1024}})
+    with pytest.raises(SpecsweepError, match="generation.max_new_tokens: 1024 leaves no room"):
+        check_pairs(cfg, local_cluster=True)

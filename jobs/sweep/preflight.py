@@ -75,6 +75,10 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
                 except SpecsweepError as e:
                     raise SpecsweepError(f"config {path}.draft: {e}") from None
         limit = _max_positions(p.target)
+        new_tokens = cfg.generation["max_new_tokens"]
+        if limit and new_tokens >= limit:
+            raise SpecsweepError(f"config generation.max_new_tokens: {new_tokens} leaves no room for "
+                                 f"a prompt in the {limit} positions of {p.target} ({path}.target); use less than {limit}")
         need = cfg.calibrate.context + cfg.calibrate.max_tokens + 1
         if limit and need > limit:
             raise SpecsweepError(f"config calibrate.context: context + max_tokens = {need - 1} exceeds the "
