@@ -16,10 +16,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import torch
+from huggingface_hub import constants as hub_constants, try_to_load_from_cache
 
 from actors.placement import max_memory_arg
 from actors.drafter_kinds import EAGLE_HEADS, EAGLE_PREFIX
@@ -168,15 +171,9 @@ HUB_PROBE_TIMEOUT_S = 3.0
 def _check_hub_reachable(name: str) -> None:
     """Fail in seconds, not after the hub client's minute of retries, when ``name`` is a hub id that is neither in
     the local cache nor reachable; a cached model on an offline machine loads from the cache (HF_HUB_OFFLINE)."""
-    import os
-    import socket
-    from urllib.parse import urlsplit
-
-    from huggingface_hub import constants, try_to_load_from_cache
-
     if os.environ.get("HF_HUB_OFFLINE") == "1":
         return
-    endpoint = urlsplit(constants.ENDPOINT)
+    endpoint = urlsplit(hub_constants.ENDPOINT)
     try:
         socket.create_connection((endpoint.hostname, endpoint.port or 443), timeout=HUB_PROBE_TIMEOUT_S).close()
         return

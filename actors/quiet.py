@@ -33,7 +33,7 @@ def quiet_third_party(verbose: bool = False) -> None:
     pattern = r"(" + "|".join(NOISY_PACKAGES) + r")(\..*)?$"
     warnings.filterwarnings("ignore", module=pattern)
     if "transformers" in sys.modules:                                   # imported before us: switch its bars off too
-        from transformers.utils import logging as hf_logging
+        from transformers.utils import logging as hf_logging  # heavy: transformers (already imported here)
 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()

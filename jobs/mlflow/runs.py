@@ -67,6 +67,15 @@ def runs_table_url(uri: str, experiment_id: str) -> str | None:
     return f"{redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs"
 
 
+def runs_hint(uri: str, experiment_id: str | None, experiment_name: str) -> str:
+    """Where a user compares a sweep's runs: the runs-table URL on a tracking server, else how to open it."""
+    url = runs_table_url(uri, experiment_id) if experiment_id else None
+    if url:
+        return url
+    return (f"mlflow ui --backend-store-uri {redact(uri)} --workers 1, then experiment {experiment_name!r} "
+            f"(…/#/experiments/{experiment_id}/runs)")
+
+
 def sweep_key(fingerprint: str, output: str) -> str:
     """Identity of one sweep's runs: the config fingerprint and the resolved output folder."""
     return hashlib.sha256(f"{fingerprint}\0{Path(output).resolve()}".encode()).hexdigest()[:16]

@@ -78,7 +78,6 @@ from jobs.mlflow.runs import (
     run_key,
     run_name,
     run_url,
-    runs_table_url,
     safe,
     sweep_key,
 )
@@ -356,14 +355,6 @@ class SweepTracker:
                   "again to log what is missing", file=sys.stderr)
         self.timings["sender_s"] = self.sender.busy_s
         self.sender = None
-
-    def runs_hint(self) -> str:
-        """Where a user compares this sweep's runs: the runs-table URL on a tracking server, else how to open it."""
-        url = runs_table_url(self.uri, self.exp_id) if self.exp_id else None
-        if url:
-            return url
-        return (f"mlflow ui --backend-store-uri {redact(self.uri)} --workers 1, then experiment "
-                f"{self.cfg.experiment_name!r} (…/#/experiments/{self.exp_id}/runs)")
 
     def finish(self, status: str, summary: pd.DataFrame | None, speed: pd.DataFrame | None, failed_rows: int = 0,
                artifacts=(), tables: dict | None = None) -> str:

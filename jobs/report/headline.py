@@ -64,3 +64,14 @@ def headline(summary: pd.DataFrame, t2: pd.DataFrame | None, bound_line: str, wh
         lines.append(bound_line)
     lines.extend(where)
     return "\n".join(lines)
+
+
+def per_gamma_text(summary, speed, failed_rows) -> str:
+    """Every config's throughput, MAL, acceptance and speedup vs ``ar`` (``--verbose``; the report has it too)."""
+    cols = ["pair", "policy_spec", "gamma", "throughput", "mean_accepted_length", "acceptance_rate"]
+    s = summary[cols].copy()
+    if speed is not None and len(speed):
+        s = s.merge(speed[["pair", "policy_spec", "gamma", "overall"]], on=["pair", "policy_spec", "gamma"], how="left")
+        s = s.rename(columns={"overall": "speedup_vs_ar"})
+    s["policy_spec"] = s["policy_spec"].str.slice(0, 40)
+    return s.to_string(index=False, float_format=lambda x: f"{x:.3f}") + f"\nfailed rows: {failed_rows}"

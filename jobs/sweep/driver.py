@@ -30,6 +30,7 @@ from cluster.ray_setup import check_address, check_resources, connect, target_ad
 from jobs.config import SweepConfig, load_config
 from jobs.dataset import load_questions
 from jobs.mlflow.client import client_for
+from jobs.mlflow.runs import runs_hint
 from jobs.mlflow.tracking import SweepTracker
 from jobs.redact import redact
 from jobs.report import metrics
@@ -37,7 +38,7 @@ from jobs.report.agreement import (agreement_table, agreement_text, bias_correct
                                    mark_untrusted, mode_shown, pair_bias, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
 from jobs.report.derived import trusted_times
-from jobs.report.headline import headline
+from jobs.report.headline import headline, per_gamma_text
 from jobs.report.tables import folder_report, specbench_layout, table2_layout
 from jobs.report.token_view import token_views
 from jobs.sweep.answers import write_all
@@ -310,26 +311,16 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
         result["mlflow_timings"] = dict(tracker.timings)
     (out / "report.md").write_text(folder_report(str(out), "md"))
     if verbose:
-        print(_summary_text(summary, speed, failed_rows), file=sys.stderr)
+        print(per_gamma_text(summary, speed, failed_rows), file=sys.stderr)
     print(f"specsweep: report, answers, figures and MLflow runs in {time.time() - t0:.0f} s", file=sys.stderr)
     where = [f"full report: {out / 'report.md'} · figures: {out / 'figures'} · per-γ tables: specsweep report {out}"]
     if tracker is not None:
-        where.append(f"MLflow runs: {tracker.runs_hint()}")
+        where.append(f"MLflow runs: {runs_hint(tracker.uri, tracker.exp_id, cfg.experiment_name)}")
     if failed_rows:
         where.append(f"failed rows: {failed_rows} (see {out / 'log'})")
     print(headline(summary, t2, bound, where), file=sys.stderr)
     result["configs"] = len(summary)
     return result
-
-
-def _summary_text(summary, speed, failed_rows) -> str:
-    cols = ["pair", "policy_spec", "gamma", "throughput", "mean_accepted_length", "acceptance_rate"]
-    s = summary[cols].copy()
-    if speed is not None and len(speed):
-        s = s.merge(speed[["pair", "policy_spec", "gamma", "overall"]], on=["pair", "policy_spec", "gamma"], how="left")
-        s = s.rename(columns={"overall": "speedup_vs_ar"})
-    s["policy_spec"] = s["policy_spec"].str.slice(0, 40)
-    return s.to_string(index=False, float_format=lambda x: f"{x:.3f}") + f"\nfailed rows: {failed_rows}"
 
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_FAILED_ROWS, EXIT_INTERNAL = 0, 2, 3, 4
