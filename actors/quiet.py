@@ -28,6 +28,7 @@ def quiet_third_party(verbose: bool = False) -> None:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")      # transformers' bars read this at import
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")   # its bars on sub-second downloads
     for name in NOISY_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
     pattern = r"(" + "|".join(NOISY_PACKAGES) + r")(\..*)?$"

@@ -113,6 +113,15 @@ def test_the_sweep_ends_with_a_short_headline_and_writes_report_md(swept):
     assert "| 0 |" not in report                                   # no pandas row-number column
 
 
+def test_headline_survives_untrusted_times():
+    from jobs.report.headline import headline
+
+    summary = pd.DataFrame({"pair": ["p", "p"], "policy_spec": ["fixed", "fixed"], "policy": ["fixed", "fixed"],
+                            "gamma": [1, 2], "throughput": [float("nan")] * 2, "mean_accepted_length": [1.5, 1.8]})
+    text = headline(summary, None, "", ["full report: x"])
+    assert "fixed" in text and "1.50" in text and text.endswith("full report: x")
+
+
 def test_gamma_free_policies_take_one_row():
     from jobs.report.tables import one_row_if_gamma_free
 

@@ -29,7 +29,8 @@ def policy_rows(summary: pd.DataFrame, t2: pd.DataFrame | None) -> pd.DataFrame:
     s = summary[~summary["policy"].isin(("ar",) + ORACLES[:1])]
     if s.empty:
         return pd.DataFrame()
-    best = s.loc[s.groupby(["pair", "policy_spec"])["throughput"].idxmax()]
+    ranked = s.assign(_rank=s["throughput"].fillna(float("-inf")))      # untrusted times are NaN: rank them last
+    best = ranked.loc[ranked.groupby(["pair", "policy_spec"])["_rank"].idxmax()]
     fixed = {}
     if t2 is not None and len(t2):
         for r in t2.itertuples():
