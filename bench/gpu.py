@@ -10,6 +10,7 @@ Sections
   spec      + Vicuna-68M-shaped draft, fixed γ ∈ {1, 2, 4, 8}: ours (compiled) vs transformers assisted generation
   curve     verify cost t(m)/t(1), m = 1…64, 7B shape: static engine at every m, compiled at its buckets
   c         c = draft token time / target forward time, eager vs compiled
+  batch     verify cost t(B, m) of the 7B shape: B sequences × m tokens each at a 512-token context (eager)
   curve70b  the same curve for a Llama-2-70B-shaped target, int4 weight-only (torchao), and its peak memory
 
 Writes one JSON per section under $OUT (or ./out) and prints a line per figure.
@@ -28,6 +29,8 @@ import torch
 
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
+from actors.hf_api import cache_arg
+from actors.kv import crop_to, new_cache
 from jobs.report.derived import throughput
 from policies.fixed import Fixed, TargetOnly
 
@@ -263,6 +266,34 @@ def section_c():
     return res
 
 
+def section_batch():
+    """t(B, m) / t(1, 1): the cost of verifying m tokens for each of B sequences in one forward."""
+    target = random_model("7b")
+    context, bs, ms = 512, [1, 2, 4, 8, 16, 32], [1, 2, 4, 8]
+    res = {}
+    with torch.no_grad():
+        for b in bs:
+            cache = new_cache(target)
+            base = torch.tensor([prompt(context, seed=s) for s in range(b)], device=DEV)
+            target(input_ids=base, **cache_arg(cache), use_cache=True, logits_to_keep=1)
+            for m in ms:
+                ids = torch.tensor([prompt(m, seed=100 + s) for s in range(b)], device=DEV)
+
+                def step():
+                    target(input_ids=ids, **cache_arg(cache), use_cache=True).logits.argmax(-1).tolist()
+                    crop_to(cache, context)
+                for _ in range(3):
+                    step()
+                res[f"{b}x{m}"] = 1e3 * median_time(step, 10)
+            del cache
+            torch.cuda.empty_cache()
+    one = res["1x1"]
+    for b in bs:
+        print("batch 7b B=%2d: " % b + "  ".join(f"m={m} {res[f'{b}x{m}']:6.2f} ms ({res[f'{b}x{m}'] / one:.2f})"
+                                                for m in ms), flush=True)
+    return {"ms": res, "ratio": {k: v / one for k, v in res.items()}, "context": context}
+
+
 def int4_llama_70b():
     """Llama-2-70B shape built one layer at a time: meta → random bf16 on the GPU → int4 weight-only (torchao)."""
     from torchao.quantization import Int4WeightOnlyConfig, quantize_  # heavy: torchao
@@ -271,7 +302,8 @@ def int4_llama_70b():
     cfg = llama_cfg("70b")
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg)
-    qcfg = Int4WeightOnlyConfig(group_size=128)
+    # tinygemm packing runs on torch's own int4 kernel; the default "plain" packing needs the separate mslk package
+    qcfg = Int4WeightOnlyConfig(group_size=128, int4_packing_format="tile_packed_to_4d")
     torch.manual_seed(0)
 
     def materialise(mod):
@@ -289,9 +321,8 @@ def int4_llama_70b():
         torch.cuda.empty_cache()
     for mod in (model.model.embed_tokens, model.model.norm, model.lm_head):
         materialise(mod.to(torch.bfloat16))
-    model.model.rotary_emb.to(DEV)
-    model.model.rotary_emb.inv_freq = model.model.rotary_emb.original_inv_freq.to(DEV) \
-        if hasattr(model.model.rotary_emb, "original_inv_freq") else model.model.rotary_emb.inv_freq
+    # rotary buffers are computed, not loaded: build them again on the device rather than copy from meta
+    model.model.rotary_emb = type(model.model.rotary_emb)(cfg).to(DEV)
     return model.eval()
 
 
@@ -320,7 +351,7 @@ def section_curve70b():
 
 
 SECTIONS = {"check": section_check, "ar": section_ar, "spec": section_spec, "curve": section_curve, "c": section_c,
-            "curve70b": section_curve70b}
+            "batch": section_batch, "curve70b": section_curve70b}
 
 
 def main(argv):
