@@ -38,7 +38,6 @@ import sys
 from typing import Sequence
 
 import torch
-import torch._dynamo as dynamo
 
 from actors.hf_api import cache_arg
 from actors.kv import cached_length, crop_to, new_cache
@@ -171,6 +170,8 @@ class StaticRunner:
         # torch.compile (Inductor) before capture: always on CPU (there are no graphs), optional on CUDA
         self.inductor = compiled and (not self._use_graphs if inductor is None else bool(inductor))
         if self.inductor:
+            import torch._dynamo as dynamo  # heavy: torch._dynamo (1.7 s at start-up; only compiled runs need it)
+
             cfg = dynamo.config
             for name in ("recompile_limit", "cache_size_limit"):   # one compiled graph per bucket
                 if hasattr(cfg, name):
