@@ -154,8 +154,9 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
 
 
 def replay_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | None = None,
-                 max_draft: int | None = None) -> tuple[OracleBound, Generation]:
+                 max_draft: int | None = None, prefill_time: float | None = None) -> tuple[OracleBound, Generation]:
     """The bound and its schedule replayed: a :class:`~actors.step.Generation` with the bound's steps and time."""
     bound = oracle_bound(trace, cost_model, max_new_tokens=max_new_tokens, max_draft=max_draft)
-    g = replay(trace, SchedulePolicy(bound.schedule), max_new_tokens=max_new_tokens, cost_model=cost_model)
+    g = replay(trace, SchedulePolicy(bound.schedule), max_new_tokens=max_new_tokens, cost_model=cost_model,
+               prefill_time=prefill_time)
     return bound, g

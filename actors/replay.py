@@ -146,7 +146,8 @@ class CostClock:
 
 def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, costs=None,
            cost_model: CostModel | None = None, temperature: float = 0.0, pair: str | None = None,
-           tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = False) -> Generation:
+           tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = False,
+           prefill_time: float | None = None) -> Generation:
     """Replay ``policy`` on ``trace``: the :class:`~actors.step.Generation` the live engine would produce.
 
     ``costs``: the actor's measured :class:`~policies.costs.CostModel` — the same object live runs hand
@@ -156,6 +157,7 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
     ``pair`` / ``tokenizer_hash``: when given, the trace must match them. ``calibrate``:
     scale predicted step times by the trace's own ``ar`` run (:func:`~policies.cost_fit.turn_scale`);
     off by default: one ``ar`` run is a noisy gauge of the machine's speed (docs/replay.md, "Time").
+    ``prefill_time``: a predicted prefill in place of the trace's measured one (what-if costs of another device).
     """
     check_replayable(policy, temperature)
     budget = check_trace(trace, pair=pair, tokenizer_hash=tokenizer_hash, max_new_tokens=max_new_tokens)
@@ -165,7 +167,8 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
     policy.reset(ctx)
 
     row = Row(tokens=list(trace.prompt_ids), budget=budget, eos=frozenset(trace.eos_ids),
-              out=Generation(token_ids=[], prefill_time=trace.prefill_time if len(trace.prompt_ids) > 1 else 0.0))
+              out=Generation(token_ids=[], prefill_time=(trace.prefill_time if prefill_time is None else prefill_time)
+                             if len(trace.prompt_ids) > 1 else 0.0))
     scale = (turn_scale(cost_model, len(row.tokens), trace.ar_step_times)
              if cost_model is not None and calibrate else 1.0)
     drafter, verifier, clock = TraceDrafter(trace), ReferenceVerifier(trace, reference), CostClock(cost_model, scale)

@@ -1,7 +1,7 @@
 """Engine benchmark: `ar` vs `fixed` at several γ, and our engine vs transformers' own
 assisted generation at the same γ, side by side in one run (greedy, batch 1).
 
-    python -m bench.engine [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 4 8]
+    python -m bench.engine [--target smollm2-135m] [--draft smollm2-135m-draft] [--gammas 1 2 4 8] [--compiled]
     python -m bench.engine --random-shapes llama-7b/vicuna-68m   # GPU: real shapes, random weights
 
 transformers' assistant must be a full-vocabulary HF model, so the HF comparison uses a
@@ -101,6 +101,8 @@ def main():
     ap.add_argument("--hf-layers", type=int, default=4)
     ap.add_argument("--random-shapes", default=None, help="e.g. llama-7b/vicuna-68m (random weights)")
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--compiled", action="store_true",
+                    help="also time the compiled engine (torch.compile; CUDA graphs on GPU) against eager, side by side")
     a = ap.parse_args()
 
 
@@ -142,6 +144,8 @@ def main():
             m = time_ours(ours, prompts, lambda: build("fixed", gm), a.max_new_tokens)
             print(f"{f'fixed γ={gm} (ours, draft)':34s} {m['throughput']:8.2f} {m['mean_accepted_length']:6.2f} "
                   f"{cell(speedup(m, ar))}")
+    if a.compiled:
+        compiled_vs_eager(target, draft, eos_ids, prompts, a)
     print(f"\n# same full-vocabulary draft in both engines ({'given draft' if hf_draft is draft else f'target first {a.hf_layers} layers'})")
     print(f"{'γ':>3s} {'ours tok/s':>11s} {'HF tok/s':>9s} {'ours/HF [95 % interval]':>24s} {'MAL':>6s}")
     for gm in a.gammas:
@@ -149,6 +153,27 @@ def main():
         hf = time_hf(target, prompts, a.max_new_tokens, assistant=hf_draft, gamma=gm, eos=eos)
         print(f"{gm:3d} {m['throughput']:11.2f} {hf['throughput']:9.2f} {cell(speedup(m, hf)):>24s} "
               f"{m['mean_accepted_length']:6.2f}")
+
+
+def compiled_vs_eager(target, draft, eos_ids, prompts, a) -> None:
+    """ar and fixed γ on the compiled engine vs the eager one, each config's two engines back to back."""
+    drafter = ModelDrafter(draft) if draft is not None else None
+    t0 = time.perf_counter()
+    comp = SpecEngine(target, drafter, eos_ids, engine="compiled", capacity=1024, max_draft=max(a.gammas))
+    comp.prepare(max(a.gammas))
+    print(f"\n# compiled engine ({'CUDA graphs' if target.device.type == 'cuda' else 'torch.compile, no CUDA graphs'}) "
+          f"vs eager; prepared in {time.perf_counter() - t0:.0f} s")
+    eager = SpecEngine(target, ModelDrafter(draft) if draft is not None else None, eos_ids)
+    cell = lambda r: f"{r[0]:7.3f} [{r[1]:.3f}, {r[2]:.3f}]"                  # noqa: E731
+    print(f"{'config':18s} {'eager tok/s':>11s} {'compiled tok/s':>14s} {'compiled/eager [95 %]':>24s}  same tokens")
+    for name, gm in [("ar", 0)] + ([("fixed", g) for g in a.gammas] if draft is not None else []):
+        make = (lambda: build("ar")) if name == "ar" else (lambda g=gm: build("fixed", g))
+        e_gens = [eager.generate(p, make(), max_new_tokens=a.max_new_tokens) for p in prompts]
+        c_gens = [comp.generate(p, make(), max_new_tokens=a.max_new_tokens) for p in prompts]
+        e, c = summarize(e_gens), summarize(c_gens)
+        same = all(x.token_ids == y.token_ids for x, y in zip(e_gens, c_gens))
+        label = "ar" if name == "ar" else f"fixed γ={gm}"
+        print(f"{label:18s} {e['throughput']:11.2f} {c['throughput']:14.2f} {cell(speedup(c, e)):>24s}  {same}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ Sections
   c         c = draft token time / target forward time, eager vs compiled
   batch     verify cost t(B, m) of the 7B shape: B sequences × m tokens each at a 512-token context (eager)
   curve70b  the same curve for a Llama-2-70B-shaped target, int4 weight-only (torchao), and its peak memory
+  plan      peak GPU memory of reference-config pairs (Llama-3.1-8B + 3.2-1B, Vicuna-7B + 68M; random bf16,
+            compiled engine, one generation) vs what `specsweep plan` predicts (actors/memory_plan.py)
 
 Writes one JSON per section under $OUT (or ./out) and prints a line per figure.
 """
@@ -31,6 +33,7 @@ from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
 from actors.hf_api import cache_arg
 from actors.kv import crop_to, new_cache
+from actors.memory_plan import WORKSPACE_BYTES, config_path, gpu0_bytes, model_plan
 from jobs.report.derived import throughput
 from policies.fixed import Fixed, TargetOnly
 
@@ -350,8 +353,53 @@ def section_curve70b():
     return res
 
 
+def reference_model(name: str):
+    """A random bf16 model on the GPU from a reference config (actors/assets/reference), built off meta."""
+    from transformers import LlamaConfig, LlamaForCausalLM  # heavy: transformers
+
+    d = json.loads(config_path(name)[0].read_text())
+    d.pop("_specsweep_reference", None)
+    cfg = LlamaConfig(**d)
+    cfg.eos_token_id = cfg.bos_token_id = None
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg)
+    model.to_empty(device=DEV)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for prm in model.parameters():
+            torch.nn.init.normal_(prm, std=0.02) if prm.dim() >= 2 else torch.nn.init.ones_(prm)
+    model.to(torch.bfloat16)
+    model.model.rotary_emb = type(model.model.rotary_emb)(cfg).to(DEV)
+    model.generation_config.eos_token_id = None
+    return model.eval()
+
+
+def section_plan():
+    res = {}
+    for target, draft, positions in (("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", 4096),
+                                     ("lmsys/vicuna-7b-v1.3", "double7/vicuna-68m", 2048)):
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        t, d = reference_model(target), reference_model(draft)
+        e = SpecEngine(t, ModelDrafter(d), engine="compiled", capacity=positions, max_draft=63)
+        e.prepare()
+        e.generate(prompt(), Fixed(4), max_new_tokens=64)
+        e.runner.forward(prompt(64, seed=7))            # the plan's largest forward: 64 verified tokens
+        peak = torch.cuda.max_memory_allocated()
+        tp = model_plan(target, "bfloat16", None, positions)
+        dp = model_plan(draft, "bfloat16", None, positions, tokens=1)
+        planned = gpu0_bytes(tp, dp, 1) - WORKSPACE_BYTES     # the allocator does not see the CUDA context
+        res[target] = {"peak_bytes": peak, "planned_bytes_without_workspace": planned, "peak/planned": peak / planned,
+                       "positions": positions, "workspace_bytes": WORKSPACE_BYTES}
+        print(f"plan {target.split('/')[-1]} + {draft.split('/')[-1]} ({positions} positions): peak allocated "
+              f"{peak / 1e9:.2f} GB vs planned {planned / 1e9:.2f} GB (+{WORKSPACE_BYTES / 1e9:.0f} GB workspace) "
+              f"= {peak / planned:.3f}", flush=True)
+        del e, t, d
+    return res
+
+
 SECTIONS = {"check": section_check, "ar": section_ar, "spec": section_spec, "curve": section_curve, "c": section_c,
-            "batch": section_batch, "curve70b": section_curve70b}
+            "batch": section_batch, "curve70b": section_curve70b, "plan": section_plan}
 
 
 def main(argv):

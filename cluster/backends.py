@@ -6,19 +6,31 @@ completion order. The driver (``jobs/sweep/driver.py``) owns what happens with a
 the backend owns only placement and the in-flight loop.
 
 * :class:`RayBackend`: one Ray actor per pair copy, pinned to its GPUs (or CPU
-  threads); at most :data:`IN_FLIGHT` tasks queued per actor, so a slow actor never
-  hoards work and a finished task is handed on at once (``ray.wait``). Actors restart
-  at most twice and retry a task at most twice; what still fails is handed to the
-  callback as an exception.
+  threads); a GPU actor's GPUs are reserved as one STRICT_PACK placement-group bundle,
+  so they always sit on one node, and the actor records the GPU ids Ray gave it (it
+  never assumes GPU 0). At most :data:`IN_FLIGHT` tasks are queued per actor, so a slow
+  actor never hoards work and a finished task is handed on at once (``ray.wait``).
+  Actors restart at most twice (on another node when theirs is lost) and retry a task
+  at most twice, so a task lost with its node runs again and is reported once; a
+  restart is announced on stderr. What still fails is handed to the callback as an
+  exception.
 * :class:`InProcessBackend`: the same ``PairActor`` class built in this process, tasks
   run one after another. No Ray, no serialisation: fast tests and debugging.
 """
 from __future__ import annotations
 
+import os
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from cluster.ray_setup import check_placeable
+from policies.errors import SpecsweepError
+
 IN_FLIGHT = 2          # tasks queued per Ray actor: one running, one ready to start
+PLACE_TIMEOUT_S = 120  # how long a GPU actor's placement group may wait for its GPUs
+RESUBMITS = 3          # a task whose actor vanished mid-task is sent again this often (after 2, 4, 8 s)
 
 
 @dataclass
@@ -81,34 +93,62 @@ class RayBackend:
 
     resources: dict
     actors: dict = field(default_factory=dict)
+    groups: list = field(default_factory=list)       # placement groups of GPU actors
+    names: set = field(default_factory=set)          # actor names (label@host:pid) seen so far
 
     def start(self, specs: list[ActorSpec]) -> dict[str, list[dict]]:
         import ray  # heavy: ray
 
-        from actors.pair_actor import PairActor  # heavy: torch
-
+        check_placeable([(s.label, s.num_gpus) for s in specs if s.num_gpus for _ in range(s.copies)],
+                        [n.get("Resources", {}).get("GPU", 0.0) for n in ray.nodes() if n.get("Alive")])
         cpus = self.resources.get("CPU", 1)
         cpu_actors = sum(s.copies for s in specs if not s.num_gpus)
+        actor_class = ray_pair_actor()
+        # GPU reservations largest first, as check_placeable packed them: small ones spread first could
+        # leave no node whole for a larger one
+        places = {(s.label, i): self._one_node(s.label, s.num_gpus)
+                  for s in sorted(specs, key=lambda s: -s.num_gpus) if s.num_gpus for i in range(s.copies)}
         for s in specs:
             # CPU actors share the machine's cores evenly; a GPU actor leaves torch's default
             threads = max(1, int(cpus // max(1, cpu_actors))) if not s.num_gpus else None
             remote = ray.remote(num_gpus=s.num_gpus, num_cpus=s.num_cpus if not s.num_gpus else 0,
-                                max_restarts=2, max_task_retries=2)(PairActor)
-            opts = [remote.options(name=f"{s.name}-{i}".replace("/", "_"), get_if_exists=False) if s.name else remote
-                    for i in range(s.copies)]
-            self.actors[s.label] = [o.remote(**s.kwargs, threads=threads) for o in opts]
+                                max_restarts=2, max_task_retries=2)(actor_class)
+            acts = []
+            for i in range(s.copies):
+                opts = {"name": f"{s.name}-{i}".replace("/", "_"), "get_if_exists": False} if s.name else {}
+                if (s.label, i) in places:
+                    opts["scheduling_strategy"] = places[(s.label, i)]
+                acts.append(remote.options(**opts).remote(**s.kwargs, threads=threads))
+            self.actors[s.label] = acts
         infos = {}
         for label, acts in self.actors.items():
             try:
                 infos[label] = ray.get([a.info.remote() for a in acts])
             except Exception as e:
                 raise ActorStartError(label, e) from e
+        self.names = {i["actor"] for acts in infos.values() for i in acts}
         return infos
+
+    def _one_node(self, label: str, gpus: float):
+        """A STRICT_PACK placement group holding ``gpus`` GPUs on one node, ready or refused within the timeout."""
+        import ray  # heavy: ray
+        from ray.util.placement_group import placement_group  # heavy: ray
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # heavy: ray
+
+        pg = placement_group([{"GPU": gpus, "CPU": 0.001}], strategy="STRICT_PACK")
+        ready, _ = ray.wait([pg.ready()], timeout=PLACE_TIMEOUT_S)
+        if not ready:
+            ray.util.remove_placement_group(pg)
+            raise SpecsweepError(f"pair {label}: no node could give {gpus:g} GPUs within {PLACE_TIMEOUT_S} s "
+                                 "(other work holds them?); free GPUs or lower num_gpus")
+        self.groups.append(pg)
+        return PlacementGroupSchedulingStrategy(placement_group=pg, placement_group_capture_child_tasks=True)
 
     def run(self, tasks: list[dict], on_result: OnResult) -> None:
         import ray  # heavy: ray
 
         queues = {label: [t for t in tasks if t["pair"] == label] for label in self.actors}
+        tries: dict[str, int] = {}
         load = {id(a): 0 for acts in self.actors.values() for a in acts}
         inflight: dict = {}
 
@@ -127,11 +167,29 @@ class RayBackend:
             load[id(actor)] -= 1
             try:
                 result = ray.get(ref)
+            except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError) as e:
+                # the actor's node or process went away mid-task; Ray does not retry a task that "may have run".
+                # A task's rows reach the log only through this loop, so running it again cannot write it twice.
+                tries[task["task_key"]] = tries.get(task["task_key"], 0) + 1
+                if tries[task["task_key"]] > RESUBMITS:
+                    on_result(task, None, e)
+                else:
+                    time.sleep(2 ** tries[task["task_key"]])        # give Ray time to restart the actor
+                    queues[task["pair"]].insert(0, task)
             except Exception as e:   # actor died for good / retries exhausted / unserialisable error
                 on_result(task, None, e)
             else:
+                self._note_restart(task, result)
                 on_result(task, result, None)
             submit()
+
+    def _note_restart(self, task: dict, result: dict) -> None:
+        """Say once per new actor process that an actor came back (its node was lost or its process died)."""
+        names = set(result["rows"].column("actor").to_pylist()) - {None, ""}
+        for name in sorted(names - self.names):
+            print(f"specsweep: pair {task['pair']}: actor restarted as {name} (its node was lost or its process "
+                  "died); its unfinished tasks ran again there and each is recorded once", file=sys.stderr)
+        self.names |= names
 
     def stop(self) -> None:
         """Free the actors' CPUs/GPUs for whatever runs next on the cluster."""
@@ -141,3 +199,22 @@ class RayBackend:
             for a in acts:
                 ray.kill(a, no_restart=True)
         self.actors.clear()
+        for pg in self.groups:
+            ray.util.remove_placement_group(pg)
+        self.groups.clear()
+
+
+def ray_pair_actor():
+    """``PairActor`` whose ``info`` also says where Ray placed it: node id, the GPU ids Ray assigned, and
+    ``CUDA_VISIBLE_DEVICES`` as Ray set it (torch numbers those GPUs from 0, whichever they are)."""
+    import ray  # heavy: ray
+
+    from actors.pair_actor import PairActor  # heavy: torch
+
+    class RayPairActor(PairActor):
+        def info(self) -> dict:
+            ctx = ray.get_runtime_context()
+            return {**super().info(), "node": ctx.get_node_id(), "gpu_ids": [str(g) for g in ray.get_gpu_ids()],
+                    "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
+
+    return RayPairActor

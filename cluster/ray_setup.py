@@ -134,6 +134,25 @@ def check_resources(needs_gpus: float, needs_cpus: float, resources: dict) -> No
                              "lower actors or num_cpus per pair")
 
 
+def check_placeable(gpu_needs: list[tuple[str, float]], node_gpus: list[float]) -> None:
+    """Refuse a sweep whose GPU actors cannot all be placed, each actor's GPUs on one node.
+
+    ``gpu_needs``: (pair label, GPUs) per actor; ``node_gpus``: GPUs of each alive node. First-fit
+    decreasing: a pair with ``num_gpus: 2`` on two nodes of one GPU each would wait forever in Ray.
+    """
+    free = sorted(node_gpus, reverse=True)
+    for label, need in sorted(gpu_needs, key=lambda x: -x[1]):
+        for i, have in enumerate(free):
+            if have >= need:
+                free[i] -= need
+                break
+        else:
+            nodes = ", ".join(f"{g:g}" for g in sorted(node_gpus, reverse=True)) or "none"
+            raise SpecsweepError(f"pair {label}: an actor needs {need:g} GPUs on one node, and the cluster's nodes "
+                                 f"(GPUs per node: {nodes}) cannot place it beside the other actors; lower num_gpus or "
+                                 "actors, or add a node with more GPUs")
+
+
 def shutdown() -> None:
     import ray  # heavy: ray
 

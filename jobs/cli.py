@@ -4,6 +4,7 @@
     specsweep sweep     CONFIG.yaml [--address ADDR] [--dry-run] [--fresh]   (a re-run resumes)
     specsweep report    (--experiment NAME [--output DIR] | --parquet DIR | DIR) [--format md|csv] [--specbench]
     specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json] [--format md|csv]
+    specsweep plan      CONFIG.yaml [--json]   (GPU memory per pair from config.json; which GPUs it fits)
     specsweep calibrate [--target M] [--draft M|ngram] --out COSTS.json   (the pair's cost model)
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
@@ -25,13 +26,14 @@ from tqdm import tqdm
 from actors.quiet import quiet_third_party
 from actors.templates import default_template, render
 from jobs.dataset import load_questions
+from jobs.plan_cli import add_parser as add_plan_parser
 from jobs.replay_cli import main as replay_main
 from jobs.report.derived import summarize
 from jobs.report.tables import main as report_main
 from jobs.sweep.answers import answer_records, write_answers
 from policies.costs import CostModel, check_cost_dict
 from policies.errors import SpecsweepError
-from policies.registry import REGISTRY, build, check_gamma, check_generation
+from policies.registry import REGISTRY, build, check_gamma, check_generation, check_seed
 
 DEFAULT_TARGET = "smollm2-135m"
 
@@ -326,7 +328,8 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("output", help="the output folder of a sweep run with mode: replay or both")
     rp.add_argument("--policies", required=True, help="YAML file: policies: [...] and optionally gammas: [...]")
     rp.add_argument("--costs", default=None, help="another sweep's actors.json, or a cost model from `specsweep "
-                                                   "calibrate --out`: predict times with it (what-if)")
+                                                   "calibrate --out`: predict times with it (what-if); roofline:GPU[:Q] "
+                                                   "(h100, h200, a100-80, a100-40, l4): predicted from config.json")
     rp.add_argument("--format", default="md", choices=["md", "csv"])
     rp.set_defaults(fn=cmd_replay)
     d = sub.add_parser("distill", help="train a small draft (--kind draft) or an EAGLE head (--kind eagle) for a target")
@@ -348,6 +351,7 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--device", default="auto")
     d.set_defaults(fn=cmd_distill)
+    add_plan_parser(sub)
     pl = sub.add_parser("policies", help="list policies and their parameters")
     pl.set_defaults(fn=cmd_policies)
     for command in sub.choices.values():
@@ -361,6 +365,8 @@ def main(argv=None) -> int:
     a = parser().parse_args(argv)
     quiet_third_party(a.verbose)
     try:
+        if getattr(a, "seed", None) is not None:
+            check_seed(a.seed, "--seed")
         return a.fn(a)
     except SpecsweepError as e:
         print(f"specsweep: error: {e}", file=sys.stderr)

@@ -34,7 +34,7 @@ from actors.templates import TEMPLATES
 from jobs.dataset import CATEGORIES
 from jobs.redact import redact
 from policies.errors import SpecsweepError
-from policies.registry import MAX_GAMMA, REGISTRY, check_gamma, check_generation, parse, resolve
+from policies.registry import MAX_GAMMA, REGISTRY, SEED_MAX, check_gamma, check_generation, parse, resolve
 
 PAPER_GAMMAS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24]
 DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
@@ -116,7 +116,7 @@ class SweepConfig(BaseModel):
     dataset: Dataset = Field(default_factory=Dataset)
     generation: dict = Field(default_factory=dict)
     repeats: int = Field(1, ge=1, le=1000)
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=SEED_MAX)
     warmup: int = Field(3, ge=0, le=1000)
     output: str = Field("runs/sweep", min_length=1, pattern=r"\S")
     tracking_uri: str = Field("sqlite:///mlflow.db", min_length=1)

@@ -1,4 +1,4 @@
-"""``specsweep replay OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json]``: new policies on stored traces.
+"""``specsweep replay OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json|roofline:GPU[:Q]]``: stored traces.
 
 Reads the traces a sweep in ``mode: replay`` or ``both`` stored under ``OUTPUT/traces/``
 (one per question turn: the target-only greedy output, its measured ``ar`` times, and
@@ -12,7 +12,10 @@ greedy run; wall times are predicted by the cost model each pair's actor fitted
 ``--costs FILE`` takes both from another sweep's ``actors.json`` (for example one measured
 on a GPU) or from a cost model written by ``specsweep calibrate --out`` (for example one
 re-measured on a quiet machine): the figures then answer "what if these traces ran on that
-machine", and every heading says so. A cost model whose measurement was not trusted gives
+machine", and every heading says so. ``--costs roofline:h100`` (h200, a100-80, a100-40, l4; ``:int4``
+etc. for a quantized target) predicts every step and prefill from the models' config.json
+(``actors/roofline.py``): figures of a GPU nobody measured, labelled "what-if (roofline h100)"
+in every heading and in the replay folder's name. A cost model whose measurement was not trusted gives
 no time figures (``jobs/report/derived.py``, ``trusted_times``).
 
 FILE.yaml: ``policies:`` (as in a sweep config) and optionally ``gammas:`` (default: the
@@ -29,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from actors.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
 from actors.schema import config_key, to_table
 from jobs.report import metrics
 from jobs.report.costs import untrusted_text
@@ -113,6 +117,12 @@ def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=Non
             "draft_time": sum(s.draft_time for s in g.steps), "verify_time": sum(s.verify_time for s in g.steps)}
 
 
+def roofline_models(roof: tuple[str, str | None], trace) -> tuple[object, object]:
+    """(cost curve, cost model) of the trace's pair on the roofline GPU: one model serves both."""
+    model = roofline_cost_model(roof[0], trace.target, trace.draft or None, "bfloat16", roof[1])
+    return model, model
+
+
 def replay_output(output: str, policies, gammas, costs_file: str | None = None) -> tuple[pd.DataFrame, dict]:
     """Every policy × γ replayed on every trace of ``output``; (rows, facts for the heading)."""
     from actors import oracle_bound  # heavy: torch
@@ -120,6 +130,7 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
     from actors.replay import check_replayable, replay  # heavy: torch
     from actors.rollouts import read_traces  # heavy: torch
 
+    roof = parse_roofline(costs_file)             # a bad GPU kind is named before anything is read
     out = Path(output)
     folder = out / "traces"
     if not folder.is_dir() or not any(folder.glob("*.parquet")):
@@ -128,27 +139,29 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
     for name, params in policies:
         for g in gammas:
             check_replayable(build((name, params), g))
-    source = costs_file or str(out / "actors.json")
-    infos = _read_json(Path(source), "actor costs")
+    source = roofline_label(*roof) if roof else (costs_file or str(out / "actors.json"))
+    infos = None if roof else _read_json(Path(source), "actor costs")
     t0 = time.perf_counter()
     traces = read_traces(folder)
     rows, models = [], {}
     for trace in traces:
         pair = trace.pair
         if pair not in models:
-            models[pair] = actor_costs(infos, pair, source)
+            models[pair] = (roofline_models(roof, trace) if roof else actor_costs(infos, pair, source))
         curve, model = models[pair]
+        # a roofline predicts the prefill too: the trace's measured one is this machine's, not the GPU's
+        pre = {"prefill_time": model.verify_time(len(trace.prompt_ids), 0)} if roof else {}
         # what-if: ar is predicted under the same foreign cost model, so speedups compare like with like
-        ar = None if costs_file is None else replay(trace, build(("ar", {}), 0), cost_model=model)
+        ar = None if costs_file is None else replay(trace, build(("ar", {}), 0), cost_model=model, **pre)
         trusted = model is None or model.reliable
         rows.append(_row(trace, pair, "ar", "ar", {}, 0, ar, trusted))
         if model is not None:          # the least predicted time any chain schedule reaches on this trace
-            _, g = oracle_bound.replay_bound(trace, model)
+            _, g = oracle_bound.replay_bound(trace, model, **pre)
             rows.append(_row(trace, pair, oracle_bound.LABEL, oracle_bound.NAME, {}, 0, g, trusted))
         for name, params in policies:
             spec = policy_spec(name, params)
             for gamma in gammas:
-                g = replay(trace, build((name, params), gamma), costs=curve, cost_model=model)
+                g = replay(trace, build((name, params), gamma), costs=curve, cost_model=model, **pre)
                 rows.append(_row(trace, pair, spec, name, params, gamma, g, trusted))
     df = to_table(rows).to_pandas()
     facts = {"traces": len(traces), "seconds": time.perf_counter() - t0, "costs": source,
@@ -162,7 +175,9 @@ def main(a) -> int:
     shown = trusted_times(df)                    # an untrusted cost model's times give no time figure
     summary, speed = metrics.config_summary(shown), metrics.speedup_vs_ar(shown)
     frac, t2 = metrics.fraction_of_oracle(shown), metrics.table2(shown)
-    label = (f"WHAT-IF: step times (ar's too) predicted with the cost model in {facts['costs']}, not measured on "
+    label = (f"WHAT-IF: step and prefill times (ar's too) predicted by a {facts['costs']} model from the models' "
+             "config.json (actors/roofline.py), not measured" if parse_roofline(a.costs) else
+             f"WHAT-IF: step times (ar's too) predicted with the cost model in {facts['costs']}, not measured on "
              "this sweep's machine; prefill times are this machine's measured ones"
              if facts["what_if"] else f"times predicted by the sweep's own cost models ({facts['costs']}); "
              "ar times are the measured reference runs")
@@ -174,9 +189,10 @@ def main(a) -> int:
     if untrusted:
         text += "\n" + untrusted_text(untrusted) + "\n"
     if facts["what_if"]:
-        text = text.replace("\n## ", "\n## (what-if) ")
+        text = text.replace("\n## ", f"\n## ({facts['costs'] if parse_roofline(a.costs) else 'what-if'}) ")
     sys.stdout.write(text)
-    dest = Path(a.output) / "replays" / Path(a.policies).stem
+    roof = parse_roofline(a.costs)
+    dest = Path(a.output) / "replays" / (Path(a.policies).stem + (f"-roofline-{roof[0]}" if roof else ""))
     dest.mkdir(parents=True, exist_ok=True)
     df.to_parquet(dest / "rows.parquet")
     (dest / f"report.{a.format}").write_text(text)

@@ -134,6 +134,16 @@ GENERATION: dict[str, Param] = {
 }
 
 
+SEED_MAX = 2 ** 32 - 1     # every seed (config, CLI, distillation) lies in [0, SEED_MAX]: numpy's range, within torch's
+
+
+def check_seed(seed: Any, label: str = "seed") -> int:
+    """``seed`` when it is an integer in [0, SEED_MAX]; one line naming the range otherwise."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= SEED_MAX:
+        raise SpecsweepError(f"{label} must be an integer >= 0 and <= {SEED_MAX}, got {seed!r}")
+    return seed
+
+
 def check_gamma(gamma: Any, label: str = "initial gamma") -> int:
     """``gamma`` if it is an integer in [1, MAX_GAMMA]; else one line naming ``label`` and the valid range."""
     if isinstance(gamma, bool) or not isinstance(gamma, int) or not 1 <= gamma <= MAX_GAMMA:

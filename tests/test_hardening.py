@@ -116,6 +116,10 @@ BAD_CONFIGS = [
     (cfg(dataset={"question_ids": [9001, 9001]}), "dataset.question_ids[1]"),
     (cfg(dataset={"categories": ["qa", "qa"]}), "dataset.categories[1]"),
     (cfg(pairs=[{"target": "a"}, {"target": "a"}]), "pairs[1]"),
+    # seeds: one range everywhere, [0, 2**32 - 1]
+    (cfg(seed=-1), "seed"),
+    (cfg(seed=2 ** 32), "seed"),
+    (cfg(seed=1.5), "seed"),
     # tracking store
     (cfg(tracking_uri="bogus://x"), "tracking_uri"),
     (cfg(tracking_uri="mlruns"), "tracking_uri"),
@@ -423,6 +427,18 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
         (["replay", str(tmp / "foreign"), "--policies", pol("unk", "policies: [nosuch]\n")], "unknown policy"),
         (["replay", str(tmp / "foreign"), "--policies", pol("g0", "policies: [fixed]\ngammas: [0]\n")], "gammas[0]"),
         (["replay", str(tmp / "foreign"), "--policies", pol("ok", "policies: [fixed]\n")], "holds no traces"),
+        (["replay", str(tmp / "foreign"), "--policies", pol("ok2", "policies: [fixed]\n"), "--costs", "roofline:v100"],
+         "unknown GPU kind 'v100'"),
+        (["generate", "--prompt", "x", "--seed", "-1"], "--seed must be an integer >= 0 and <= 4294967295"),
+        (["generate", "--prompt", "x", "--seed", str(2 ** 32)], "--seed must be an integer >= 0"),
+        (["distill", "--target", target, "--seed", str(2 ** 40), "--out", str(tmp / "d6")], "--seed must be"),
+        (["report", "--experiment", "x", "--tracking-uri", f"sqlite:///{tmp}/none.db"], "no MLflow store at"),
+        (["report", "--experiment", "x"], "no MLflow store at mlflow.db"),
+        (["plan", str(tmp / "nope.yaml")], "does not exist"),
+        (["plan", conf("plan-big", pairs=[{"target": "meta-llama/Llama-3.1-70B-Instruct", "draft": draft,
+                                           "dtype": "bfloat16", "num_gpus": 1}])], "pair Llama-3.1-70B-Instruct+"),
+        (["plan", conf("plan-nocfg", pairs=[{"target": "nobody/nothing", "draft": draft, "num_gpus": 1}])],
+         "no config.json for model 'nobody/nothing'"),
     ]
 
 

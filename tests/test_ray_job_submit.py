@@ -1,4 +1,5 @@
-"""`ray job submit` of a sweep to a local head node (started and stopped here)."""
+"""`ray job submit` of a sweep to a two-node cluster on 127.0.0.1 (a head and a worker with one logical GPU,
+started and stopped here; only their processes are stopped)."""
 import os
 import shutil
 import subprocess
@@ -59,10 +60,11 @@ def submit_when_agent_ready(cmd: list[str], env: dict, deadline_s: float = 120) 
 
 @pytest.mark.slow                                   # starts a Ray head node
 @pytest.mark.skipif(RAY is None, reason="ray CLI not installed")
-def test_ray_job_submit_runs_a_sweep(tmp_path):
+def test_ray_job_submit_runs_a_sweep_on_the_worker_node(tmp_path):
     target, draft = save_tiny_pair(tmp_path / "pair")
     cfg = {"name": "submitted", "output": str(tmp_path / "out"), "tracking_uri": f"sqlite:///{tmp_path}/mlflow.db",
-           "pairs": [{"name": "tiny", "target": target, "draft": draft}],
+           # the only GPU is the worker's: the pair must be placed there (models on CPU, the GPU is logical)
+           "pairs": [{"name": "tiny", "target": target, "draft": draft, "device": "cpu", "num_gpus": 1}],
            "dataset": {"source": "sample", "question_ids": [9021]}, "generation": {"max_new_tokens": 8},
            "policies": ["fixed"], "gammas": [2], "warmup": 0, "calibrate": {"context": 8, "max_tokens": 2, "repeats": 1, "judge": False}}
     path = tmp_path / "cfg.yaml"
@@ -76,6 +78,9 @@ def test_ray_job_submit_runs_a_sweep(tmp_path):
                     "--include-dashboard=true", "--object-store-memory=200000000", f"--temp-dir={ray_tmp}"],
                    check=True, env=env, capture_output=True, timeout=180)
     try:
+        subprocess.run([RAY, "start", f"--address=127.0.0.1:{gcs}", "--num-cpus=1", "--num-gpus=1",
+                        "--object-store-memory=100000000", f"--temp-dir={ray_tmp}"],
+                       check=True, env=env, capture_output=True, timeout=180)
         r = submit_when_agent_ready([RAY, "job", "submit", f"--address=http://127.0.0.1:{port}", "--working-dir",
                                      str(ROOT), "--runtime-env-json",
                                      '{"excludes": ["runs", "mlflow.db", ".git", "tests"]}', "--",
@@ -86,5 +91,9 @@ def test_ray_job_submit_runs_a_sweep(tmp_path):
 
         files = list((tmp_path / "out" / "log").glob("task-*.parquet"))
         assert len(files) == 1 and pq.read_table(files[0]).num_rows == 3     # ar (first) + fixed γ=2 + ar (last)
+        import json
+
+        (info,) = json.loads((tmp_path / "out" / "actors.json").read_text())["tiny"]
+        assert info["gpu_ids"] == ["0"] and info["cuda_visible_devices"] == "0"    # the worker's one GPU
     finally:
         stop_cluster(ray_tmp)

@@ -148,6 +148,7 @@ def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tm
     import shutil
 
     cfg, _, _ = swept
+    configs = [(Path(f) / "config.json").read_text() for f in pair_paths]
     for folder in pair_paths:                     # no model left to load: replay must not need one
         shutil.rmtree(folder)
     pol = tmp_path / "new.yaml"
@@ -181,6 +182,22 @@ def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tm
     assert "(what-if)" in capsys.readouterr().out
     what_if = pd.read_parquet(Path(cfg.output) / "replays" / "new" / "rows.parquet")
     assert set(what_if.loc[what_if["policy"] == "ar", "mode"]) == {"replay"}
+    # a roofline what-if reads config.json alone: same steps as the measured-cost replay, GPU-sized times
+    for folder, text in zip(pair_paths, configs):
+        Path(folder).mkdir(parents=True)
+        (Path(folder) / "config.json").write_text(text)
+    assert _cli("replay", cfg.output, "--policies", str(pol), "--costs", "roofline:h100") == 0
+    out = capsys.readouterr().out
+    assert "what-if (roofline h100)" in out and "## (what-if (roofline h100))" in out
+    roof = pd.read_parquet(Path(cfg.output) / "replays" / "new-roofline-h100" / "rows.parquet")
+    key = ["question_id", "turn", "policy", "gamma"]
+    both = roof.merge(what_if, on=key, suffixes=("_roof", "_cpu"))
+    assert len(both) == len(roof) == len(what_if)
+    assert all(list(a) == list(b) for a, b in zip(both["token_ids_roof"], both["token_ids_cpu"]))   # greedy: lossless
+    blind = both[both["policy"] == "fixed"]                    # a cost-blind policy takes the very same steps
+    assert len(blind) and all(list(a) == list(b) for a, b in zip(blind["accepted_roof"], blind["accepted_cpu"]))
+    assert (both["wall_time_roof"] < both["wall_time_cpu"]).all()       # a tiny model on an H100: far faster
+    assert (roof["prefill_time"] < 1e-3).all()                           # predicted, not this machine's
 
 
 @pytest.mark.parametrize("content, costs, needle", [
@@ -190,6 +207,8 @@ def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tm
     ("policies: [fixed]\nextra: 1\n", None, "unknown field"),
     ("policies: [fixed]\n", "missing.json", "missing.json"),
     ("policies: [fixed]\n", "{}", "holds no actor information"),
+    ("policies: [fixed]\n", "roofline:h900", "unknown GPU kind 'h900'"),
+    ("policies: [fixed]\n", "roofline:h100:int3", "quantization 'int3' is not valid"),
 ])
 def test_replay_cli_bad_input_is_one_line(swept, tmp_path, capsys, content, costs, needle):
     cfg, _, _ = swept

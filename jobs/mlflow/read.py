@@ -43,9 +43,19 @@ def _pick_sweep(client, exp_id: str, experiment: str, output: str | None):
     return sweeps[0]
 
 
+def check_store_exists(uri: str) -> None:
+    """Refuse to read a local SQLite store that is not there (opening it would create an empty ``mlflow.db``)."""
+    if uri.lower().startswith("sqlite:///"):
+        path = Path(uri[len("sqlite:///"):])
+        if str(path) not in ("", ":memory:") and not path.exists():
+            raise SpecsweepError(f"no MLflow store at {path} (from --tracking-uri {redact(uri)}): pass the sweep's "
+                                 "tracking_uri, or read its output folder with `specsweep report DIR`")
+
+
 def read_experiment(experiment: str, uri: str, output: str | None = None):
     """(summary, speedups, fraction of oracle) of one sweep in ``experiment`` (see the module docstring)."""
 
+    check_store_exists(uri)
     client = client_for(uri)
     exp = client.get_experiment_by_name(experiment)
     if exp is None:

@@ -9,19 +9,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jobs.report.intervals import NOT_RESOLVED, verdict
+from jobs.report.intervals import NOT_RESOLVED
 from jobs.report.metrics import ORACLES
-from jobs.report.text import short
+from jobs.report.text import short, value_with_interval
 
 WITHIN_NOISE = "~"
-
-
-def _cell(value, lo, hi) -> str:
-    if value != value:
-        return "–"
-    if lo != lo or hi != hi:
-        return f"{value:.2f}"
-    return f"{value:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
 def policy_rows(summary: pd.DataFrame, t2: pd.DataFrame | None) -> pd.DataFrame:
@@ -39,12 +31,11 @@ def policy_rows(summary: pd.DataFrame, t2: pd.DataFrame | None) -> pd.DataFrame:
     for r in best.itertuples():
         lo, hi = getattr(r, "speedup_lo", float("nan")), getattr(r, "speedup_hi", float("nan"))
         value = getattr(r, "speedup", float("nan"))
-        floor = getattr(r, "noise_floor", float("nan"))
-        noise = verdict(value, lo, hi, floor) == NOT_RESOLVED
+        noise = getattr(r, "vs_ar", "") == NOT_RESOLVED         # metrics.config_summary's verdict
         vs_fixed = fixed.get((r.pair, r.policy_spec), (float("nan"),) * 3)
         rows.append({"pair": r.pair, "policy": short(r.policy_spec)[:28], "best γ0": int(r.gamma),
-                     "vs ar": _cell(value, lo, hi) + (f" {WITHIN_NOISE}" if noise else ""),
-                     "vs fixed γ": _cell(*vs_fixed) if r.policy != "fixed" else "1.00",
+                     "vs ar": value_with_interval(value, lo, hi) + (f" {WITHIN_NOISE}" if noise else ""),
+                     "vs fixed γ": value_with_interval(*vs_fixed) if r.policy != "fixed" else "1.00",
                      "MAL": f"{r.mean_accepted_length:.2f}" if r.mean_accepted_length == r.mean_accepted_length else "–",
                      "_speed": value})
     return pd.DataFrame(rows)

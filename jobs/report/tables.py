@@ -31,7 +31,7 @@ from jobs.report.agreement import (agreement_table, agreement_text, bias_correct
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
 from jobs.report.specbench import report_text
 from jobs.report.derived import trusted_times
-from jobs.report.text import render, short
+from jobs.report.text import interval, render, short
 from jobs.sweep.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
@@ -89,10 +89,6 @@ def summary_from_mlflow(experiment: str, uri: str, output: str | None = None
     return read_experiment(experiment, uri, output)
 
 
-def _interval(lo, hi) -> str:
-    return f" [{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else ""
-
-
 def _mark(value, lo, hi, floor=float("nan")) -> str:
     return " †" if metrics.verdict(value, lo, hi, floor) == metrics.NOT_RESOLVED else ""
 
@@ -113,7 +109,7 @@ def table2_layout(summary: pd.DataFrame, t2: pd.DataFrame | None = None, floor: 
     def cell(r):
         text = f"{r['mean']:.2f} ± {r['std']:.2f}×"
         if has_ci:
-            text += _interval(r["mean_lo"], r["mean_hi"])
+            text += interval(r["mean_lo"], r["mean_hi"])
             if r["policy_spec"] != baseline:                       # the baseline reads 1.00 by construction
                 text += _mark(r["mean"], r["mean_lo"], r["mean_hi"], floors.get(r["pair"], float("nan")))
         return text
@@ -134,11 +130,11 @@ def specbench_layout(summary: pd.DataFrame, speed: pd.DataFrame) -> pd.DataFrame
     out = t[["pair", "policy_spec", "gamma", *cols]].copy()
     if "overall_lo" in t:
         floor = t["noise_floor"] if "noise_floor" in t else pd.Series(float("nan"), index=t.index)
-        out["overall 95% CI"] = [_interval(lo, hi).strip() + _mark(v, lo, hi, f)
+        out["overall 95% CI"] = [interval(lo, hi).strip() + _mark(v, lo, hi, f)
                                  for v, lo, hi, f in zip(t["overall"], t["overall_lo"], t["overall_hi"], floor)]
     out["MAL"] = t["mean_accepted_length"]
     if "mal_lo" in t:
-        out["MAL 95% CI"] = [_interval(lo, hi).strip() for lo, hi in zip(t["mal_lo"], t["mal_hi"])]
+        out["MAL 95% CI"] = [interval(lo, hi).strip() for lo, hi in zip(t["mal_lo"], t["mal_hi"])]
     out = out.sort_values(["pair", "policy_spec", "gamma"])
     out = one_row_if_gamma_free(out, [c for c in out.columns if c not in ("pair", "policy_spec", "gamma")])
     out["policy_spec"] = out["policy_spec"].map(short)
@@ -160,7 +156,7 @@ def floor_layout(floor: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     f = floor.set_index("pair")
     return pd.DataFrame({"tasks": f["tasks"],
-                         "ar last / ar first": [f"{r:.3f}{_interval(lo, hi)}" for r, lo, hi in
+                         "ar last / ar first": [f"{r:.3f}{interval(lo, hi)}" for r, lo, hi in
                                                 zip(f["ar_ratio"], f["ar_ratio_lo"], f["ar_ratio_hi"])],
                          "ar/ar spread median / p90": [f"{a:.1%} / {b:.1%}" for a, b in
                                                        zip(f["spread_median"], f["spread_p90"])],
@@ -205,7 +201,7 @@ def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None 
         head = f"\n## {what}\n"
         if "fraction_of_oracle_lo" in f:        # from the log: "0.72 [0.68, 0.75]"; from MLflow: the point value
             head = f"\n## {what} (95 % paired-bootstrap interval over questions)\n"
-            f["fraction_of_oracle"] = [f"{v:.2f}{_interval(lo, hi)}" for v, lo, hi in
+            f["fraction_of_oracle"] = [f"{v:.2f}{interval(lo, hi)}" for v, lo, hi in
                                        zip(f["fraction_of_oracle"], f["fraction_of_oracle_lo"], f["fraction_of_oracle_hi"])]
             f = f.drop(columns=["fraction_of_oracle_lo", "fraction_of_oracle_hi"])
         parts += [head, render(f.set_index(["pair", "policy_spec", "gamma"]), fmt)]

@@ -1,4 +1,4 @@
-"""Plain-text helpers every report table uses: a policy spec cut to a column's width, a frame as Markdown or CSV."""
+"""Plain-text helpers every report table uses: a policy spec cut to a column's width, intervals, a frame as Markdown or CSV."""
 from __future__ import annotations
 
 import pandas as pd
@@ -7,6 +7,16 @@ import pandas as pd
 def short(spec: str) -> str:
     """``spec`` as shown in a table column: at most 48 characters, cut with "..."."""
     return spec if len(spec) <= 48 else spec[:45] + "..."
+
+
+def interval(lo, hi) -> str:
+    """`` [lo, hi]`` to two decimals; empty when either end is NaN (no interval was drawn)."""
+    return f" [{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else ""
+
+
+def value_with_interval(value, lo, hi) -> str:
+    """``1.23 [1.10, 1.35]``; ``–`` for a missing value."""
+    return "–" if value != value else f"{value:.2f}{interval(lo, hi)}"
 
 
 def render(df: pd.DataFrame, fmt: str) -> str:

@@ -54,8 +54,8 @@ def _pair_kwargs(p, gammas=()) -> dict:
     return {"target": p.target, "draft": p.draft, "dtype": p.dtype, "device": p.device, "quantization": p.quantization,
             "draft_quantization": p.draft_quantization, "trust_remote_code": p.trust_remote_code,
             "template": p.template, "name": p.label, "engine": p.engine, "inductor": p.inductor,
-            "quant_backend": p.quant_backend, "max_context": p.max_context, "num_gpus": max(1, int(p.num_gpus)),
-            "max_draft": max([32, *gammas])}   # compiled engine: graphs up to gt's default cap
+            "quant_backend": p.quant_backend, "max_context": p.max_context,
+            "num_gpus": 1 if p.device == "cpu" else max(1, int(p.num_gpus)), "max_draft": max([32, *gammas])}   # on CPU GPUs are only reserved; graphs up to gt's default cap
 
 
 def actor_specs(cfg: SweepConfig, warmup_question: dict) -> list:

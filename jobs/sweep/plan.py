@@ -15,6 +15,7 @@ import json
 import math
 import random
 
+from actors.memory_plan import check_fits, pair_plan
 from jobs.config import SweepConfig
 from policies.errors import SpecsweepError
 from policies.registry import build
@@ -99,9 +100,14 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
                      f"configs (validation fraction {cfg.validate_fraction:g}; rollout length "
                      f"{cfg.rollout_length or 'the whole budget'})")
         lines += [f"  {n}" for n in notes]
-    for p in cfg.pairs:
+    for i, p in enumerate(cfg.pairs):
         lines.append(f"  pair {p.label}: target={p.target} draft={p.draft} dtype={p.dtype} quant={p.quantization} "
                      f"actors={p.actors} num_gpus={p.num_gpus}")
+        if p.num_gpus >= 1:          # the memory plan (actors/memory_plan.py); a pair that fits no GPU is refused
+            plan = pair_plan(p)
+            check_fits(plan, f"config pairs[{i}]")
+            fits = ", ".join(k for k, ok in plan.fits.items() if ok)
+            lines.append(f"    memory: {plan.per_gpu_bytes / 1e9:.1f} GB on GPU 0; fits {fits} (`specsweep plan` for detail)")
     for name, params in cfg.policies:
         lines.append(f"  policy {name} {json.dumps(params)}")
     lines.append(f"  gammas {cfg.gammas}")

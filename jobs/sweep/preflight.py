@@ -2,7 +2,8 @@
 
 For every pair: the target and draft names resolve (built-in alias, local Hugging
 Face folder, or a hub id whose tokenizer loads), the draft's tokenizer maps text to
-the same ids as the target's, the calibration context fits the target's positions,
+the same ids as the target's, the calibration context fits the target's positions, a pair that
+reserves GPUs fits a listed GPU kind at its ``num_gpus`` (``actors/memory_plan.py``),
 and, for a cluster started on this machine, the device exists here. Each problem is
 one ``SpecsweepError`` line naming the pair by its config path.
 
@@ -12,6 +13,7 @@ cached (building that copy takes ~20 s and happens in the actor).
 """
 from __future__ import annotations
 
+from actors.memory_plan import check_fits, pair_plan
 from policies.errors import SpecsweepError
 
 
@@ -51,6 +53,13 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
 
     for i, p in enumerate(cfg.pairs):
         path = f"pairs[{i}]"
+        if p.num_gpus >= 1:            # the memory plan from config.json (actors/memory_plan.py)
+            try:
+                plan = pair_plan(p)
+            except SpecsweepError:     # a model without a readable config.json: the tokenizer check names it
+                plan = None
+            if plan is not None:
+                check_fits(plan, f"config pairs[{i}]")
         if local_cluster:
             try:
                 resolve_device(p.device)

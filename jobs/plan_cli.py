@@ -1,0 +1,72 @@
+"""``specsweep plan CONFIG.yaml [--json]``: each pair's GPU memory from its config.json alone, and where it fits.
+
+The rule is in ``actors/memory_plan.py``; the GPU kinds and their sources in ``actors/gpus.py``.
+A pair that reserves GPUs (``num_gpus`` ≥ 1) and fits no listed GPU kind at that count ends the
+command with one line and exit status 2 — the same check ``specsweep sweep`` runs before Ray starts.
+"""
+from __future__ import annotations
+
+import json
+
+from actors.gpus import GB, GPUS
+from actors.memory_plan import VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, pair_plan
+from jobs.config import load_config
+
+
+def _gb(x: float) -> str:
+    return f"{x / GB:.2f} GB"
+
+
+def _model_lines(role: str, m: ModelPlan, positions: int) -> list[str]:
+    weights = (f"{m.quantization} linear layers, the rest {m.dtype}" if m.quantization else m.dtype)
+    parts = ", ".join(f"{k} {v / 1e9:.3f} B" for k, v in m.params.items() if v)
+    return [f"  {role:6s} {m.name} ({m.source})",
+            f"         params {m.total_params / 1e9:.3f} B ({parts})",
+            f"         weights {_gb(m.weight_bytes)} ({weights}); KV cache {m.kv_bytes_per_token / 1e3:.1f} kB/position "
+            f"× {positions} positions = {_gb(m.kv_bytes)}; activations {_gb(m.activation_bytes)}"]
+
+
+def plan_text(plan: PairPlan, positions: int) -> str:
+    lines = [f"pair {plan.label}: num_gpus {plan.num_gpus}"]
+    lines += _model_lines("target", plan.target, positions)
+    if plan.draft:
+        lines += _model_lines("draft", plan.draft, positions)
+    lines.append(f"  GPU 0 holds {_gb(plan.per_gpu_bytes)} (target weights and cache / {plan.num_gpus}, the draft, "
+                 f"activations of a {VERIFY_TOKENS}-token forward, {_gb(WORKSPACE_BYTES)} workspace)")
+    cells = []
+    for key, g in GPUS.items():
+        n = plan.min_gpus[key]
+        cells.append(f"{g.label}: {'fits' if plan.fits[key] else 'no'} (fewest {n if n else '>64'})")
+    lines.append("  " + "; ".join(cells))
+    return "\n".join(lines)
+
+
+def plans(cfg) -> list[PairPlan]:
+    return [pair_plan(p) for p in cfg.pairs]
+
+
+def check_config(cfg, path: str = "config") -> None:
+    """Refuse the first pair that reserves GPUs and fits no listed GPU kind (preflight and ``plan``)."""
+    for i, p in enumerate(cfg.pairs):
+        if p.num_gpus >= 1:
+            check_fits(pair_plan(p), f"{path} pairs[{i}]")
+
+
+def main(a) -> int:
+    cfg = load_config(a.config)
+    result = plans(cfg)
+    if a.json:
+        print(json.dumps([p.to_dict() for p in result], indent=1))
+    else:
+        print(f"# Memory plan of {a.config} (from config.json files; no weights loaded)")
+        for p, entry in zip(result, cfg.pairs):
+            print(plan_text(p, entry.max_context))
+    check_config(cfg, a.config)
+    return 0
+
+
+def add_parser(sub) -> None:
+    pl = sub.add_parser("plan", help="each pair's GPU memory from its config.json, and which GPUs it fits")
+    pl.add_argument("config")
+    pl.add_argument("--json", action="store_true", help="print the plans as JSON")
+    pl.set_defaults(fn=main)
