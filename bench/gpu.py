@@ -361,8 +361,11 @@ def reference_model(name: str):
     d.pop("_specsweep_reference", None)
     cfg = LlamaConfig(**d)
     cfg.eos_token_id = cfg.bos_token_id = None
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)          # built in bf16 as from_pretrained loads it: no fp32 copy
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg)
+    torch.set_default_dtype(prev)
     model.to_empty(device=DEV)
     torch.manual_seed(0)
     with torch.no_grad():

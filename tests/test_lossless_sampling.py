@@ -45,6 +45,7 @@ def _resample_from_p(p, q_rows, drafted, generator):
     return k, int(torch.multinomial(p[k], 1, generator=generator))
 
 
+@pytest.mark.slow                       # checks the checker: a broken rule must fail it
 def test_chi_square_detects_a_broken_acceptance_rule(monkeypatch):
     """The same test must fail when the residual is replaced by p — otherwise it proves nothing."""
     target, draft = sampling_pair()

@@ -37,7 +37,8 @@ pytest.importorskip("mlflow")
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "headless_shell")
                  if shutil.which(n)), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install -y chromium)")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install -y chromium)"),
+              pytest.mark.slow]      # a headless browser and an MLflow server: ~45 s
 
 RUNS = ["ar · tiny", "fixed · tiny", "gammatune:eta=0.5 · tiny", "fixed · tiny · replay",
         "gammatune:eta=0.5 · tiny · replay", "surface · sweep · out"]

@@ -1,5 +1,4 @@
 """The static-cache engine (position-indexed KV, rejected entries overwritten) is lossless like the eager one."""
-import time
 
 import pytest
 import torch
@@ -125,14 +124,12 @@ def test_model_without_static_cache_falls_back_to_eager(capsys):
     assert "cannot use engine compiled" in capsys.readouterr().err
 
 
-def test_compiled_engine_smoke_on_cpu():
+@pytest.mark.slow                       # torch.compile of every bucket: ~25 s on 2 cores
+def test_compiled_engine_is_lossless_on_cpu():
     """torch.compile path (no CUDA graphs on CPU): same tokens as the eager engine."""
     target, draft = _pair(llama, vocab=32)
-    t0 = time.perf_counter()
     engine = SpecEngine(target, ModelDrafter(draft), engine="compiled", capacity=128)
     engine.prepare(3)
-    if time.perf_counter() - t0 > 60:
-        pytest.skip("torch.compile took over a minute on this CPU")
     prompt = [1, 2, 3]
     ar = SpecEngine(target).generate(prompt, TargetOnly(), max_new_tokens=20)
     out = engine.generate(prompt, Fixed(3), max_new_tokens=20)

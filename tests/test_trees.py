@@ -64,6 +64,7 @@ def test_sampled_static_tree_matches_target_distribution(spec):
     assert chi_square_pvalue(sample_runs(engine, build(spec, 1), PROMPT, 3, SAMPLED_RUNS, seed0=5), probs) > 1e-3
 
 
+@pytest.mark.slow                       # checks the checker: a broken rule must fail it
 def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
     """Trying the next sibling against p instead of the running residual must be caught."""
     target, draft = sampling_pair()
