@@ -26,7 +26,8 @@ SAMPLED = ([(p, 800, 101) for p in POLICIES if p != "oracle"]
 SAMPLED = [pytest.param(*c, marks=pytest.mark.slow) if ":" in c[0] and c[0] in POLICIES else c for c in SAMPLED]
 
 
-@pytest.mark.parametrize("spec", POLICIES + NEW_POLICIES)
+@pytest.mark.parametrize("spec", [pytest.param(p, marks=pytest.mark.slow) if ":" in p else p   # variants: slow tier
+                                  for p in POLICIES + NEW_POLICIES])
 @pytest.mark.parametrize("arch", [llama, gpt2], ids=["llama", "gpt2"])
 def test_greedy_equals_ar(spec, arch):
     target = sharpen(arch(vocab=70, seed=5))
