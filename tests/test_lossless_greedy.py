@@ -19,7 +19,7 @@ def _drafter(kind, draft):
 
 
 @pytest.mark.parametrize("arch", [llama, gpt2], ids=["llama", "gpt2"])
-@pytest.mark.parametrize("vocab", [50, 301])
+@pytest.mark.parametrize("vocab", [50, pytest.param(301, marks=pytest.mark.slow)])     # the larger vocabulary: slow tier
 @pytest.mark.parametrize("kind", ["model", "ngram"])
 def test_greedy_equals_ar_for_every_gamma(arch, vocab, kind):
     target, draft = _pair(arch, vocab)

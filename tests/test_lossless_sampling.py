@@ -12,7 +12,7 @@ from tests.helpers import PROMPT, sampling_pair
 from tests.sampling_check import SAMPLED_RUNS as RUNS, chi_square_pvalue, exact_joint, sample_runs
 
 
-@pytest.mark.parametrize("arch", [llama, gpt2], ids=["llama", "gpt2"])
+@pytest.mark.parametrize("arch", [llama, pytest.param(gpt2, marks=pytest.mark.slow)], ids=["llama", "gpt2"])
 def test_model_drafter_matches_target_distribution(arch):
     target, draft = sampling_pair(arch)
     probs = exact_joint(target, PROMPT, 3, 1.0)

@@ -33,6 +33,7 @@ def pair_paths(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cluster():
+    saved = dict(os.environ)              # Cluster sets RAY_ADDRESS: later tests in this worker must not join it
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
@@ -46,6 +47,8 @@ def cluster():
     yield c, workers
     ray.shutdown()
     c.shutdown()
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 def config(tmp: Path, pairs: list[dict], questions=QUESTIONS, name="mn"):
