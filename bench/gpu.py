@@ -288,7 +288,7 @@ def section_batch():
                 for _ in range(3):
                     step()
                 res[f"{b}x{m}"] = 1e3 * median_time(step, 10)
-            del cache
+            cache = None                      # the next B allocates its own
             torch.cuda.empty_cache()
     one = res["1x1"]
     for b in bs:

@@ -1,6 +1,5 @@
 """`specsweep plan` and roofline what-if costs: arithmetic on config.json files, checked against published sizes."""
 import json
-from pathlib import Path
 
 import pytest
 import yaml
