@@ -167,9 +167,10 @@ class RayBackend:
             load[id(actor)] -= 1
             try:
                 result = ray.get(ref)
-            except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError) as e:
-                # the actor's node or process went away mid-task; Ray does not retry a task that "may have run".
-                # A task's rows reach the log only through this loop, so running it again cannot write it twice.
+            except ray.exceptions.ActorUnavailableError as e:
+                # the actor's node or process went away mid-task and Ray is restarting it; Ray does not retry a task
+                # that "may have run". A task's rows reach the log only through this loop, so running it again
+                # cannot write it twice. (An ActorDiedError means Ray's own restarts and retries are spent.)
                 tries[task["task_key"]] = tries.get(task["task_key"], 0) + 1
                 if tries[task["task_key"]] > RESUBMITS:
                     on_result(task, None, e)

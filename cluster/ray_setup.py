@@ -81,9 +81,10 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
         _check_reachable(address)
     try:
         if address in (None, "local"):
-            with _loopback_only():
-                ray.init(num_cpus=num_cpus or os.cpu_count(), object_store_memory=object_store_mb * 2**20,
-                         include_dashboard=dashboard, dashboard_host=LOOPBACK, _node_ip_address=LOOPBACK, **kw)
+            with _loopback_only():     # "local": a new cluster even when another one runs on this machine
+                ray.init(address="local", num_cpus=num_cpus or os.cpu_count(),
+                         object_store_memory=object_store_mb * 2**20, include_dashboard=dashboard,
+                         dashboard_host=LOOPBACK, _node_ip_address=LOOPBACK, **kw)
         elif address != "auto" and _host_of(address) in _LOOPBACK_HOSTS:
             with _loopback_only():     # Ray finds this host's raylet itself; only the fallback address changes
                 ray.init(address=address, **kw)

@@ -21,7 +21,7 @@ from jobs.sweep.driver import run_sweep
 from jobs.sweep.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray-multinode")]   # one cluster, tests in file order
+pytestmark = pytest.mark.slow     # conftest puts slow tests in one serial group: never beside another Ray cluster
 QUESTIONS = [9017, 9021]
 MB = 2 ** 20
 

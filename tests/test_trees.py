@@ -53,7 +53,8 @@ def test_trees_accept_several_tokens_per_step():
     assert max(g.accept_lengths) >= 4 and g.decoding_steps < 20
 
 
-SAMPLED = ["sequoia:accept=0.5/0.3/0.2,budget=8,depth=2", "gt-static:c=0.05,accept=0.5/0.3/0.2"]
+SAMPLED = ["sequoia:accept=0.5/0.3/0.2,budget=8,depth=2",
+           pytest.param("gt-static:c=0.05,accept=0.5/0.3/0.2", marks=pytest.mark.slow)]   # slow tier (CI runs both)
 
 
 @pytest.mark.parametrize("spec", SAMPLED)
