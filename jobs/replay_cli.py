@@ -165,7 +165,7 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
                 rows.append(_row(trace, pair, spec, name, params, gamma, g, trusted))
     df = to_table(rows).to_pandas()
     facts = {"traces": len(traces), "seconds": time.perf_counter() - t0, "costs": source,
-             "what_if": costs_file is not None, "models": models, "generations": sum(r["policy"] not in ("ar", oracle_bound.NAME) for r in rows)}
+             "what_if": costs_file is not None, "roofline": roof, "models": models, "generations": sum(r["policy"] not in ("ar", oracle_bound.NAME) for r in rows)}
     return df, facts
 
 
@@ -176,7 +176,7 @@ def main(a) -> int:
     summary, speed = metrics.config_summary(shown), metrics.speedup_vs_ar(shown)
     frac, t2 = metrics.fraction_of_oracle(shown), metrics.table2(shown)
     label = (f"WHAT-IF: step and prefill times (ar's too) predicted by a {facts['costs']} model from the models' "
-             "config.json (actors/roofline.py), not measured" if parse_roofline(a.costs) else
+             "config.json (actors/roofline.py), not measured" if facts["roofline"] else
              f"WHAT-IF: step times (ar's too) predicted with the cost model in {facts['costs']}, not measured on "
              "this sweep's machine; prefill times are this machine's measured ones"
              if facts["what_if"] else f"times predicted by the sweep's own cost models ({facts['costs']}); "
@@ -189,9 +189,9 @@ def main(a) -> int:
     if untrusted:
         text += "\n" + untrusted_text(untrusted) + "\n"
     if facts["what_if"]:
-        text = text.replace("\n## ", f"\n## ({facts['costs'] if parse_roofline(a.costs) else 'what-if'}) ")
+        text = text.replace("\n## ", f"\n## ({facts['costs'] if facts['roofline'] else 'what-if'}) ")
     sys.stdout.write(text)
-    roof = parse_roofline(a.costs)
+    roof = facts["roofline"]
     dest = Path(a.output) / "replays" / (Path(a.policies).stem + (f"-roofline-{roof[0]}" if roof else ""))
     dest.mkdir(parents=True, exist_ok=True)
     df.to_parquet(dest / "rows.parquet")
