@@ -22,7 +22,7 @@ from actors.drafters import Drafter
 from actors.runners import EagerRunner, make_runner
 from actors.step import Generation, Row, chain_step, decode, tree_step
 from actors.tree_step import keep_positions, verify_tree
-from policies.base import GenerationContext, Policy, SequencePolicy, TreePolicy
+from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy, TreePolicy
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
 from policies.registry import check_generation
@@ -144,6 +144,9 @@ class SpecEngine:
             raise SpecsweepError(f"policy {policy.name} needs a draft: pass --draft MODEL or --draft ngram")
         greedy = temperature == 0
         sampling = None if greedy else {"temperature": float(temperature), "top_p": float(top_p)}
+        if isinstance(policy, BatchPolicy):
+            raise SpecsweepError(f"policy {policy.name} decides for a batch: run it with batches (actors/batch_engine.py; "
+                                 "`generate --batch-size`, a sweep's batch_sizes)")
         if not isinstance(policy, (SequencePolicy, TreePolicy)):
             raise SpecsweepError(f"{policy!r} is neither a SequencePolicy nor a TreePolicy (policies/base.py)")
         if policy.needs_reference:

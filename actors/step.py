@@ -17,14 +17,18 @@ trace's recorded rollouts), the **verifier** (:class:`Verifier`: a target forwar
 reference) and the **clock** (:class:`Clock`: a timer, or the cost model's predictions). All
 per-sequence state is in :class:`Row`, so a batch of B rows needs only a row index to reach
 its own tokens, budget and record.
+
+A batch step (:func:`batch_chain_step`, GUIDE §3.9) is the same step for B rows at once: each
+row's cap from its own policy (then the batch policy's), one draft forward per level for the rows
+still drafting, one target forward for every row, and per row the same accept, emit and crop.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
-from actors.drafters import Drafter, Proposal
-from policies.base import GenerationContext, Policy, Step
+from actors.drafters import Drafter, Proposal, record_proposal
+from policies.base import BatchPolicy, GenerationContext, Policy, Step
 
 
 @dataclass
@@ -185,3 +189,95 @@ def decode(row: Row, policy: Policy, ctx: GenerationContext, step: Callable[[Row
         row.out.steps.append(s)
         policy.update(s)
     return row.out
+
+
+def batch_chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, verifier, clock,
+                     batch_policy: BatchPolicy | None = None, sampled: bool = False) -> list[Step]:
+    """One chain step for every row of a batch (module docstring; seams in ``actors/batch_drafters.py``).
+
+    ``verifier.check_batch(rows, drafts, q_rows)`` gives each row's (n accepted, next token) from one target
+    forward and ``verifier.keep_batch(rows)`` crops every row's cache to its committed tokens but the last;
+    ``clock.drafted_batch(levels, rows)`` and ``clock.verified_batch(rows, width)`` time the two phases.
+    """
+    caps = [min(int(p.max_draft()), r.remaining - 1) if p.needs_draft else 0 for r, p in zip(rows, policies)]
+    if any(c < 0 for c in caps):
+        raise RuntimeError(f"a policy asked for a negative draft: caps {caps}")
+    if batch_policy is not None:
+        caps = batch_policy.caps(caps)
+    clock.start()
+    props = [Proposal() for _ in rows]
+    active = [b for b, c in enumerate(caps) if c > 0]
+    levels = 0
+    if active:
+        drafter.begin([r.tokens for r in rows], caps)
+    while active:
+        picks = drafter.next(active)
+        levels += 1
+        going = [b for b in active if picks[b] is not None and record_proposal(
+            policies[b].after_draft, props[b], picks[b][0], picks[b][1], picks[b][2], picks[b][4], caps[b],
+            rows[b].eos, sampled=sampled, entropy=picks[b][3])]
+        if batch_policy is not None and going:
+            alphas = {b: _product(props[b].q_tokens) for b in going}
+            going = sorted(batch_policy.keep_drafting(levels, alphas) & set(going))
+        active = going
+    if batch_policy is not None and not sampled:     # a sampled draft is never dropped for its own probability
+        for b, keep in enumerate(batch_policy.select([p.q_tokens for p in props])):
+            _truncate(props[b], keep)
+    base = [len(r.tokens) for r in rows]
+    draft_time = clock.drafted_batch(levels, len(rows))
+    width = 1 + max(len(p.tokens) for p in props)
+    results = verifier.check_batch(rows, [p.tokens for p in props], [p.q_rows for p in props])
+    steps = []
+    for b, (row, prop, (n, nxt)) in enumerate(zip(rows, props, results)):
+        new = row.emit(prop.tokens[:n] + [nxt])
+        if prop.proposed:
+            drafter.rollback(b, base[b] + n)
+        steps.append(Step(k_max=caps[b], drafted=len(prop.tokens), accepted=n, emitted=len(new),
+                          q_tokens=prop.q_tokens, q_max=prop.q_max, entropy=prop.entropy, draft_time=draft_time,
+                          proposed=prop.proposed, forward_time=verifier.forward_time, batch_rows=len(rows),
+                          batch_width=width))
+    verifier.keep_batch(rows)
+    verify_time = clock.verified_batch(len(rows), width)
+    for s in steps:
+        s.verify_time = verify_time
+    return steps
+
+
+def _product(qs: Sequence[float]) -> float:
+    """Π q over a row's drafts (1 for none)."""
+    out = 1.0
+    for q in qs:
+        out *= q
+    return out
+
+
+def _truncate(prop: Proposal, keep: int) -> None:
+    """Verify only the first ``keep`` drafts of ``prop`` (its proposal count stays: those forwards ran)."""
+    for name in ("tokens", "q_rows", "q_tokens", "q_max", "entropy"):
+        setattr(prop, name, getattr(prop, name)[:keep])
+
+
+def decode_batch(rows: Sequence[Row], policies: Sequence[Policy], ctxs: Sequence[GenerationContext],
+                 step: Callable[[list[Row], list[Policy]], list[Step]], leave: Callable[[list[int]], None],
+                 on_done: Callable[[int], None] | None = None, batch_policy: BatchPolicy | None = None) -> None:
+    """Run batch steps until every row is done. After each step the finished rows leave the batch
+    (``leave(kept indices)`` drops them from the caches) and ``on_done(i)`` is told the original index of each."""
+    live = [i for i, r in enumerate(rows) if not r.done]
+    if len(live) < len(rows):
+        leave(live)
+    while live:
+        for i in live:
+            ctxs[i].generated = rows[i].generated
+        steps = step([rows[i] for i in live], [policies[i] for i in live])
+        for i, s in zip(live, steps):
+            rows[i].out.steps.append(s)
+            policies[i].update(s)
+        if batch_policy is not None:
+            batch_policy.update(steps)
+        kept = [j for j, i in enumerate(live) if not rows[i].done]
+        for j, i in enumerate(live):
+            if rows[i].done and on_done is not None:
+                on_done(i)
+        if len(kept) < len(live):
+            leave(kept)
+        live = [live[j] for j in kept]

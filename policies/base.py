@@ -17,6 +17,10 @@ as base classes; the engine dispatches on the class, never by probing attributes
 :class:`TreePolicy` — drafts a token tree each step: a static ``shape()`` fixed at ``reset``,
 or (``dynamic``) a frontier expansion steered by ``keep_expanding`` / ``node_budget``.
 
+:class:`BatchPolicy` — decides for a whole batch of rows (GUIDE §3.9): each step's per-row caps
+(``caps``), whether the batch drafts another level (``keep_drafting``) and how many of each row's
+drafts are verified (``select``); every row drafts with the plain ``row_policy()``.
+
 ``reset(ctx)`` starts each generation; :class:`GenerationContext` carries what some
 policies need (the actor's measured :class:`~policies.costs.CostModel` for ``gt``/``goodput``/``bandit``, the
 target-only output
@@ -62,6 +66,8 @@ class Step:
     proposed: int = 0               # draft proposals made (= draft forwards run for a model drafter), a discarded one included
     tree_nodes: int = 0             # nodes in the verified tree (0 for a sequence step)
     tree_depth: int = 0             # levels in the verified tree (0 for a sequence step)
+    batch_rows: int = 1             # rows in the step's target forward (1 outside a batch)
+    batch_width: int = 0            # tokens per row in a batch step's target forward (0 outside a batch)
 
 
 @dataclass
@@ -139,3 +145,43 @@ class TreePolicy(Policy):
     def node_budget(self, levels: int) -> int:
         """How many nodes (highest cumulative probability, ancestor-closed) a tree of ``levels`` levels keeps."""
         raise NotImplementedError(f"{self.name} is a static tree policy")
+
+
+class BatchPolicy(Policy):
+    """A policy that decides for every row of a batch at once (see the module docstring).
+
+    One step: ``caps(caps)`` turns the rows' caps (``min(budget, remaining − 1)``) into this step's per-row draft
+    caps; the rows draft level by level, and after each level ``keep_drafting(level, alphas)`` names the rows
+    that go on (``alphas[b]`` = Π q(x_j) of row b's drafts so far); ``select(q_tokens)`` then says how many of
+    each row's drafts are verified (a prefix; under sampling the engine verifies every drafted token instead,
+    as a sampled draft may not be dropped for its own probability). ``update(steps)`` gets every row's
+    :class:`Step`.
+    """
+
+    def row_policy(self) -> "SequencePolicy":
+        """What each row runs under this policy: it drafts up to the cap ``caps`` gives it."""
+        return _DraftToCap()
+
+    def caps(self, caps: Sequence[int]) -> list[int]:
+        """Per-row draft caps for this step, at most the given ones (``len(caps)`` = rows in the batch)."""
+        return list(caps)
+
+    def keep_drafting(self, level: int, alphas: dict[int, float]) -> set[int]:
+        """The rows (keys of ``alphas``, still drafting after ``level`` levels) that draft another token."""
+        return set(alphas)
+
+    def select(self, q_tokens: Sequence[Sequence[float]]) -> list[int]:
+        """How many of each row's drafted tokens to verify (``q_tokens[b]``: q(x_j) of row b's drafts)."""
+        return [len(q) for q in q_tokens]
+
+    def update(self, steps) -> None:  # noqa: D401 - a list of Steps here
+        """Learn from the step just verified: one :class:`Step` per row."""
+
+
+class _DraftToCap(SequencePolicy):
+    """A row of a batch-level policy: drafts every token its cap allows (the batch policy decides the rest)."""
+
+    name = "row"
+
+    def max_draft(self) -> int:
+        return 1 << 20

@@ -25,6 +25,11 @@ cost ratio c = M_D / M_T ("Max-Speedup Speculative Sampling: A Generic Tree Cons
 Principle", §3.1), the price of one draft token in target steps. GammaTune calls the *inverse*
 ratio c (T_target / T_draft, its Eq. 1): it is ``target_over_draft`` here, never ``c``.
 
+Batches (GUIDE §3.9): ``batch`` holds, per batch size B, a table T_B(L) of one target forward over
+B rows padded to L tokens each (B·L verified slots) and the time of one batched draft forward.
+``batch_verify(B, L)`` and ``batch_draft(B)`` read it, linear in B between measured sizes and clamped
+outside them; without a table they fall back to the single-row model over B·L tokens.
+
 Stored (:meth:`CostModel.to_dict`) with the machine it was measured on (``actors/machine.py``),
 how it was measured (``probe``) and whether the measurement can be trusted (``trust``).
 """
@@ -83,6 +88,7 @@ class CostModel:
     probe: dict = field(default_factory=dict)      # how (actors/calibrate.py): lengths, repeats, contexts
     trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/calibrate.py)
     tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
+    batch: dict = field(default_factory=dict)      # {B: {"knots": [L…], "values": [T…], "draft": t}}; {} unmeasured
 
     @property
     def reliable(self) -> bool:
@@ -159,6 +165,27 @@ class CostModel:
             return self.c
         return (self.tree["per_level"] + self.tree["per_node"]) / self.t_target
 
+    # ------------------------------------------------------------ batches: B rows, L tokens per row
+    def _by_batch(self, rows: int, read) -> float | None:
+        """``read(table)`` at ``rows``, linear between the two measured sizes around it (clamped); None unmeasured."""
+        sizes = sorted(int(b) for b in self.batch)
+        if not sizes:
+            return None
+        lo = max([b for b in sizes if b <= rows], default=sizes[0])
+        hi = min([b for b in sizes if b >= rows], default=sizes[-1])
+        t_lo, t_hi = read(self.batch[lo]), read(self.batch[hi])
+        return t_lo if hi == lo else t_lo + (t_hi - t_lo) * (rows - lo) / (hi - lo)
+
+    def batch_verify(self, rows: int, width: int) -> float:
+        """Seconds of one target forward over ``rows`` rows of ``width`` tokens each."""
+        t = self._by_batch(rows, lambda e: _interpolate(e["knots"], e["values"], width))
+        return max(0.0, t) if t is not None else self.verify(rows * width)
+
+    def batch_draft(self, rows: int) -> float:
+        """Seconds of one batched draft forward over ``rows`` rows (one token each)."""
+        t = self._by_batch(rows, lambda e: e["draft"])
+        return max(0.0, t) if t is not None else self.t_draft
+
     @property
     def target_over_draft(self) -> float:
         """GammaTune's ratio T_target / T_draft (the inverse of GT's c)."""
@@ -178,6 +205,7 @@ class CostModel:
                 "n_steps": self.n_steps, "rule": RULE, "format": FORMAT,
                 "machine": dict(self.machine), "probe": dict(self.probe), "trust": dict(self.trust),
                 "tree": dict(self.tree), "c_tree": self.c_tree,
+                "batch": {str(b): dict(e) for b, e in self.batch.items()},
                 "t_draft": self.t_draft, "t_target": self.t_target,
                 "t_verify": {str(k): v for k, v in self.t_verify.items()},
                 "phi": {str(m - 1): self.phi(m - 1) for m in self.table["knots"]},
@@ -206,7 +234,9 @@ class CostModel:
                    device=d.get("device", "cpu"), label=d.get("label", ""), raw_verify=raw,
                    residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)),
                    machine=dict(d.get("machine", {})), probe=dict(d.get("probe", {})), trust=dict(d.get("trust", {})),
-                   tree=dict(d.get("tree", {})))
+                   tree=dict(d.get("tree", {})),
+                   batch={int(b): {"knots": [int(k) for k in e["knots"]], "values": [float(x) for x in e["values"]],
+                                   "draft": float(e["draft"])} for b, e in d.get("batch", {}).items()})
 
 
 def check_cost_dict(d, source: str = "cost model") -> None:

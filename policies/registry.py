@@ -16,6 +16,7 @@ from typing import Any, Callable
 from policies.adaedl import AdaEDL
 from policies.bandit import Bandit, parse_ints
 from policies.base import Policy
+from policies.batch import BatchSchedule, GTBatch, Tetris, parse_schedule
 from policies.dv_threshold import DVThreshold
 from policies.ema_steps import EmaSteps
 from policies.errors import SpecsweepError
@@ -121,6 +122,15 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                              "ceiling_coeff": Param(float, 0.0, lambda v: v >= 0, ">= 0"),
                              "persist": Param(bool, False)},
                   "EMA of accepted drafts, step up/down a candidate list with hysteresis (SGLang adaptive steps)"),
+    "batch-schedule": (BatchSchedule, {"schedule": Param(str, "1:4/4:3/16:2", lambda v: parse_schedule(v) is not None,
+                                                         "batch size:γ pairs like 1:4/8:2"),
+                                       "off_above": CAP(32)},
+                       "γ by the batch size; no speculation above off_above rows (vLLM) (batch)"),
+    "tetris": (Tetris, {"per_row": Param(float, 2.0, lambda v: 0 < v <= 64, "in (0, 64]")},
+               "draft γ per row, verify the per_row·B drafts with the highest Π q (Tetris) (batch)"),
+    "gt-batch": (GTBatch, {"c": Param(str, "auto", lambda v: v == "auto" or 0 < float(v) < 1, "auto or in (0, 1)"),
+                           "cap": CAP(16)},
+                 "verify a level while Σ α̂ / B exceeds its cost in plain batch steps (GT Eq. 5 over a batch) (batch)"),
 }
 
 

@@ -34,11 +34,11 @@ def test_docs_name_only_existing_scripts():
 
 def test_decision_cost_covers_every_sequence_policy():
     from bench.policy_decisions import per_decision_us, sequence_policies
-    from policies.base import TreePolicy
+    from policies.base import BatchPolicy, TreePolicy
     from policies.registry import REGISTRY, build
 
     specs = sequence_policies()
-    trees = {n for n in REGISTRY if isinstance(build(n, 4), TreePolicy)}
+    trees = {n for n in REGISTRY if isinstance(build(n, 4), (TreePolicy, BatchPolicy))}
     assert set(REGISTRY) - {"ar"} - trees <= set(specs) and not trees & set(specs)
     for spec in specs:
         assert per_decision_us(spec, steps=20) > 0

@@ -1,0 +1,122 @@
+"""B rows of one causal LM in one KV cache: each row at its own position, one forward for all.
+
+The cache is transformers' ``DynamicCache`` with keys ``[B, heads, slots, head_dim]``. A forward
+appends the same number of *slots* to every row; which slots a row may attend to is kept here:
+
+* ``pos[b, s]``   — the position id written into slot s of row b (rotary/learned positions use it);
+* ``valid[b, s]`` — whether slot s holds one of row b's committed tokens.
+
+Row b holds positions ``0 … length[b] − 1``, each in exactly one valid slot, in increasing slot
+order (a write always lands after every slot it may see). A forward over rows fed different
+numbers of tokens pads the short rows with masked slots; ``rollback(b, n)`` masks every slot of
+row b at position ≥ n (rejected drafts), so no row ever recomputes what it accepted and no row
+waits on another. The model gets the validity as its 2-D attention mask and per-row position ids,
+so its causal mask (by slot) and the padding mask (by validity) together let each query see
+exactly its own row's earlier tokens.
+
+Masked slots accumulate; ``compact()`` (run when they outnumber the valid ones) gathers each
+row's valid slots to the right end of a shorter cache, a left-padded layout. ``keep_rows`` drops
+finished rows from the batch.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from actors.hf_api import cache_arg
+from actors.kv import new_cache
+
+
+class BatchRunner:
+    """One model, ``rows`` sequences, one gap-masked ``DynamicCache`` (module docstring)."""
+
+    COMPACT_SLACK = 64      # compact when slots exceed 2 · the longest row + this (tests set 0: every forward)
+
+    def __init__(self, model, pad_id: int = 0):
+        self.model = model
+        self.device = model.device
+        self.pad_id = int(pad_id)
+        self.reset(0)
+
+    def reset(self, rows: int) -> None:
+        """An empty cache for ``rows`` sequences."""
+        self.cache = new_cache(self.model)
+        self.lengths = [0] * rows                                             # committed positions held per row
+        self.valid = torch.zeros(rows, 0, dtype=torch.bool, device=self.device)   # [B, slots]
+        self.pos = torch.zeros(rows, 0, dtype=torch.long, device=self.device)     # [B, slots]
+
+    @property
+    def rows(self) -> int:
+        """Sequences in the batch."""
+        return len(self.lengths)
+
+    @property
+    def slots(self) -> int:
+        """Slots per row in the cache, masked ones included."""
+        return int(self.valid.shape[1])
+
+    @torch.no_grad()
+    def forward(self, feeds: Sequence[Sequence[int]], last_only: bool = False) -> list[torch.Tensor]:
+        """Append ``feeds[b]`` after row b's ``length`` and return each row's logits, ``[len(feeds[b]), V]``
+        (``[1, V]`` when ``last_only``; an empty feed returns ``[0, V]`` and changes nothing for that row)."""
+        if len(feeds) != self.rows:
+            raise ValueError(f"{len(feeds)} feeds for a batch of {self.rows} rows")
+        if self.slots > 2 * max(self.lengths, default=0) + self.COMPACT_SLACK:
+            self.compact()
+        m = max(len(f) for f in feeds)
+        if m == 0:
+            return [torch.empty(0, 0, device=self.device) for _ in feeds]
+        n_new = torch.tensor([len(f) for f in feeds], device=self.device)                    # [B]
+        ids = torch.tensor([list(f) + [self.pad_id] * (m - len(f)) for f in feeds], device=self.device)   # [B, m]
+        ar = torch.arange(m, device=self.device)
+        new_valid = ar[None, :] < n_new[:, None]                                                # [B, m]
+        new_pos = torch.tensor(self.lengths, device=self.device)[:, None] + ar[None, :]          # [B, m]
+        self.valid = torch.cat([self.valid, new_valid], 1)
+        self.pos = torch.cat([self.pos, new_pos], 1)
+        # a padded query still sees its row's earlier tokens (never an empty softmax); its output is unused
+        mask = self.valid.clone()
+        mask[:, -m:] |= ~new_valid & (torch.tensor(self.lengths, device=self.device) == 0)[:, None]
+        out = self.model(input_ids=ids, attention_mask=mask.long(), position_ids=new_pos,
+                         **cache_arg(self.cache), use_cache=True)
+        logits = out.logits                                                                     # [B, m, V]
+        res = []
+        for b, f in enumerate(feeds):
+            self.lengths[b] += len(f)
+            k = len(f)
+            res.append(logits[b, max(k - 1, 0):k] if last_only else logits[b, :k])
+        return res
+
+    def rollback(self, row: int, length: int) -> None:
+        """Row ``row`` keeps positions ``0 … length − 1``."""
+        if length < self.lengths[row]:
+            self.valid[row] &= self.pos[row] < length
+            self.lengths[row] = length
+
+    def keep_rows(self, rows: Sequence[int]) -> None:
+        """Drop every row not in ``rows`` (finished sequences leave the batch); the kept rows are renumbered
+        0 … len(rows) − 1 in the given order."""
+        idx = torch.tensor(list(rows), dtype=torch.long, device=self.device)
+        for layer in self.cache.layers:
+            if getattr(layer, "keys", None) is not None and layer.keys.numel():
+                layer.keys, layer.values = layer.keys[idx], layer.values[idx]
+        self.valid, self.pos = self.valid[idx], self.pos[idx]
+        self.lengths = [self.lengths[r] for r in rows]
+
+    def compact(self) -> None:
+        """Gather each row's valid slots to the right end of a cache ``max(length)`` slots long (left padding)."""
+        width = max(self.lengths, default=0)
+        if width == self.slots:
+            return
+        B = self.rows
+        # slot order is position order, so a stable sort of "invalid first" puts row b's slots, in order, last
+        order = torch.sort(self.valid.to(torch.int8), dim=1, stable=True).indices[:, self.slots - width:]   # [B, width]
+        for layer in self.cache.layers:
+            if getattr(layer, "keys", None) is None or not layer.keys.numel():
+                continue
+            h, d = layer.keys.shape[1], layer.keys.shape[3]
+            gather = order[:, None, :, None].expand(B, h, width, d)
+            layer.keys = torch.gather(layer.keys, 2, gather)
+            layer.values = torch.gather(layer.values, 2, gather)
+        self.valid = torch.gather(self.valid, 1, order)
+        self.pos = torch.gather(self.pos, 1, order)
