@@ -89,7 +89,10 @@ class BatchEngine:
 
     def __init__(self, target, drafter=None, eos_token_ids: Sequence[int] = (), costs=None, pad_id: int = 0):
         self.target, self.single_drafter = target, drafter
-        self.drafter = batch_drafter_for(drafter)
+        try:
+            self.drafter, self._no_batch_drafter = batch_drafter_for(drafter), None
+        except SpecsweepError as e:          # refused when a policy drafts, not when ``ar`` runs
+            self.drafter, self._no_batch_drafter = None, e
         self.eos = frozenset(int(t) for t in eos_token_ids if t is not None)
         self.costs = costs
         self.device = target.device
@@ -124,6 +127,8 @@ class BatchEngine:
                 raise SpecsweepError(f"policy {p.name} runs at batch size 1 only: batches run chain policies "
                                      "and batch policies (batch-schedule, tetris, gt-batch)")
         drafting = any(p.needs_draft for p in policies)
+        if drafting and self._no_batch_drafter is not None:
+            raise self._no_batch_drafter
         if drafting and self.drafter is None:
             raise SpecsweepError(f"policy {(batch_policy or policies[0]).name} needs a draft: pass --draft MODEL "
                                  "or --draft ngram")

@@ -27,15 +27,17 @@ from typing import NamedTuple
 
 import torch
 
-from actors.conversation import run_question
+from actors.batch_engine import BatchEngine
+from actors.conversation import run_question, run_questions_batch
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
 from actors.quiet import VERBOSE_ENV, quiet_third_party
 from actors import oracle_bound
 from actors.replay_task import FIT_GAMMAS, fit_runs, replay_turns, traced_ar
 from actors.rollouts import traces_to_table
-from actors.schema import config_key, to_table
+from actors.schema import batch_label, config_key, to_table
 from actors.templates import default_template
+from policies.base import BatchPolicy
 from policies.registry import REGISTRY, build
 
 
@@ -68,6 +70,7 @@ class PairActor:
         self.warmup_question = _question(warmup_question) if warmup_question else None
         self.warm_tokens = min(32, (generation or {}).get("max_new_tokens", 32))
         self.warmed: set[str] = set()
+        self.batch_engine = None                   # made the first time a batch runs
         self._warm_up("ar", {}, 0)
         self.replay = dict(replay or {})           # rollout_length, fit_gammas; None: this actor only runs live
         if self.pair.drafter is not None:          # one cost model: the probe, plus the replay fit's runs
@@ -86,8 +89,21 @@ class PairActor:
             return
         self.warmed.add(key)
         for _ in range(self.warmup):
-            run_question(self.pair, self.warmup_question.turns, build((name, params), max(gamma, 1)),
-                         template=self.template, max_new_tokens=self.warm_tokens)
+            self._turns([self.warmup_question], build((name, params), max(gamma, 1)), (name, params, gamma), 0,
+                        {"max_new_tokens": self.warm_tokens})
+
+    def _turns(self, questions, policy, config, seed: int, gen: dict) -> list:
+        """Each question's turns under ``policy``: one question alone through the pair's engine, or the questions
+        as one batch (``actors/batch_engine.py``; a batch policy always runs there, at batch size 1 too) with a
+        fresh per-row instance of ``config`` for each row."""
+        if len(questions) == 1 and not isinstance(policy, BatchPolicy):
+            return [run_question(self.pair, questions[0].turns, policy, template=self.template, seed=seed, **gen)]
+        if self.batch_engine is None:
+            self.batch_engine = BatchEngine.like(self.pair.engine)
+        name, params, gamma = config
+        make = (lambda: policy) if isinstance(policy, BatchPolicy) else (lambda: build((name, params), max(gamma, 1)))
+        return run_questions_batch(self.pair, self.batch_engine, [q.turns for q in questions], make,
+                                   template=self.template, seed=seed, **gen)
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
@@ -105,7 +121,10 @@ class PairActor:
 
     def run_task(self, task: dict) -> dict:
         """task: task_key, question, configs [(name, params, gamma)], repeats, seed, generation; optional
-        ``live`` / ``replay``: the configs to run live / to replay (default: all live, none replayed)."""
+        ``live`` / ``replay``: the configs to run live / to replay (default: all live, none replayed).
+        A batch task has ``questions`` (B of them, decoded together) instead of ``question``."""
+        if "questions" in task:
+            return self.run_batch_task(task)
         q = _question(task["question"])
         gen = task["generation"]
         live = [tuple(c) for c in task.get("live", task["configs"])]
@@ -126,8 +145,8 @@ class PairActor:
                                                   key=task["task_key"],
                                                   meta={"question_id": q.question_id, "category": q.category})
                     else:
-                        turns = run_question(self.pair, q.turns, self._policy(name, params, gamma),
-                                             template=self.template, seed=task["seed"] + rep, **gen)
+                        turns = self._turns([q], self._policy(name, params, gamma), (name, params, gamma),
+                                            task["seed"] + rep, gen)[0]
                 except Exception as e:  # recorded, never silently lost
                     rows.append(self._failed(base, e))
                     continue
@@ -137,6 +156,30 @@ class PairActor:
             if rep == 0:        # a replay is exact and untimed: a repeat would copy it (repeats are for live noise)
                 rows += self._replayed(task, q, gen, rep, to_replay, traces)
         return {"rows": to_table(rows), "traces": traces_to_table(traces) if traces else None}
+
+    def run_batch_task(self, task: dict) -> dict:
+        """A block of questions decoded as one batch per turn for each config: ``ar`` first, the configs shuffled with
+        the sweep seed, ``ar`` last, as :meth:`run_task` times them; every row carries the batch size."""
+        qs = [_question(d) for d in task["questions"]]
+        gen = task["generation"]
+        live = [tuple(c) for c in task.get("live", task["configs"])]
+        rows: list[dict] = []
+        for rep in range(task["repeats"]):
+            random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(live)
+            timed = [("ar", {}, 0, "first")] + [(*c, "") for c in live] + [("ar", {}, 0, "last")]
+            for name, params, gamma, ar_timing in timed:
+                bases = [{**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": ar_timing} for q in qs]
+                try:
+                    self._warm_up(name, params, gamma)
+                    per_q = self._turns(qs, build((name, params), max(gamma, 1)), (name, params, gamma),
+                                        task["seed"] + rep, gen)
+                except Exception as e:  # recorded, never silently lost
+                    rows += [self._failed(b, e) for b in bases]
+                    continue
+                done = time.time()
+                rows += [self._row(b, t, turn.generation, turn.text, turn.prompt_ids, done)
+                         for b, turns in zip(bases, per_q) for t, turn in enumerate(turns)]
+        return {"rows": to_table(rows), "traces": None}
 
     def _replayed(self, task, q, gen, rep, configs, traces) -> list[dict]:
         """Rows of the replayed configs (one per traced turn), or one failed row per config."""
@@ -191,7 +234,10 @@ class PairActor:
 
     def _base_row(self, task, q, name, params, gamma, rep, gen) -> dict:
         spec = policy_spec(name, params)
-        return {"task_key": task["task_key"], "config_key": config_key(self.label, spec, gamma), "pair": self.label,
+        batch = int(task.get("batch_size", 1))
+        pair = batch_label(self.label, batch)
+        return {"task_key": task["task_key"], "config_key": config_key(pair, spec, gamma), "pair": pair,
+                "batch_size": batch,
                 "engine": self.pair.engine.engine,
                 "target": self.cfg.target, "draft": str(self.cfg.draft), "policy": name, "policy_spec": spec,
                 "params": json.dumps(params, sort_keys=True), "gamma": gamma, "repeat": rep, "seed": task["seed"] + rep,

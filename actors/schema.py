@@ -61,7 +61,14 @@ SCHEMA = pa.schema([
                                       # logs written before it was recorded and in `specsweep replay` rows
     ("time_reliable", pa.bool_()),    # false: wall_time predicted by a cost model whose measurement was not trusted
                                       # (actors/calibrate.py); true for live rows and trusted replays; null in older logs
+    ("batch_size", pa.int32()),       # rows decoded together (1 = alone); rows of B > 1 have pair = "label@B{B}"
 ])
+
+
+def batch_label(pair: str, batch: int) -> str:
+    """The ``pair`` column of a row decoded at batch size ``batch``: the pair's label, ``label@B{batch}`` above 1 — so
+    every per-pair figure (speedup vs ``ar``, noise floor, Table 2, MLflow runs) is per pair and batch size."""
+    return pair if batch == 1 else f"{pair}@B{batch}"
 
 
 def config_key(pair: str, policy_spec: str, gamma: int) -> str:
@@ -76,8 +83,10 @@ def to_table(rows: list[dict]) -> pa.Table:
 
 
 def upgrade(table: pa.Table) -> pa.Table:
-    """A table written by an earlier version, in today's column names (``gammas`` → ``k_max``)."""
+    """A table written by an earlier version, in today's columns (``gammas`` → ``k_max``; ``batch_size`` 1)."""
     names = table.column_names
     if "gammas" in names and "k_max" not in names:
         table = table.rename_columns(["k_max" if n == "gammas" else n for n in names])
+    if "batch_size" not in names:              # written before batches: every row decoded alone
+        table = table.append_column("batch_size", pa.array([1] * table.num_rows, pa.int32()))
     return table

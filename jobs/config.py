@@ -21,10 +21,8 @@ import hashlib
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actors.drafter_kinds import drafter_kind
@@ -33,6 +31,7 @@ from actors.runners import ENGINES
 from actors.templates import TEMPLATES
 from jobs.dataset import CATEGORIES
 from jobs.redact import redact
+from jobs.yaml_reader import read_yaml_mapping
 from policies.errors import SpecsweepError
 from policies.registry import MAX_GAMMA, REGISTRY, SEED_MAX, check_gamma, check_generation, parse, resolve
 
@@ -46,6 +45,9 @@ TRACKING_SCHEMES = ("sqlite", "http", "https", "file", "postgresql", "mysql", "m
 _STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 NonEmpty = Field(min_length=1, pattern=r"\S")
 Number = Union[int, float]     # a YAML 1 stays 1 and 1.0 stays 1.0: the fingerprint sees what was written
+
+
+MAX_BATCH = 256
 
 
 class PairEntry(BaseModel):
@@ -122,6 +124,7 @@ class SweepConfig(BaseModel):
     tracking_uri: str = Field("sqlite:///mlflow.db", min_length=1)
     experiment: str = ""
     block_size: int = Field(0, ge=0)
+    batch_sizes: list[int] = Field(default_factory=lambda: [1], min_length=1)    # rows decoded together (GUIDE §3.9)
     calibrate: Calibrate = Field(default_factory=Calibrate)
     mode: Literal["live", "replay", "both"] = "live"      # docs/replay.md
     validate_fraction: Number = Field(0.2, ge=0, le=1, alias="validate")   # replay: share of configs also run live
@@ -143,6 +146,8 @@ class SweepConfig(BaseModel):
         d = self.plain()
         for k in ("output", "tracking_uri", "experiment"):
             d.pop(k)
+        if d["batch_sizes"] == [1]:    # batch-1 sweeps keep the fingerprints they had before batches existed
+            d.pop("batch_sizes")
         if d["mode"] == "live":        # live sweeps keep the fingerprints they had before replay existed
             for k in ("mode", "validate", "rollout_length"):
                 d.pop(k)
@@ -325,6 +330,10 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
     if not cfg.policies:
         _err("policies", "ar alone: the ar baseline runs in every task; list at least one speculative policy")
     _gammas(cfg.gammas)
+    for i, b in enumerate(cfg.batch_sizes):
+        if not 1 <= b <= MAX_BATCH:
+            _err(f"batch_sizes[{i}]", f"{b} is out of range: a batch size is an integer >= 1 and <= {MAX_BATCH}")
+    _no_duplicates("batch_sizes", cfg.batch_sizes, "batch size")
     for key, what in (("categories", "category"), ("question_ids", "question id")):
         if getattr(cfg.dataset, key):
             _no_duplicates(f"dataset.{key}", getattr(cfg.dataset, key), what)
@@ -335,61 +344,6 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
     return cfg
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a mapping that names one key twice (PyYAML would keep the last silently)."""
-
-
-MERGE_TAG = "tag:yaml.org,2002:merge"
-MAX_VALUES = 100_000          # a config expanded through aliases beyond this is refused (billion-laughs files)
-
-
-def _mapping(loader, node, deep=False):
-    """A mapping whose explicit keys are unique; ``<<: *defaults`` merge keys work as YAML defines them."""
-    seen = set()
-    for key_node, _ in node.value:
-        if key_node.tag == MERGE_TAG:
-            continue
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise SpecsweepError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice in one mapping")
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
-
-
 def load_config(path: str) -> SweepConfig:
-    p = Path(path)
-    if not p.exists():
-        raise SpecsweepError(f"config file {path} does not exist")
-    if not p.is_file():
-        raise SpecsweepError(f"config file {path} is not a file")
-    try:
-        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as e:
-        raise SpecsweepError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
-    except UnicodeDecodeError:
-        raise SpecsweepError(f"{path}: not a UTF-8 text file") from None
-    except SpecsweepError as e:
-        raise SpecsweepError(f"{path}: {e}") from None
-    if not isinstance(raw, dict):
-        raise SpecsweepError(f"{path}: expected a YAML mapping at the top level")
-    _check_expanded_size(raw, path)
-    return parse_config(raw, path)
-
-
-def _check_expanded_size(raw, path: str) -> None:
-    """Refuse a document whose aliases expand past ``MAX_VALUES`` values (counted without expanding it)."""
-    count, stack = 0, [raw]
-    while stack:
-        v = stack.pop()
-        count += 1
-        if count > MAX_VALUES:
-            raise SpecsweepError(f"{path}: the config expands to more than {MAX_VALUES} values through YAML aliases; "
-                                 "write it out or use fewer nested aliases")
-        if isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
+    """The sweep config in the YAML file ``path``, validated (one line naming what is wrong otherwise)."""
+    return parse_config(read_yaml_mapping(path), path)

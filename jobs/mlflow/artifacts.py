@@ -65,11 +65,15 @@ def log_gamma_curve(client, run_id: str, points: pd.DataFrame, baseline: float |
         client.log_artifact(run_id, str(gamma_curve_png(points, baseline, title, Path(d) / CURVE)))
 
 
+def task_questions(task: dict) -> list[dict]:
+    """The questions a task decodes: its block (a batch task) or its one question."""
+    return task["questions"] if "questions" in task else [task["question"]]
+
+
 def questions_frame(tasks: list[dict]) -> pd.DataFrame:
     """The questions of a sweep's tasks, one row each: question_id, category, turns (count)."""
     seen = {}
-    for t in tasks:
-        q = t["question"]
+    for q in (q for t in tasks for q in task_questions(t)):
         seen.setdefault(int(q["question_id"]), (q["category"], list(q["turns"])))
     return pd.DataFrame([{"question_id": qid, "category": c, "turns": len(turns)}
                          for qid, (c, turns) in sorted(seen.items())], columns=["question_id", "category", "turns"])
@@ -81,8 +85,7 @@ def dataset_entity(source: str, tasks: list[dict]):
 
 
     source = str(source)
-    content = sorted({(int(t["question"]["question_id"]), t["question"]["category"], tuple(t["question"]["turns"]))
-                      for t in tasks})
+    content = sorted({(int(q["question_id"]), q["category"], tuple(q["turns"])) for t in tasks for q in task_questions(t)})
     digest = hashlib.sha256(json.dumps(content).encode()).hexdigest()[:12]
     if source == "sample":
         kind, where = "local", {"uri": str(SAMPLE)}

@@ -59,6 +59,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from actors.schema import batch_label
 from jobs.mlflow.artifacts import dataset_entity, log_dataset
 from jobs.redact import redact
 from jobs.mlflow.runs import (
@@ -109,11 +110,12 @@ class SweepTracker:
         self.task_sets: dict[tuple, set] = {}        # (pair, spec, γ) → tasks that run it, in any mode
         self.params_of = {policy_spec(n, p): p for n, p in cfg.policies}
         for t in tasks:
+            pair = batch_label(t["pair"], int(t.get("batch_size", 1)))     # the rows' pair column
             for name, params, g in [("ar", {}, 0)] + [tuple(c) for c in t["configs"]]:
                 spec = policy_spec(name, params) if name != "ar" else "ar"
-                self.task_sets.setdefault((t["pair"], spec, int(g)), set()).add(t["task_key"])
+                self.task_sets.setdefault((pair, spec, int(g)), set()).add(t["task_key"])
                 for mode in ["live"] if name == "ar" else planned_modes(t, (name, params, g)):
-                    self._config((t["pair"], spec, int(g), mode), name).planned.add(t["task_key"])
+                    self._config((pair, spec, int(g), mode), name).planned.add(t["task_key"])
             if t.get("replay"):                      # the actor adds the oracle bound to every replayed task
                 self._config((t["pair"], BOUND_LABEL, 0, "replay"), BOUND_NAME).planned.add(t["task_key"])
         self.total_tasks = len(tasks)

@@ -63,12 +63,28 @@ def validation_sample(cfg: SweepConfig, replayable: list[Config]) -> list[Config
 
 
 def plan_tasks(cfg: SweepConfig, questions) -> list[dict]:
-    """One task per pair × question × block of ``block_size`` configs (0 = all configs in one task)."""
+    """One task per pair × question × block of ``block_size`` configs (0 = all configs in one task); for each batch
+    size B > 1 in ``batch_sizes`` also one task per pair × block of B questions (decoded together) × config block,
+    run live."""
     to_replay, live, _ = replay_partition(cfg)
     configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
     block = cfg.block_size or len(configs)
     tasks = []
     for p in cfg.pairs:
+        for B in (b for b in cfg.batch_sizes if b > 1):
+            for start in range(0, len(questions), B):
+                qs = questions[start:start + B]
+                for b in range(0, len(configs), block):
+                    tasks.append({"task_key": f"{p.label}|B{B}|q{qs[0].question_id}+{len(qs)}|b{b // block}",
+                                  "pair": p.label, "batch_size": B,
+                                  "question": {"question_id": qs[0].question_id, "category": qs[0].category,
+                                               "turns": list(qs[0].turns)},      # the block's first, for failed rows
+                                  "questions": [{"question_id": q.question_id, "category": q.category,
+                                                 "turns": list(q.turns)} for q in qs],
+                                  "configs": configs[b:b + block], "repeats": cfg.repeats, "seed": cfg.seed,
+                                  "generation": cfg.generation})
+        if 1 not in cfg.batch_sizes:
+            continue
         for q in questions:
             for b in range(0, len(configs), block):
                 chunk = configs[b:b + block]
@@ -111,6 +127,8 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
     for name, params in cfg.policies:
         lines.append(f"  policy {name} {json.dumps(params)}")
     lines.append(f"  gammas {cfg.gammas}")
+    if cfg.batch_sizes != [1]:
+        lines.append(f"  batch sizes {cfg.batch_sizes} (B > 1: blocks of B questions decoded together, live)")
     # a bound: max_new_tokens per live generation at a plain-decoding rate of 25 ms/token per actor
     actors = sum(p.actors for p in cfg.pairs)
     est = tokens * 0.025 / max(1, actors)
