@@ -89,21 +89,22 @@ class PairActor:
             return
         self.warmed.add(key)
         for _ in range(self.warmup):
-            self._turns([self.warmup_question], build((name, params), max(gamma, 1)), (name, params, gamma), 0,
+            self._turns([self.warmup_question], build((name, params), max(gamma, 1)), (name, params, gamma), None,
                         {"max_new_tokens": self.warm_tokens})
 
-    def _turns(self, questions, policy, config, seed: int, gen: dict) -> list:
+    def _turns(self, questions, policy, config, seed: int | None, gen: dict) -> list:
         """Each question's turns under ``policy``: one question alone through the pair's engine, or the questions
         as one batch (``actors/batch_engine.py``; a batch policy always runs there, at batch size 1 too) with a
-        fresh per-row instance of ``config`` for each row."""
+        fresh per-row instance of ``config`` for each row. ``seed`` None: the engines' default (warm-up runs)."""
+        seeded = {} if seed is None else {"seed": seed}
         if len(questions) == 1 and not isinstance(policy, BatchPolicy):
-            return [run_question(self.pair, questions[0].turns, policy, template=self.template, seed=seed, **gen)]
+            return [run_question(self.pair, questions[0].turns, policy, template=self.template, **seeded, **gen)]
         if self.batch_engine is None:
             self.batch_engine = BatchEngine.like(self.pair.engine)
         name, params, gamma = config
         make = (lambda: policy) if isinstance(policy, BatchPolicy) else (lambda: build((name, params), max(gamma, 1)))
         return run_questions_batch(self.pair, self.batch_engine, [q.turns for q in questions], make,
-                                   template=self.template, seed=seed, **gen)
+                                   template=self.template, **seeded, **gen)
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
