@@ -8,7 +8,8 @@ batch at once. Each row's greedy output is its target-only output and each row's
 the target's distribution (every row samples from its own generator), whatever the batch around it.
 
 Per-row policies keep their own state; a batch-level policy (``policies/batch.py``) decides for
-all rows. Chains only: tree policies and EAGLE heads run at batch size 1 (``actors/engine.py``).
+all rows. Trees: each row's own drafter grows its tree, one target forward verifies every row's
+tree with a per-row tree mask (``BatchRunner.forward_tree``). EAGLE heads run at batch size 1 only.
 """
 from __future__ import annotations
 
@@ -17,13 +18,13 @@ from typing import Sequence
 
 import torch
 
-from actors.acceptance import accept_greedy, accept_sampling, warp
+from actors.acceptance import accept_greedy, accept_sampling, accept_tree_greedy, accept_tree_sampling, warp
 from actors.batch_drafters import BatchModelDrafter, BatchNgramDrafter
 from actors.batch_runner import BatchRunner
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
-from actors.step import Generation, Row, batch_chain_step, decode_batch
-from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy
+from actors.step import Generation, Row, batch_chain_step, batch_tree_step, decode_batch
+from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy, TreePolicy
 from policies.errors import SpecsweepError
 from policies.registry import check_generation
 
@@ -49,6 +50,22 @@ class BatchVerifier:
         """Each row's cache keeps its committed tokens but the last."""
         for b, r in enumerate(rows):
             self.runner.rollback(b, len(r.tokens) - 1)
+
+    def check_trees(self, rows: Sequence[Row], trees) -> list[tuple[list[int], int]]:
+        """(accepted path, next token) per row, every row's tree verified in one target forward."""
+        t = self._clock()
+        logits = self.runner.forward_tree([[r.tokens[-1], *tr.tokens] for r, tr in zip(rows, trees)],
+                                          [[-1] + [p + 1 for p in tr.parents] for tr in trees])
+        self.forward_time = self._clock() - t
+        if self.sampling is None:
+            return [accept_tree_greedy(lg.argmax(-1).tolist(), tr.tokens, tr.children) for lg, tr in zip(logits, trees)]
+        T, p = self.sampling["temperature"], self.sampling["top_p"]
+        return [accept_tree_sampling(warp(lg, T, p), tr.tokens, tr.children, tr.q_rows, g)
+                for lg, tr, g in zip(logits, trees, self.generators)]
+
+    def keep_tree(self, b: int, row: Row, path: Sequence[int]) -> None:
+        """Row b keeps its root and accepted path; its cache then holds its committed tokens but the last."""
+        self.runner.keep_fed(b, [0] + [1 + i for i in path], len(row.tokens) - 1)
 
 
 class BatchClock:
@@ -97,11 +114,14 @@ class BatchEngine:
         self.costs = costs
         self.device = target.device
         self.runner = BatchRunner(target, pad_id)
+        self.rank_acceptance = None   # per-rank acceptance for static trees with accept=auto (actors/calibrate.py)
 
     @classmethod
     def like(cls, engine: SpecEngine) -> "BatchEngine":
         """The batch engine of a single-row engine's pair (same target, drafter, stop ids and costs)."""
-        return cls(engine.target, engine.drafter, tuple(engine.eos), engine.costs)
+        batch = cls(engine.target, engine.drafter, tuple(engine.eos), engine.costs)
+        batch.rank_acceptance = engine.rank_acceptance
+        return batch
 
     def _clock(self) -> float:
         if self.device.type == "cuda":
@@ -122,10 +142,16 @@ class BatchEngine:
         policies = [batch_policy.row_policy() for _ in prompts] if batch_policy else list(policy)
         if len(policies) != len(prompts):
             raise SpecsweepError(f"{len(policies)} policies for {len(prompts)} prompts: give one per prompt")
-        for p in policies:
-            if not isinstance(p, SequencePolicy):
-                raise SpecsweepError(f"policy {p.name} runs at batch size 1 only: batches run chain policies "
-                                     "and batch policies (batch-schedule, tetris, gt-batch)")
+        trees = all(isinstance(p, TreePolicy) for p in policies)
+        if not trees and not all(isinstance(p, SequencePolicy) for p in policies):
+            raise SpecsweepError("a batch runs one kind of policy: chain policies, tree policies or a batch policy")
+        if trees and not (isinstance(self.single_drafter, ModelDrafter) and self.single_drafter.supports_trees):
+            raise SpecsweepError(f"tree policy {policies[0].name} in a batch needs a draft model (not "
+                                 f"{self.single_drafter.name if self.single_drafter is not None else 'none'}); EAGLE heads draft trees at batch "
+                                 "size 1 only")
+        if trees and temperature != 0 and any(p.dynamic for p in policies):
+            raise SpecsweepError(f"dynamic tree policy {policies[0].name} is greedy-only: use sequoia or gt-static for "
+                                 "sampling")
         drafting = any(p.needs_draft for p in policies)
         if drafting and self._no_batch_drafter is not None:
             raise self._no_batch_drafter
@@ -144,7 +170,8 @@ class BatchEngine:
                 if not greedy:
                     raise SpecsweepError(f"policy {p.name} is defined for greedy decoding only (temperature 0)")
                 ref = single.reference(prompt, max_new_tokens)
-            ctxs.append(GenerationContext(costs=self.costs, reference=ref, greedy=greedy))
+            ctxs.append(GenerationContext(costs=self.costs, reference=ref, greedy=greedy,
+                                          rank_acceptance=self.rank_acceptance))
             p.reset(ctxs[-1])
         if batch_policy is not None:
             batch_policy.reset(GenerationContext(costs=self.costs, greedy=greedy))
@@ -152,7 +179,13 @@ class BatchEngine:
         rows = [Row(tokens=[int(t) for t in p], budget=max_new_tokens, eos=self.eos) for p in prompts]
         self.runner.reset(len(rows))
         live_gens = list(gens) if gens is not None else None    # the running rows' generators, edited in place
-        if drafting:
+        row_drafters = []                                         # trees: one single-row tree drafter per row
+        if trees:
+            for i in range(len(rows)):
+                d = ModelDrafter(self.single_drafter.model)
+                d.reset(sampling, gens[i] if gens is not None else None, self.eos, tree=True)
+                row_drafters.append(d)
+        elif drafting:
             self.drafter.reset(len(rows), sampling, live_gens, self.eos)
         t_start = self._clock()
         self.runner.forward([r.tokens[:-1] for r in rows])
@@ -164,13 +197,16 @@ class BatchEngine:
 
         def step(batch_rows, batch_policies):
             """One batch step of the rows still running."""
+            if trees:
+                return batch_tree_step(batch_rows, batch_policies, row_drafters, verifier, clock)
             return batch_chain_step(batch_rows, batch_policies, self.drafter, verifier, clock, batch_policy,
                                     sampled=not greedy)
 
         def leave(kept):
             """Finished rows leave the caches and the generator list."""
             self.runner.keep_rows(kept)
-            if drafting:
+            row_drafters[:] = [row_drafters[j] for j in kept] if trees else []
+            if drafting and not trees:
                 self.drafter.keep_rows(kept)
             if live_gens is not None:
                 live_gens[:] = [live_gens[j] for j in kept]

@@ -14,6 +14,10 @@ waits on another. The model gets the validity as its 2-D attention mask and per-
 so its causal mask (by slot) and the padding mask (by validity) together let each query see
 exactly its own row's earlier tokens.
 
+Trees (``forward_tree``): row b feeds its last committed token and its tree's nodes in one forward;
+each node sits at position length + depth and sees its row's committed tokens and its own
+ancestors (a 4-D mask per row); ``keep_fed`` then keeps the root and the accepted path's slots.
+
 Masked slots accumulate; ``compact()`` (run when they outnumber the valid ones) gathers each
 row's valid slots to the right end of a shorter cache, a left-padded layout. ``keep_rows`` drops
 finished rows from the batch.
@@ -86,6 +90,51 @@ class BatchRunner:
             k = len(f)
             res.append(logits[b, max(k - 1, 0):k] if last_only else logits[b, :k])
         return res
+
+    @torch.no_grad()
+    def forward_tree(self, feeds: Sequence[Sequence[int]], parents: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+        """Row b feeds ``feeds[b]`` — its last committed token (index 0, the root) then tree nodes, parents first —
+        with ``parents[b][i]`` the index in ``feeds[b]`` of node i's parent (-1 for the root); returns each row's
+        logits ``[len(feeds[b]), V]``. The row's new slots stay until :meth:`keep_fed`."""
+        if self.slots > 2 * max(self.lengths, default=0) + self.COMPACT_SLACK:
+            self.compact()
+        B, m, past = self.rows, max(len(f) for f in feeds), self.slots
+        allowed = torch.zeros(B, m, past + m, dtype=torch.bool)
+        allowed[:, :, :past] = self.valid.cpu()[:, None, :]
+        depth = torch.zeros(B, m, dtype=torch.long)
+        for b, par in enumerate(parents):
+            for i, p in enumerate(par):
+                depth[b, i] = depth[b, p] + 1 if p >= 0 else 0
+                j = i
+                while j >= 0:                       # a node sees itself and its ancestors
+                    allowed[b, i, past + j] = True
+                    j = par[j]
+            allowed[b, len(par):, past] = True      # padding queries see the root only (never an empty softmax)
+        dtype = next(self.model.parameters()).dtype
+        dtype = dtype if dtype.is_floating_point else torch.float32
+        mask = torch.zeros(B, 1, m, past + m, dtype=dtype)
+        mask[~allowed[:, None]] = torch.finfo(dtype).min
+        n_new = torch.tensor([len(f) for f in feeds])
+        new_valid = (torch.arange(m)[None, :] < n_new[:, None]).to(self.device)
+        start = torch.tensor(self.lengths)[:, None]                    # the root's position
+        new_pos = (start + depth).to(self.device)
+        ids = torch.tensor([list(f) + [self.pad_id] * (m - len(f)) for f in feeds], device=self.device)
+        self.valid = torch.cat([self.valid, new_valid], 1)
+        self.pos = torch.cat([self.pos, new_pos], 1)
+        self._fed = (past, [len(f) for f in feeds])
+        out = self.model(input_ids=ids, attention_mask=mask.to(self.device), position_ids=new_pos,
+                         cache_position=torch.arange(past, past + m, device=self.device),
+                         **cache_arg(self.cache), use_cache=True)
+        return [out.logits[b, :len(f)] for b, f in enumerate(feeds)]
+
+    def keep_fed(self, row: int, keep: Sequence[int], length: int) -> None:
+        """After :meth:`forward_tree`: row ``row`` keeps the fed tokens at indices ``keep`` (the root and the accepted
+        path, in order) and then holds positions ``0 … length − 1``."""
+        start, counts = self._fed
+        drop = torch.ones(counts[row], dtype=torch.bool, device=self.device)
+        drop[list(keep)] = False
+        self.valid[row, start:start + counts[row]] &= ~drop
+        self.lengths[row] = length
 
     def rollback(self, row: int, length: int) -> None:
         """Row ``row`` keeps positions ``0 … length − 1``."""

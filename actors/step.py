@@ -243,6 +243,32 @@ def batch_chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, v
     return steps
 
 
+def batch_tree_step(rows: Sequence[Row], policies: Sequence[Policy], drafters: Sequence[Drafter], verifier,
+                    clock) -> list[Step]:
+    """One tree step for every row of a batch: each row's own drafter grows its policy's tree (``drafters[b]``, a
+    single-row tree drafter), one target forward verifies every row's tree (``verifier.check_trees(rows, trees)``
+    → (path, next token) per row), and each row keeps its accepted path (``verifier.keep_tree(b, row, path)``)."""
+    clock.start()
+    trees = [d.propose_tree(r.tokens, p, r.remaining - 1) for r, p, d in zip(rows, policies, drafters)]
+    base = [len(r.tokens) for r in rows]
+    draft_time = clock.drafted_batch(max((max(t.depths, default=0) for t in trees), default=0), len(rows))
+    results = verifier.check_trees(rows, trees)
+    width = 1 + max(len(t) for t in trees)
+    steps = []
+    for b, (row, tree, (path, nxt)) in enumerate(zip(rows, trees, results)):
+        new = row.emit([tree.tokens[i] for i in path] + [nxt])
+        verifier.keep_tree(b, row, path)
+        drafters[b].keep_tree_path(base[b], tree, path)
+        depth = max(tree.depths, default=0)
+        steps.append(Step(k_max=depth, drafted=len(tree), accepted=len(path), emitted=len(new),
+                          q_tokens=[tree.cum[i] for i in path], draft_time=draft_time, tree_nodes=len(tree),
+                          tree_depth=depth, batch_rows=len(rows), batch_width=width))
+    verify_time = clock.verified_batch(len(rows), width)
+    for s in steps:
+        s.verify_time = verify_time
+    return steps
+
+
 def _product(qs: Sequence[float]) -> float:
     """Π q over a row's drafts (1 for none)."""
     out = 1.0

@@ -7,7 +7,7 @@ from actors.batch_runner import BatchRunner
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
 from actors.tiny_pair import gpt2, llama, perturbed, sharpen
-from policies.base import BatchPolicy, SequencePolicy
+from policies.base import BatchPolicy, SequencePolicy, TreePolicy
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY, build
@@ -19,6 +19,8 @@ VOCAB = 50
 COSTS = CostModel.measured(0.002, {1: 0.01, 2: 0.011, 4: 0.013, 8: 0.018, 16: 0.03, 32: 0.05, 64: 0.09})
 CHAIN = sorted(n for n, (cls, _, _) in REGISTRY.items() if issubclass(cls, SequencePolicy))
 BATCH = sorted(n for n, (cls, _, _) in REGISTRY.items() if issubclass(cls, BatchPolicy))
+TREES = ["sequoia:accept=0.6/0.2/0.1,budget=12,depth=4", "gt-static:c=0.1,accept=0.6/0.2/0.1",
+         "eagle2:depth=3,topk=3,n=10", "gt-dynamic:c=0.05,topk=3,n_max=12"]
 
 
 def _pair(arch=llama):
@@ -72,6 +74,42 @@ def test_greedy_rows_equal_target_alone_gpt2():
         for B in SIZES:
             outs = engine.generate_batch(prompts[:B], _policy(name, B), max_new_tokens=30)
             assert [o.token_ids for o in outs] == refs[:B], (name, B)
+
+
+def test_every_tree_policy_is_tested_here():
+    assert {t.split(":")[0] for t in TREES} == {n for n, (cls, _, _) in REGISTRY.items() if issubclass(cls, TreePolicy)}
+
+
+def test_tree_rows_equal_target_alone():
+    """Each row grows its own tree; one target forward verifies every row's tree (per-row tree masks)."""
+    target, draft = _pair()
+    prompts = _prompts(5)
+    refs = _refs(target, prompts, 24)
+    engine = BatchEngine(target, ModelDrafter(draft))
+    multi = 0
+    for name in TREES:
+        for B in SIZES:
+            outs = engine.generate_batch(prompts[:B], [build(name, 4) for _ in range(B)], max_new_tokens=24)
+            assert [o.token_ids for o in outs] == refs[:B], (name, B)
+            multi += sum(a > 1 for o in outs for a in o.accept_lengths)
+    assert multi > 50                  # trees were accepted beyond the root (not a vacuous pass)
+
+
+@pytest.mark.slow
+def test_sampled_tree_rows_follow_the_target():
+    target, draft = sampling_pair()
+    prompts = [list(PROMPT), list(PROMPT[:1]), list(PROMPT) + [1, 2]]
+    exact = [exact_joint(target, p, 3, 1.0) for p in prompts]
+    engine = BatchEngine(target, ModelDrafter(draft))
+    samples = [[] for _ in prompts]
+    rows = prompts + prompts
+    for run in range(RUNS // 2):
+        outs = engine.generate_batch(rows, [build("sequoia:accept=0.5/0.3,budget=6,depth=3", 3) for _ in rows],
+                                     max_new_tokens=3, temperature=1.0, seeds=6 * run)
+        for i, o in enumerate(outs):
+            samples[i % 3].append(o.token_ids)
+    for i in range(len(prompts)):
+        assert chi_square_pvalue(samples[i], exact[i]) > 1e-3, i
 
 
 def test_rows_leave_at_eos_and_budget_without_stalling_others():
@@ -158,8 +196,12 @@ def test_gt_batch_prices_a_level_from_the_batch_cost_surface():
 def test_what_cannot_batch_is_refused_in_one_line():
     target, draft = _pair()
     engine = BatchEngine(target, ModelDrafter(draft))
-    with pytest.raises(SpecsweepError, match="batch size 1 only"):
-        engine.generate_batch(_prompts(2), [build("eagle2", 4), build("eagle2", 4)])
+    with pytest.raises(SpecsweepError, match="one kind of policy"):
+        engine.generate_batch(_prompts(2), [build("eagle2", 4), build("fixed", 4)])
+    with pytest.raises(SpecsweepError, match="needs a draft model"):
+        BatchEngine(target, NgramDrafter()).generate_batch(_prompts(2), [build("eagle2", 4), build("eagle2", 4)])
+    with pytest.raises(SpecsweepError, match="greedy-only"):
+        engine.generate_batch(_prompts(2), [build("eagle2", 4), build("eagle2", 4)], temperature=1.0)
     with pytest.raises(SpecsweepError, match="needs a draft"):
         BatchEngine(target).generate_batch(_prompts(2), build("tetris", 4))
     with pytest.raises(SpecsweepError, match="one per prompt"):

@@ -109,8 +109,7 @@ class SweepTracker:
         self.configs: dict[tuple, Config] = {}       # (pair, spec, γ, mode) → Config
         self.task_sets: dict[tuple, set] = {}        # (pair, spec, γ) → tasks that run it, in any mode
         self.params_of = {policy_spec(n, p): p for n, p in cfg.policies}
-        for t in tasks:
-            pair = batch_label(t["pair"], int(t.get("batch_size", 1)))     # the rows' pair column
+        for t, pair in ((t, batch_label(t["pair"], int(t.get("batch_size", 1)))) for t in tasks):   # rows' pair
             for name, params, g in [("ar", {}, 0)] + [tuple(c) for c in t["configs"]]:
                 spec = policy_spec(name, params) if name != "ar" else "ar"
                 self.task_sets.setdefault((pair, spec, int(g)), set()).add(t["task_key"])

@@ -17,7 +17,6 @@ import random
 
 from actors.memory_plan import check_fits, pair_plan
 from jobs.config import SweepConfig
-from policies.base import TreePolicy
 from policies.errors import SpecsweepError
 from policies.registry import build
 
@@ -71,19 +70,18 @@ def plan_tasks(cfg: SweepConfig, questions) -> list[dict]:
     configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
     block = cfg.block_size or len(configs)
     tasks = []
-    batchable = batch_configs(configs)
     for p in cfg.pairs:
         for B in (b for b in cfg.batch_sizes if b > 1 and p.drafter_kind != "eagle"):
             for start in range(0, len(questions), B):
                 qs = questions[start:start + B]
-                for b in range(0, len(batchable), block):
+                for b in range(0, len(configs), block):
                     tasks.append({"task_key": f"{p.label}|B{B}|q{qs[0].question_id}+{len(qs)}|b{b // block}",
                                   "pair": p.label, "batch_size": B,
                                   "question": {"question_id": qs[0].question_id, "category": qs[0].category,
                                                "turns": list(qs[0].turns)},      # the block's first, for failed rows
                                   "questions": [{"question_id": q.question_id, "category": q.category,
                                                  "turns": list(q.turns)} for q in qs],
-                                  "configs": batchable[b:b + block], "repeats": cfg.repeats, "seed": cfg.seed,
+                                  "configs": configs[b:b + block], "repeats": cfg.repeats, "seed": cfg.seed,
                                   "generation": cfg.generation})
         if 1 not in cfg.batch_sizes:
             continue
@@ -98,11 +96,6 @@ def plan_tasks(cfg: SweepConfig, questions) -> list[dict]:
                     task["replay"] = [c for c in chunk if c in to_replay]
                 tasks.append(task)
     return tasks
-
-
-def batch_configs(configs: list[Config]) -> list[Config]:
-    """The configs a batch runs: every one but the tree policies (trees run at batch size 1 only)."""
-    return [c for c in configs if not isinstance(build((c[0], c[1]), max(c[2], 1)), TreePolicy)]
 
 
 def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
@@ -136,11 +129,6 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
     lines.append(f"  gammas {cfg.gammas}")
     if cfg.batch_sizes != [1]:
         lines.append(f"  batch sizes {cfg.batch_sizes} (B > 1: blocks of B questions decoded together, live)")
-        every = [(n, params, g) for n, params in cfg.policies for g in cfg.gammas]
-        kept = batch_configs(every)
-        trees = sorted({c[0] for c in every if c not in kept})
-        if trees:
-            lines.append(f"    at B > 1 without the tree policies {', '.join(trees)} (trees run at batch size 1 only)")
         eagle = [p.label for p in cfg.pairs if p.drafter_kind == "eagle"]
         if eagle:
             lines.append(f"    pairs {', '.join(eagle)} draft with an EAGLE head: batch size 1 only")
