@@ -33,6 +33,8 @@ def quiet_third_party(verbose: bool = False) -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
     pattern = r"(" + "|".join(NOISY_PACKAGES) + r")(\..*)?$"
     warnings.filterwarnings("ignore", module=pattern)
+    if "huggingface_hub" in sys.modules:                                # imported before us: it read the variable already
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()    # transformers reads this state at its import
     if "transformers" in sys.modules:                                   # imported before us: switch its bars off too
         from transformers.utils import logging as hf_logging  # heavy: transformers (already imported here)
 

@@ -1,6 +1,7 @@
 """``specsweep`` — the command line.
 
     specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
+                        (or --prompt-file FILE [--batch-size B] [--json]: one prompt per line, batched)
     specsweep sweep     CONFIG.yaml [--address ADDR] [--dry-run] [--fresh]   (a re-run resumes)
     specsweep report    (--experiment NAME [--output DIR] | --parquet DIR | DIR) [--format md|csv] [--specbench]
     specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json] [--format md|csv]
@@ -25,6 +26,7 @@ from tqdm import tqdm
 
 from actors.quiet import quiet_third_party
 from actors.templates import default_template, render
+from jobs.batch_generate import check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json
 from jobs.dataset import load_questions
 from jobs.plan_cli import add_parser as add_plan_parser
 from jobs.replay_cli import main as replay_main
@@ -96,14 +98,17 @@ def check_generation_flags(a) -> None:
 
 
 def cmd_generate(a) -> int:
+    """Generate one --prompt, every line of --prompt-file in batches (jobs/batch_generate.py) or a dataset's questions."""
     check_generation_flags(a)
+    file_prompts = check_batch_flags(a)             # --prompt-file's lines, before any model loads
     questions = None
     if a.dataset:
         ids = _int_list("--question-ids", a.question_ids) if a.question_ids else None
         cats = [c.strip() for c in a.categories.split(",") if c.strip()] if a.categories else None
         questions = load_questions(a.dataset, cats, a.limit_per_category, ids)   # fails before any model loads
-    elif a.prompt is None or not a.prompt.strip():
-        raise SpecsweepError("prompt is empty: pass --prompt \"some text\" or --dataset sample|specbench|PATH")
+    elif file_prompts is None and (a.prompt is None or not a.prompt.strip()):
+        raise SpecsweepError("prompt is empty: pass --prompt \"some text\", --prompt-file FILE or --dataset "
+                             "sample|specbench|PATH")
     policy = build(a.policy, a.gamma)
     if policy.needs_reference and a.temperature > 0:
         raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only: use --temperature 0")
@@ -118,29 +123,22 @@ def cmd_generate(a) -> int:
             print("specsweep: measuring the pair's step costs on the engine path (about half a minute on a CPU; "
                   "`specsweep calibrate --out FILE` once, then --costs FILE, skips this)", file=sys.stderr)
         pair.calibrate()
+    if file_prompts is not None:
+        return generate_file(a, pair, policy, template, file_prompts, target, draft)
     if questions is not None:
-        return _generate_questions(a, pair, policy, template, questions, target, draft)
+        run = generate_dataset if a.batch_size is not None else _generate_questions
+        return run(a, pair, policy, template, questions, target, draft)
     ids = render(template, pair.tokenizer, [{"role": "user", "content": a.prompt}])
     pair.check_length(len(ids), a.max_new_tokens)
     g = pair.engine.generate(ids, policy, max_new_tokens=a.max_new_tokens, temperature=a.temperature,
                              top_p=a.top_p, seed=a.seed)
     text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)
-
-    m = summarize([g])
-    defined = lambda v, nd: round(v, nd) if v == v else None          # noqa: E731 — NaN (undefined) → None
-    stats = {"new_tokens": g.new_tokens, "wall_time": round(g.wall_time, 4),
-             "throughput": defined(m["throughput"], 2),
-             "target_calls": g.target_calls, "decoding_steps": g.decoding_steps,
-             "mean_accepted_length": defined(m["mean_accepted_length"], 3),
-             "acceptance_rate": defined(m["acceptance_rate"], 4)}
     if a.json:
-        print(json.dumps({"target": target, "draft": draft, "policy": repr(policy), "gamma": a.gamma,
-                          "token_ids": g.token_ids, "text": text, **stats, "accept_lengths": g.accept_lengths,
-                          "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max,
-                          "costs": pair.costs.to_dict() if pair.costs else None}))
+        print(json.dumps(generation_json(g, text, target=target, draft=draft, policy=policy, gamma=a.gamma,
+                                         costs=pair.costs)))
     else:
         print(text)
-        print("\n--- " + " · ".join(f"{k}={v}" for k, v in stats.items())
+        print("\n--- " + " · ".join(f"{k}={v}" for k, v in generation_fields(g).items())
               + f" · policy={policy!r} γ0={a.gamma} draft={draft}")
     return 0
 
@@ -287,6 +285,8 @@ def parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="generate one answer and print its statistics")
     _add_generation_args(g)
     g.add_argument("--prompt", default=None)
+    g.add_argument("--prompt-file", default=None, help="generate every non-empty line of FILE (a user message each)")
+    g.add_argument("--batch-size", default=None, help="rows per batch for --prompt-file (default 1) or --dataset")
     g.add_argument("--dataset", default=None, help="answer questions instead: sample, specbench or a question.jsonl path")
     g.add_argument("--categories", default=None, help="comma-separated Spec-Bench categories")
     g.add_argument("--limit-per-category", type=int, default=None)

@@ -1,0 +1,197 @@
+"""``specsweep generate`` in batches: ``--prompt-file FILE --batch-size B`` (and ``--dataset … --batch-size B``).
+
+Rules:
+- every non-empty line of FILE is one prompt: a user message rendered with the pair's chat template
+  exactly as ``--prompt`` is (``--raw``: no template); the prompts run in file order, in batches of B
+  consecutive lines on ``actors/batch_engine.py`` (a last batch smaller than B is normal);
+- a per-row policy is built fresh for every row (``policies.registry.build``), a batch policy once per batch;
+- row r of a batch samples with seed ``--seed`` + (the prompt's index in the file), so a prompt's draw does
+  not depend on the batch around it;
+- ``--json``: one object per prompt, in file order, with the fields of a single ``generate --json``
+  (:func:`generation_json`) plus ``batch_size``, ``batch`` (its batch's index), ``row`` (its row in that batch)
+  and ``line`` (its line number in FILE). ``wall_time`` is the row's latency: from its batch's start
+  (prefill included) to the row's last token. Otherwise one summary line per prompt and a total: tokens,
+  seconds (Σ over batches of the batch's wall time), tok/s of the whole file and the mean accepted length
+  over every row's steps;
+- ``--dataset`` with ``--batch-size``: the questions' turns run turn by turn (turn t of every question that
+  has one, in batches of B, after that question's own earlier answers), seeds ``--seed`` · 1000 + t as in
+  ``actors/conversation.py``; a summary line and, with ``--answers``, the Spec-Bench answer file;
+- bad input is one line (``SpecsweepError``), before any model loads: an unreadable or empty file, B not an
+  integer >= 1, ``--prompt-file`` beside ``--prompt`` or ``--dataset``, ``--answers`` with ``--prompt-file``,
+  ``--batch-size`` with a single ``--prompt``; a policy or drafter the batch engine cannot run is refused by
+  it in one line after the pair loads.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from actors.templates import render
+from jobs.report.derived import summarize
+from jobs.sweep.answers import answer_records, write_answers
+from policies.base import BatchPolicy
+from policies.errors import SpecsweepError
+from policies.registry import build
+
+
+def generation_fields(g) -> dict:
+    """The statistics a ``generate`` prints for one generation (NaN figures as None)."""
+    m = summarize([g])
+    defined = lambda v, nd: round(v, nd) if v == v else None          # noqa: E731 — NaN (undefined) → None
+    return {"new_tokens": g.new_tokens, "wall_time": round(g.wall_time, 4),
+            "throughput": defined(m["throughput"], 2),
+            "target_calls": g.target_calls, "decoding_steps": g.decoding_steps,
+            "mean_accepted_length": defined(m["mean_accepted_length"], 3),
+            "acceptance_rate": defined(m["acceptance_rate"], 4)}
+
+
+def generation_json(g, text: str, *, target: str, draft, policy, gamma: int, costs) -> dict:
+    """The JSON object of one ``generate --json``: settings, token ids, text, statistics, per-step lists, costs."""
+    return {"target": target, "draft": draft, "policy": repr(policy), "gamma": gamma,
+            "token_ids": g.token_ids, "text": text, **generation_fields(g), "accept_lengths": g.accept_lengths,
+            "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max,
+            "costs": costs.to_dict() if costs else None}
+
+
+def batch_size_of(a) -> int | None:
+    """``--batch-size`` as an integer >= 1 (None when not given); one line otherwise."""
+    text = getattr(a, "batch_size", None)
+    if text is None:
+        return None
+    try:
+        size = int(str(text).strip())
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise SpecsweepError(f"--batch-size must be an integer >= 1, got {text!r}")
+    return size
+
+
+def read_prompt_file(path: str) -> list[tuple[int, str]]:
+    """(line number, text) of every non-empty line of ``path``; one line when it cannot be read or has none."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise SpecsweepError(f"--prompt-file {path}: cannot read it ({type(e).__name__})") from None
+    prompts = [(i, line) for i, line in enumerate(lines, 1) if line.strip()]
+    if not prompts:
+        raise SpecsweepError(f"--prompt-file {path} has no non-empty line: write one prompt per line")
+    return prompts
+
+
+def check_batch_flags(a) -> list[tuple[int, str]] | None:
+    """Check the batch flags before any model loads (module docstring); the prompt file's prompts, or None
+    when ``--prompt-file`` was not given."""
+    size = batch_size_of(a)
+    path = getattr(a, "prompt_file", None)
+    if path is None:
+        if size is not None and not a.dataset:
+            raise SpecsweepError("--batch-size batches the lines of --prompt-file FILE or the questions of --dataset; "
+                                 "a single --prompt runs alone")
+    elif a.prompt is not None or a.dataset:
+        raise SpecsweepError("--prompt-file reads every prompt from FILE: drop --prompt and --dataset")
+    elif a.answers:
+        raise SpecsweepError("--answers writes a dataset's answer file: use it with --dataset, not --prompt-file")
+    return read_prompt_file(path) if path is not None else None
+
+
+def _policies(a, n: int):
+    """One batch policy for the batch, or ``n`` fresh per-row policies."""
+    first = build(a.policy, a.gamma)
+    return first if isinstance(first, BatchPolicy) else [first] + [build(a.policy, a.gamma) for _ in range(n - 1)]
+
+
+def _batch_engine(pair, policy, size: int, prompt_lengths):
+    """The pair's batch engine; for a batch policy that reads costs, the batch cost surface is measured first
+    (sizes 1, 2, 4, … up to B, at the prompts' median length) unless the cost model already holds one."""
+    from actors.batch_costs import measure_batch_costs  # heavy: torch
+    from actors.batch_engine import BatchEngine  # heavy: torch
+
+    costs = pair.costs
+    if isinstance(policy, BatchPolicy) and policy.needs_costs and costs is not None and not costs.batch:
+        sizes = sorted({1, size} | {1 << k for k in range(8) if 1 << k < size})
+        context = sorted(prompt_lengths)[len(prompt_lengths) // 2]
+        print(f"specsweep: measuring the batch cost surface at B = {sizes} (context {context})", file=sys.stderr)
+        costs.batch = measure_batch_costs(pair.target, pair.draft_model, sizes=sizes, context=context, repeats=3)
+    return BatchEngine.like(pair.engine)
+
+
+def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]], target: str, draft) -> int:
+    """Generate every prompt of the file in batches of ``--batch-size`` and print the rows (module docstring)."""
+    size = batch_size_of(a) or 1
+    ids = [render(template, pair.tokenizer, [{"role": "user", "content": text}]) for _, text in prompts]
+    for p in ids:
+        pair.check_length(len(p), a.max_new_tokens)
+    engine = _batch_engine(pair, policy, size, [len(p) for p in ids])
+    settings = dict(temperature=a.temperature, top_p=a.top_p)
+    for _ in range(a.warmup):
+        engine.generate_batch(ids[:size], _policies(a, len(ids[:size])), max_new_tokens=16, **settings)
+    gens, seconds = [], 0.0
+    for k, start in enumerate(range(0, len(ids), size)):
+        chunk = ids[start:start + size]
+        outs = engine.generate_batch(chunk, _policies(a, len(chunk)), max_new_tokens=a.max_new_tokens,
+                                     seeds=[a.seed + start + r for r in range(len(chunk))], **settings)
+        seconds += max(g.wall_time for g in outs)
+        for r, g in enumerate(outs):
+            line = prompts[start + r][0]
+            text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)
+            gens.append(g)
+            if a.json:
+                print(json.dumps({**generation_json(g, text, target=target, draft=draft, policy=policy, gamma=a.gamma,
+                                                    costs=pair.costs),
+                                  "batch_size": size, "batch": k, "row": r, "line": line}), flush=True)
+            else:
+                f = generation_fields(g)
+                short = " ".join(text.split())
+                print(f"[line {line} · batch {k} row {r}] {f['new_tokens']} tokens · {f['wall_time']} s · "
+                      f"MAL {f['mean_accepted_length']}: {short[:70] + ('…' if len(short) > 70 else '')}", flush=True)
+    if not a.json:
+        tokens = sum(g.new_tokens for g in gens)
+        mal = summarize(gens)["mean_accepted_length"]
+        print(f"--- {len(gens)} prompts in {-(-len(gens) // size)} batches of {size}: {tokens} tokens in "
+              f"{seconds:.2f} s = {tokens / seconds if seconds > 0 else float('nan'):.2f} tok/s (whole file) · "
+              f"mean accepted length {mal:.3f} · policy={policy!r} γ0={a.gamma} draft={draft}")
+    return 0
+
+
+def generate_dataset(a, pair, policy, template: str, questions, target: str, draft) -> int:
+    """Answer dataset questions turn by turn, each turn's rows in batches of ``--batch-size`` (module docstring)."""
+    size = batch_size_of(a)
+    messages = {q.question_id: [] for q in questions}
+    first = [render(template, pair.tokenizer, [{"role": "user", "content": q.turns[0]}]) for q in questions]
+    engine = _batch_engine(pair, policy, size, [len(p) for p in first])
+    settings = dict(temperature=a.temperature, top_p=a.top_p)
+    for _ in range(a.warmup):
+        engine.generate_batch(first[:size], _policies(a, len(first[:size])), max_new_tokens=16, **settings)
+    rows, gens, seconds = [], {q.question_id: [] for q in questions}, 0.0
+    for t in range(max(len(q.turns) for q in questions)):
+        live = [q for q in questions if len(q.turns) > t]
+        for q in live:
+            messages[q.question_id].append({"role": "user", "content": q.turns[t]})
+        ids = [render(template, pair.tokenizer, messages[q.question_id]) for q in live]
+        for p in ids:
+            pair.check_length(len(p), a.max_new_tokens)
+        for start in range(0, len(live), size):
+            chunk = ids[start:start + size]
+            outs = engine.generate_batch(chunk, _policies(a, len(chunk)), max_new_tokens=a.max_new_tokens,
+                                         seeds=[a.seed * 1000 + t] * len(chunk), **settings)
+            seconds += max(g.wall_time for g in outs)
+            for q, g in zip(live[start:start + size], outs):
+                text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
+                messages[q.question_id].append({"role": "assistant", "content": text})
+                gens[q.question_id].append(g)
+                rows.append({"question_id": q.question_id, "category": q.category, "turn": t, "text": text,
+                             "decoding_steps": g.decoding_steps, "new_tokens": g.new_tokens, "wall_time": g.wall_time,
+                             "accept_lengths": g.accept_lengths})
+    flat = [g for q in questions for g in gens[q.question_id]]
+    tokens = sum(g.new_tokens for g in flat)
+    print(f"{len(questions)} questions, {len(flat)} turns in batches of {size}: {tokens} tokens in {seconds:.2f} s = "
+          f"{tokens / seconds if seconds > 0 else float('nan'):.2f} tok/s (whole batches), mean accepted length "
+          f"{summarize(flat)['mean_accepted_length']:.3f} (policy={policy!r}, γ0={a.gamma}, draft={draft})")
+    if a.answers:
+        write_answers(Path(a.answers), answer_records(pd.DataFrame(rows), f"{target}-{policy.name}-g{a.gamma}"))
+        print(f"answers written to {a.answers}")
+    return 0

@@ -1,0 +1,74 @@
+"""``actors/batch_costs.py``: the measured batch cost surface has CostModel.batch's shape, positive medians, and a
+cost model holding it reads those medians back at the measured points (no timing assertions: machines are noisy);
+``bench/batch.py``'s figures on the same tiny pair."""
+import pytest
+
+from actors.batch_costs import measure_batch_costs
+from actors.batch_engine import BatchEngine
+from actors.drafters import ModelDrafter
+from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from bench.batch import gt_costs, ratio_interval, run_batches, stops_paying
+from policies.costs import CostModel
+
+SIZES, WIDTHS = (3, 1), (1, 4, 2)
+
+
+@pytest.fixture(scope="module")
+def surface():
+    """The surface of a tiny Llama pair at B ∈ {1, 3} and L ∈ {1, 2, 4}, context 12, 2 repeats."""
+    target = sharpen(llama(vocab=40, seed=3))
+    return measure_batch_costs(target, perturbed(target, 0.2, seed=4), sizes=SIZES, widths=WIDTHS, context=12,
+                               repeats=2)
+
+
+def test_shape_and_positive_times(surface):
+    assert sorted(surface) == [1, 3]
+    for entry in surface.values():
+        assert set(entry) == {"knots", "values", "draft"}
+        assert entry["knots"] == [1, 2, 4] and len(entry["values"]) == 3
+        assert all(v > 0 for v in entry["values"]) and entry["draft"] > 0
+
+
+def test_a_cost_model_reads_the_medians_back(surface):
+    base = CostModel.measured(surface[1]["draft"], dict(zip(surface[1]["knots"], surface[1]["values"])))
+    base.batch = surface
+    model = CostModel.from_dict(base.to_dict())              # and it survives storage
+    for B, entry in surface.items():
+        for L, t in zip(entry["knots"], entry["values"]):
+            assert model.batch_verify(B, L) == pytest.approx(t, rel=1e-12)
+        assert model.batch_draft(B) == pytest.approx(entry["draft"], rel=1e-12)
+    assert model.verify(2) == pytest.approx(surface[1]["values"][1])
+
+
+def test_no_draft_model_prices_drafting_at_zero_and_other_families_work():
+    target = gpt2(vocab=30, layers=1, hidden=16, seed=5)        # learned positions
+    out = measure_batch_costs(target, None, sizes=(2,), widths=(3,), context=5, repeats=1)
+    assert list(out) == [2] and out[2]["draft"] == 0.0 and out[2]["values"][0] > 0
+
+
+@pytest.mark.parametrize("kw", [{"sizes": (0, 2)}, {"widths": ()}, {"context": 0}, {"repeats": 0}])
+def test_bad_settings_are_refused(kw):
+    with pytest.raises(ValueError):
+        measure_batch_costs(llama(vocab=20, layers=1, hidden=16), None, **{"sizes": (1,), "widths": (1,), **kw})
+
+
+def test_bench_batch_figures_on_the_tiny_pair(surface):
+    """bench/batch.py's pieces at tiny size: batches in order, each batch's time split over its rows exactly,
+    paired ratios, gt-batch priced by the measured surface, and the closing sentence."""
+    target = sharpen(llama(vocab=40, seed=3))
+    costs = gt_costs(surface, context=12)
+    assert costs.batch_verify(3, 2) == surface[3]["values"][1] and costs.verify(1) == surface[1]["values"][0]
+    engine = BatchEngine(target, ModelDrafter(perturbed(target, 0.2, seed=4)), costs=costs)
+    prompts = [[5, 6, 7], [8, 9], [10, 11, 12, 13, 14]]
+    runs = {}
+    run_batches(engine, prompts, 2, [("ar", 1), ("fixed", 2), ("gt-batch", 1)], 6, runs)
+    ar = runs[("ar", 1)]
+    assert len(ar.batch_walls) == 2 and [g.new_tokens for g in ar.gens] == [6, 6, 6]
+    assert sum(ar.seconds) == pytest.approx(sum(ar.batch_walls)) and ar.throughput > 0
+    for config in (("fixed", 2), ("gt-batch", 1)):
+        assert [g.token_ids for g in runs[config].gens] == [g.token_ids for g in ar.gens]
+    assert ratio_interval(ar, ar) == pytest.approx((1.0, 1.0, 1.0))
+    best = {1: (("fixed", 2), (1.3, 1.1, 1.5)), 4: (("tetris", 4), (1.1, 0.9, 1.3)), 16: (("ar", 1), (0.8, 0.7, 0.9))}
+    assert stops_paying(best) == "speculation stops paying at B = 16 (best policy there ≤ ar; it paid at B = 4)"
+    assert stops_paying({1: best[1]}).startswith("speculation pays at every")
+    assert stops_paying({16: best[16]}).startswith("speculation does not pay")
