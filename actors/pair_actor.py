@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import torch
 
+from actors.batch_costs import measure_batch_costs
 from actors.batch_engine import BatchEngine
 from actors.conversation import run_question, run_questions_batch
 from actors.models import peak_gpu_memory
@@ -79,6 +80,7 @@ class PairActor:
                               gammas=self.replay.get("fit_gammas", FIT_GAMMAS))
                      if replay is not None and self.warmup_question is not None else ())
             self.pair.calibrate(**(calibrate or {}), extra_runs=extra)
+        self.calibration_context = int((calibrate or {}).get("context", 256))
         self.cost_model = self.pair.costs if replay is not None else None     # replay's clock
 
     def _warm_up(self, name: str, params: dict, gamma: int) -> None:
@@ -101,6 +103,7 @@ class PairActor:
             return [run_question(self.pair, questions[0].turns, policy, template=self.template, **seeded, **gen)]
         if self.batch_engine is None:
             self.batch_engine = BatchEngine.like(self.pair.engine)
+        self._batch_costs(policy, len(questions))
         name, params, gamma = config
         make = (lambda: policy) if isinstance(policy, BatchPolicy) else (lambda: build((name, params), max(gamma, 1)))
         return run_questions_batch(self.pair, self.batch_engine, [q.turns for q in questions], make,
@@ -157,6 +160,18 @@ class PairActor:
             if rep == 0:        # a replay is exact and untimed: a repeat would copy it (repeats are for live noise)
                 rows += self._replayed(task, q, gen, rep, to_replay, traces)
         return {"rows": to_table(rows), "traces": traces_to_table(traces) if traces else None}
+
+    def _batch_costs(self, policy, rows: int) -> None:
+        """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows: the batch
+        cost surface at sizes 1 and ``rows`` (``actors/batch_costs.py``), at the calibration context, added to the
+        pair's cost model once per size (outside every timed generation)."""
+        costs = self.pair.costs
+        if not isinstance(policy, BatchPolicy) or not policy.needs_costs or costs is None:
+            return
+        sizes = sorted({1, rows} - {int(b) for b in costs.batch})
+        if sizes:
+            costs.batch.update(measure_batch_costs(self.pair.target, self.pair.draft_model, sizes=sizes,
+                                                   context=self.calibration_context, repeats=3))
 
     def run_batch_task(self, task: dict) -> dict:
         """A block of questions decoded as one batch per turn for each config: ``ar`` first, the configs shuffled with

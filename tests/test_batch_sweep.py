@@ -21,7 +21,7 @@ def raw(tmp: Path, target, draft, **over):
     cfg = {"name": f"b-{tmp.name}", "output": str(tmp / "out"), "tracking_uri": f"sqlite:///{tmp}/mlflow.db",
            "pairs": [{"name": "tiny", "target": target, "draft": draft}],
            "dataset": {"source": "sample", "question_ids": QUESTIONS},
-           "generation": {"max_new_tokens": 10}, "policies": ["fixed", "tetris", "gt-batch:c=0.3"],
+           "generation": {"max_new_tokens": 10}, "policies": ["fixed", "tetris", "gt-batch"],   # gt-batch: c=auto
            "gammas": [2], "warmup": 0, "batch_sizes": [1, 2],
            "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2, "judge": False}}
     cfg.update(over)
