@@ -95,6 +95,7 @@ class RayBackend:
     actors: dict = field(default_factory=dict)
     groups: list = field(default_factory=list)       # placement groups of GPU actors
     names: set = field(default_factory=set)          # actor names (label@host:pid) seen so far
+    on_started: Callable[[], None] | None = None     # called once the actors are up (the sweep records its cluster)
 
     def start(self, specs: list[ActorSpec]) -> dict[str, list[dict]]:
         import ray  # heavy: ray
@@ -127,6 +128,8 @@ class RayBackend:
             except Exception as e:
                 raise ActorStartError(label, e) from e
         self.names = {i["actor"] for acts in infos.values() for i in acts}
+        if self.on_started is not None:
+            self.on_started()
         return infos
 
     def _one_node(self, label: str, gpus: float):

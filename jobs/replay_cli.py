@@ -38,6 +38,7 @@ from jobs.report import metrics
 from jobs.report.costs import untrusted_text
 from jobs.report.derived import trusted_times
 from jobs.report.tables import build_report
+from jobs.sweep.output import record_written
 from policies.costs import CostModel, check_cost_dict
 from policies.errors import SpecsweepError
 from policies.registry import build
@@ -194,6 +195,8 @@ def main(a) -> int:
     roof = facts["roofline"]
     dest = Path(a.output) / "replays" / (Path(a.policies).stem + (f"-roofline-{roof[0]}" if roof else ""))
     dest.mkdir(parents=True, exist_ok=True)
+    for name in ("rows.parquet", f"report.{a.format}"):
+        record_written(dest / name)
     df.to_parquet(dest / "rows.parquet")
     (dest / f"report.{a.format}").write_text(text)
     print(f"specsweep: replay rows and report in {dest}", file=sys.stderr)

@@ -197,7 +197,7 @@ def test_credentials_are_redacted():
 # --------------------------------------------------------------------------------------- output folder
 
 def test_output_folder_rules(tmp_path):
-    from jobs.sweep.output import ARTIFACTS, check_usable, clear, write_marker
+    from jobs.sweep.output import KNOWN, check_usable, clear, write_marker
 
     f = tmp_path / "file"
     f.write_text("x")
@@ -219,16 +219,20 @@ def test_output_folder_rules(tmp_path):
     out.mkdir()
     check_usable(out)                                   # an empty folder is fine
     write_marker(out, "f")
-    for name in ARTIFACTS:
-        if name.endswith((".csv", ".json", ".log")):
-            (out / name).write_text("x")
-        elif not name.startswith("."):
-            (out / name).mkdir()
-            (out / name / "stale.bin").write_text("x")
+    (out / ".specsweep-manifest.jsonl").unlink()        # a folder written before the manifest existed
+    ours = []
+    for folder, patterns in KNOWN.items():              # specsweep's own names and patterns, one file each
+        d = out / folder.replace("*", "policies")
+        d.mkdir(parents=True, exist_ok=True)
+        ours += [(d / p.replace("*", "x")).relative_to(out).as_posix() for p in patterns]
+        (d / "mine.bin").write_text("the user's")      # not a specsweep name: stays
+    for rel in ours:
+        (out / rel).write_text("x")
     (out / "notes.txt").write_text("the user's")
     check_usable(out, fresh=True)
-    assert set(clear(out)) == set(ARTIFACTS)
-    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    done = clear(out)
+    assert sorted(done.removed) == sorted(set(ours))
+    assert done.kept == sorted([p.relative_to(out).as_posix() for p in out.rglob("mine.bin")] + ["notes.txt"])
 
 
 def test_lock_is_exclusive_and_names_the_holder(tmp_path):
@@ -262,22 +266,29 @@ def test_corrupt_state_json_is_one_line(tmp_path):
 
 
 def test_fresh_clears_every_derived_artifact(tmp_path):
+    from jobs.sweep.output import record_written
     from jobs.sweep.parquet_log import ParquetLog
 
     log = ParquetLog(tmp_path / "out")
     log.prepare("fp1", {"a": 1})
     root = log.root
-    for sub in ("answers", "figures", "token_views", "traces", "replays"):
-        (root / sub).mkdir()
-        (root / sub / "stale").write_text("x")
+
+    def written(path):                                  # as specsweep's writers do: noted, then written
+        record_written(path)
+        path.write_text("x")
+
+    for sub in ("answers", "figures", "token_views", "traces", "replays/p"):
+        (root / sub).mkdir(parents=True)
+        written(root / sub / "stale")
     for name in ("summary.csv", "replay_agreement.csv", "report.md"):
-        (root / name).write_text("x")
-    (root / "log" / "task-x.parquet").write_text("x")
+        written(root / name)
+    written(root / "log" / "task-x.parquet")
     (root / "notes.md").write_text("mine")
     with pytest.raises(SpecsweepError, match="different config"):
         log.prepare("fp2", {"a": 2})
     log.prepare("fp2", {"a": 2}, fresh=True)
-    assert sorted(p.name for p in root.iterdir()) == [".specsweep", "log", "notes.md", "state.json"]
+    assert sorted(p.name for p in root.iterdir()) == [".specsweep", ".specsweep-manifest.jsonl", "log", "notes.md",
+                                                      "state.json"]
     assert not any((root / "log").iterdir())
     assert json.loads((root / "state.json").read_text())["fingerprint"] == "fp2"
 
@@ -289,7 +300,7 @@ def test_fresh_on_a_new_folder_starts(tmp_path):
     root = tmp_path / "new"
     check_usable(root, fresh=True)
     with OutputLock(root):
-        assert (root / LOCK).exists() and clear(root) == []
+        assert (root / LOCK).exists() and clear(root).removed == []
 
 
 def test_exit_status_of_a_finished_sweep():
@@ -377,6 +388,9 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
     (tmp / "foreign").mkdir()
     (tmp / "foreign" / "thesis.tex").write_text("x")
     (tmp / "notutf8.yaml").write_bytes(b"\xff\xfe\x00")
+    (tmp / "manifested").mkdir()                       # a manifest alone does not make a folder specsweep's
+    (tmp / "manifested" / ".specsweep-manifest.jsonl").write_text('"thesis.tex"\n')
+    (tmp / "manifested" / "thesis.tex").write_text("x")
     (tmp / "corrupt" / "log").mkdir(parents=True)
     (tmp / "corrupt" / "log" / "task-x.parquet").write_bytes(b"not parquet")
 
@@ -400,6 +414,8 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
         (["sweep", conf("fileout", output=str(tmp / "afile"))], "is a file, not a folder"),
         (["sweep", conf("foreign", output=str(tmp / "foreign"))], "not a specsweep output"),
         (["sweep", conf("foreignf", output=str(tmp / "foreign")), "--fresh"], "refusing to clear"),
+        (["sweep", conf("filef", output=str(tmp / "afile")), "--fresh"], "is a file, not a folder"),
+        (["sweep", conf("manif", output=str(tmp / "manifested")), "--fresh"], "refusing to clear"),
         (["sweep", conf("bogus", tracking_uri="bogus://x")], "tracking_uri"),
         (["sweep", conf("ar", policies=["ar"])], "ar alone"),
         (["sweep", conf("nofilter", dataset={"source": "sample", "question_ids": [1]})], "question id 1 is not in sample: valid ids are 9001–9026"),

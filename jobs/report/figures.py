@@ -17,11 +17,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from jobs.report.metrics import per_question
+from jobs.sweep.output import record_written
+
+def _save(fig, path: Path) -> None:
+    """Write ``fig`` as a PNG (noted first in a sweep output's manifest)."""
+    record_written(path)
+    fig.savefig(path, dpi=110)
+
 
 INTERVAL = {"throughput": ("throughput_lo", "throughput_hi"), "mean_accepted_length": ("mal_lo", "mal_hi")}
 
 
 def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Path:
+    """``column`` against initial γ, one line per policy (95 % interval bars), one panel per pair."""
     pairs = sorted(summary["pair"].unique())
     fig, axes = plt.subplots(1, len(pairs), figsize=(5.5 * len(pairs), 4), squeeze=False)
     for ax, pair in zip(axes[0], pairs):
@@ -43,12 +51,13 @@ def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Pa
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
 
 def throughput_bars(summary: pd.DataFrame, path: Path) -> Path:
+    """Figure-1 style bars: mean throughput per pair and policy, error bars = std across γ."""
     s = summary[summary["policy"] != "ar"]
     agg = s.groupby(["pair", "policy_spec"])["throughput"].agg(["mean", "std"]).reset_index()
     pairs = sorted(agg["pair"].unique())
@@ -63,7 +72,7 @@ def throughput_bars(summary: pd.DataFrame, path: Path) -> Path:
     ax.set_ylabel("throughput (tok/s), error bar = std across initial γ")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -89,7 +98,7 @@ def category_heatmap(rows: pd.DataFrame, path: Path) -> Path | None:
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(im, ax=ax, label="speedup vs ar")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -104,12 +113,13 @@ def trace(row: pd.Series, path: Path) -> Path:
     ax.set_title(f"{row['pair']} · {row['policy_spec'][:40]} · γ0={row['gamma']} · q{row['question_id']} turn {row['turn']}")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
 
 def all_figures(summary: pd.DataFrame, rows: pd.DataFrame, folder: Path, traces: int = 2) -> list[Path]:
+    """Every figure of a sweep into ``folder``; returns the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     out = [_per_pair(summary, "throughput", "throughput (tok/s)", folder / "throughput_vs_gamma.png"),
            _per_pair(summary, "mean_accepted_length", "mean accepted length", folder / "mal_vs_gamma.png"),

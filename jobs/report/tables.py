@@ -32,6 +32,7 @@ from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, u
 from jobs.report.specbench import report_text
 from jobs.report.derived import trusted_times
 from jobs.report.text import interval, render, short
+from jobs.sweep.output import record_written
 from jobs.sweep.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
@@ -255,5 +256,6 @@ def main(a) -> int:
         text += "\n" + compare(a.parquet, a.compare, a.format)
     sys.stdout.write(text)
     if a.parquet:
+        record_written(Path(a.parquet) / f"report.{a.format}")
         (Path(a.parquet) / f"report.{a.format}").write_text(text)
     return 0

@@ -7,6 +7,8 @@ import html
 import sys
 from pathlib import Path
 
+from jobs.sweep.output import record_written
+
 COLOURS = {"prompt": "#d9d9d9", "draft": "#2ca02c", "target": "#ff7f0e"}
 
 
@@ -21,6 +23,7 @@ def token_classes(accepted: list[int], emitted: list[int]) -> list[tuple[str, in
 
 def render_html(prompt_pieces: list[str], pieces: list[str], accepted: list[int], emitted: list[int],
                 drafted: list[int], k_max: list[int], title: str) -> str:
+    """The token view's HTML page: prompt, accepted-draft and target-produced tokens in three colours."""
     classes = token_classes(accepted, emitted)
     spans = [f'<span class="tok prompt">{html.escape(p)}</span>' for p in prompt_pieces]
     for piece, (cls, step) in zip(pieces, classes):
@@ -37,8 +40,10 @@ padding:1px 0;line-height:1.9;}} {css} .legend{{margin:12px 0 18px 0;}}</style><
 
 def write_token_view(path: Path, tokenizer, prompt_ids: list[int], token_ids: list[int], accepted, emitted, drafted,
                      k_max, title: str) -> Path:
+    """Write one generation's token view to ``path`` (noted first in a sweep output's manifest)."""
     dec = lambda ids: [tokenizer.decode([t]) for t in ids]
     path.parent.mkdir(parents=True, exist_ok=True)
+    record_written(path)
     path.write_text(render_html(dec(prompt_ids), dec(token_ids), list(accepted), list(emitted), list(drafted),
                                 list(k_max), title))
     return path

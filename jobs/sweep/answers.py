@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from jobs.sweep.output import record_written
+
 
 def model_id_of(row) -> str:
     """``target=T draft=D policy=SPEC gamma=G`` (``ar``: ``target=T policy=ar``)."""
@@ -53,7 +55,9 @@ def answer_records(rows: pd.DataFrame, model_id: str) -> list[dict]:
 
 
 def write_answers(path: Path, records: list[dict]) -> Path:
+    """Write answer lines atomically to ``path`` (noted first in a sweep output's manifest)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    record_written(path)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w") as f:
         for r in records:
@@ -63,11 +67,13 @@ def write_answers(path: Path, records: list[dict]) -> Path:
 
 
 def read_answers(path: Path) -> list[dict]:
+    """The answer lines of a file."""
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
 def answers_filename(pair: str, policy_spec: str, gamma: int, repeat: int = 0) -> str:
+    """``PAIR__SPEC__gG__rR.jsonl`` with every unsafe character replaced."""
     safe = re.sub(r"[^A-Za-z0-9_.+=-]+", "_", f"{pair}__{policy_spec}__g{gamma}__r{repeat}")
     return safe + ".jsonl"
 

@@ -15,9 +15,7 @@ import hashlib
 import json
 import logging
 import os
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -26,7 +24,8 @@ from tqdm import tqdm
 
 from actors.schema import config_key, to_table
 from cluster.backends import ActorSpec, ActorStartError, InProcessBackend, RayBackend
-from cluster.ray_setup import check_address, check_resources, connect, target_address
+from cluster.ray_session import SweepCluster
+from cluster.ray_setup import check_address, check_resources, target_address
 from jobs.config import SweepConfig, load_config
 from jobs.dataset import load_questions
 from jobs.mlflow.client import client_for
@@ -43,10 +42,12 @@ from jobs.report.tables import folder_report, specbench_layout, table2_layout
 from jobs.report.token_view import token_views
 from jobs.sweep.answers import write_all
 from jobs.sweep.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
-from jobs.sweep.output import OutputLock, check_usable
+from jobs.sweep.output import OutputLock, check_usable, record_written
 from jobs.sweep.parquet_log import ParquetLog
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
 from jobs.sweep.preflight import check_pairs
+from jobs.sweep.signals import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install, interrupted, ray_start,  # noqa: F401
+                                restore, say)
 from policies.errors import SpecsweepError
 
 
@@ -83,9 +84,11 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     ``backend``: ``"ray"`` (actors on the Ray cluster at ``address``, or a local one) or
     ``"inprocess"`` (the same actors and tasks in this process, no Ray: tests, debugging).
 
-    ``handle_sigterm``: once Ray is connected (its core worker installs a SIGTERM handler
-    that aborts the process), SIGTERM raises :class:`Terminated` instead, so the sweep
-    stops as on Ctrl-C: actors killed, lock released, finished tasks kept.
+    ``handle_sigterm``: while and after Ray starts (it installs a SIGTERM handler that
+    exits the process), SIGTERM raises :class:`Terminated` instead, so the sweep stops as
+    on Ctrl-C: actors killed, lock released, finished tasks kept (``jobs/sweep/signals.py``).
+    A local cluster the sweep starts is recorded in the output folder and shut down at the
+    end; one a killed sweep left there is stopped first (``cluster/ray_session.py``).
 
     Every check runs before Ray starts or anything is written (questions, output folder,
     the folder's previous config, MLflow, the Ray address, models and tokenizers); then the
@@ -98,7 +101,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         from jobs.sweep.plan import replay_partition  # heavy: torch
 
         for note in replay_partition(cfg)[2]:
-            print(f"specsweep: {note}", file=sys.stderr)
+            say(f"specsweep: {note}")
     if dry_run:
         print(describe_plan(cfg, questions, tasks))
         return {"tasks": len(tasks), "dry_run": True}
@@ -117,26 +120,26 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     check_pairs(cfg, local_cluster=backend != "ray" or target_address(address) is None)
     if log_mlflow and client is None:
         client = _open_tracking(cfg)
-    with OutputLock(cfg.output):
+    with OutputLock(cfg.output), SweepCluster(cfg.output) as ray_cluster:
         if backend == "ray":
-            resources = connect(address)
-            if handle_sigterm and _main_thread():
-                signal.signal(signal.SIGTERM, _on_sigterm)
+            with ray_start(handle_sigterm):
+                resources = ray_cluster.connect(address)
             check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
                             sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
-            runner = RayBackend(resources)
+            runner = RayBackend(resources, on_started=ray_cluster.record)
         else:
             runner = InProcessBackend()
         # checks the folder's config again (now that no other sweep can write here), then writes
-        log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)
+        cleared = log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)
+        if cleared is not None and (cleared.removed or cleared.kept):
+            say(f"specsweep: {cleared.line()}")
         done = log.done_keys()
         todo = [t for t in tasks if t["task_key"] not in done]
         tracker = None
-        if client is not None:   # the sweep's runs exist (RUNNING) before the first task
-
-            tracker = SweepTracker(client, cfg, tasks)
-            tracker.start(log.read() if log.has_results() else None)
         try:
+            if client is not None:   # the sweep's runs exist (RUNNING) before the first task (KILLED if stopped here)
+                tracker = SweepTracker(client, cfg, tasks)
+                tracker.start(log.read() if log.has_results() else None)
             failed_tasks = 0
             if todo:
                 failed_tasks = _fan_out(cfg, todo, len(tasks), len(done), log, runner, questions, on_task_done,
@@ -180,8 +183,8 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
     q0 = questions[0]
     warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
     t_start = time.time()
-    print(f"specsweep: starting {sum(p.actors for p in cfg.pairs)} actor(s): models, cost calibration, warm-up"
-          + (", cost-model fit runs" if cfg.mode != "live" else ""), file=sys.stderr)
+    say(f"specsweep: starting {sum(p.actors for p in cfg.pairs)} actor(s): models, cost calibration, warm-up"
+        + (", cost-model fit runs" if cfg.mode != "live" else ""))
     try:
         try:
             infos = backend.start(actor_specs(cfg, warm_q))
@@ -190,7 +193,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
             raise SpecsweepError(f"pair {e.label}: the actor failed to start: {root_cause(e.cause)} "
                                  f"(full traceback in {path})") from None
         write_actor_info(cfg, infos)
-        print(f"specsweep: actors ready in {time.time() - t_start:.0f} s; {len(todo)} task(s) to run", file=sys.stderr)
+        say(f"specsweep: actors ready in {time.time() - t_start:.0f} s; {len(todo)} task(s) to run")
         bar = tqdm(total=total, initial=already, desc=f"sweep {cfg.name}", unit="task", dynamic_ncols=True)
         counts = {"failed": 0, "tokens": 0, "t0": time.time()}
 
@@ -217,7 +220,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
             backend.run(todo, on_result)
         finally:
             bar.close()
-        print(f"specsweep: {len(todo)} task(s) done in {time.time() - counts['t0']:.0f} s", file=sys.stderr)
+        say(f"specsweep: {len(todo)} task(s) done in {time.time() - counts['t0']:.0f} s")
         return counts["failed"]
     finally:
         backend.stop()
@@ -227,21 +230,23 @@ def write_actor_info(cfg: SweepConfig, infos: dict) -> None:
     """``OUTPUT/actors.json`` (device, template, measured and fitted cost model per actor) and, for replay,
     ``OUTPUT/traces/cost_models.json`` (the cost model each pair's replayed times were predicted with)."""
     out = Path(cfg.output)
+    record_written(out / "actors.json", out)
     (out / "actors.json").write_text(json.dumps(infos, indent=1))
     models = {label: [i.get("cost_model") for i in acts] for label, acts in infos.items()
               if any(i.get("cost_model") for i in acts)}
     if models:
         (out / "traces").mkdir(exist_ok=True)
+        record_written(out / "traces" / "cost_models.json", out)
         (out / "traces" / "cost_models.json").write_text(json.dumps(models, indent=1))
 
 
 def write_traces_table(cfg: SweepConfig, task: dict, table) -> Path:
     """``OUTPUT/traces/<task>.parquet``: the task's traces (one row per turn), written atomically."""
 
-
     folder = Path(cfg.output) / "traces"
     folder.mkdir(exist_ok=True)
     path = folder / f"{hashlib.sha1(task['task_key'].encode()).hexdigest()[:16]}.parquet"
+    record_written(path, cfg.output)
     tmp = path.with_suffix(".tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
@@ -262,9 +267,9 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
     ok = trusted_times(shown)                             # no time figure from an untrusted prediction
     agreement = agreement_table(everything)
     if len(agreement):
-        agreement.to_csv(out / "replay_agreement.csv", index=False)
+        _csv(agreement, out / "replay_agreement.csv")
         bias = replay_bias(everything)
-        bias.to_csv(out / "replay_bias.csv", index=False)
+        _csv(bias, out / "replay_bias.csv")
         if verbose:
             print(agreement_text(agreement), file=sys.stderr)
             print(bias_text(bias), file=sys.stderr)
@@ -279,7 +284,7 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
     if len(agreement) and speed is not None:
         corrected = bias_corrected(speed, ok, pair_bias(everything))
         if len(corrected):
-            corrected.to_csv(out / "speedup_bias_corrected.csv", index=False)
+            _csv(corrected, out / "speedup_bias_corrected.csv")
             if verbose:
                 print(corrected_text(corrected), file=sys.stderr)
     result = {"rows": len(df), "failed_rows": failed_rows, "failed_tasks": failed_tasks, "output": str(out)}
@@ -290,12 +295,12 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
         if tracker is not None:
             tracker.finish("FAILED", None, None, failed_rows)
         return result
-    summary.to_csv(out / "summary.csv", index=False)
+    _csv(summary, out / "summary.csv")
     if len(speed):
-        speed.to_csv(out / "speedup_vs_ar.csv", index=False)
+        _csv(speed, out / "speedup_vs_ar.csv")
     t2 = metrics.table2(ok)
     if len(t2):
-        t2.to_csv(out / "table2.csv", index=False)
+        _csv(t2, out / "table2.csv")
     write_all(ok[ok["wall_time"].notna()], out / "answers")     # answer files carry wall times: trusted ones only
     from jobs.report.figures import all_figures  # heavy: matplotlib
 
@@ -309,10 +314,11 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
         status = "FINISHED" if outcome(result)[0] == EXIT_OK else "FAILED"
         result["parent_run"] = tracker.finish(status, summary, speed, failed_rows, arts, tables)
         result["mlflow_timings"] = dict(tracker.timings)
+    record_written(out / "report.md", out)
     (out / "report.md").write_text(folder_report(str(out), "md"))
     if verbose:
         print(per_gamma_text(summary, speed, failed_rows), file=sys.stderr)
-    print(f"specsweep: report, answers, figures and MLflow runs in {time.time() - t0:.0f} s", file=sys.stderr)
+    say(f"specsweep: report, answers, figures and MLflow runs in {time.time() - t0:.0f} s")
     where = [f"full report: {out / 'report.md'} · figures: {out / 'figures'} · per-γ tables: specsweep report {out}"]
     if tracker is not None:
         where.append(f"MLflow runs: {runs_hint(tracker.uri, tracker.exp_id, cfg.experiment_name)}")
@@ -323,20 +329,13 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
     return result
 
 
+def _csv(df, path: Path) -> None:
+    """Write a table of the output folder as CSV (noted first in its manifest)."""
+    record_written(path, path.parent)
+    df.to_csv(path, index=False)
+
+
 EXIT_OK, EXIT_BAD_INPUT, EXIT_FAILED_ROWS, EXIT_INTERNAL = 0, 2, 3, 4
-EXIT_SIGINT, EXIT_SIGTERM = 130, 143
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into the same orderly stop as Ctrl-C."""
-
-
-_sigterm_seen: list[float] = []   # Ray re-raises an exception from a signal handler as KeyboardInterrupt
-
-
-def _on_sigterm(signum, frame):
-    _sigterm_seen.append(time.time())
-    raise Terminated()
 
 
 def outcome(res: dict) -> tuple[int, str | None]:
@@ -360,40 +359,33 @@ def main(argv=None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     ap.add_argument("--verbose", action="store_true", help="also print the per-γ, replay and cost tables at the end")
     ap.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
+    ap.add_argument("--backend", choices=["ray", "inprocess"], default="ray",
+                    help="inprocess: the same actors and tasks in this process, no Ray (tests, debugging)")
     a = ap.parse_args(argv)
-    _sigterm_seen.clear()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    previous = install()
     cfg = None
     try:
         cfg = load_config(a.config)
         res = run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run, handle_sigterm=True,
-                        verbose=a.verbose)
+                        verbose=a.verbose, backend=a.backend)
     except SpecsweepError as e:
-        print(f"specsweep: error: {e}", file=sys.stderr)
+        say(f"specsweep: error: {e}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as e:
-        if not (isinstance(e, Terminated) or _sigterm_seen):
-            print("specsweep: interrupted; finished tasks are kept in the log: run again to resume", file=sys.stderr)
-            return EXIT_SIGINT
-        print("specsweep: terminated (SIGTERM); finished tasks are kept in the log: run again to resume", file=sys.stderr)
-        return EXIT_SIGTERM
+        code, line = interrupted(e)
+        say(line)
+        return code
     except Exception as e:  # a bug, not bad input: one line here, the traceback in a file
         path = internal_error_log(cfg, e)
-        print(f"specsweep: internal error: {root_cause(e)} (full traceback in {path})", file=sys.stderr)
+        say(f"specsweep: internal error: {root_cause(e)} (full traceback in {path})")
         return EXIT_INTERNAL
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        restore(previous)
     if a.dry_run:
         return EXIT_OK
     if a.json:
         print(json.dumps(res))
     code, line = outcome(res)
     if line:
-        print(f"specsweep: {line}", file=sys.stderr)
+        say(f"specsweep: {line}")
     return code
-
-
-def _main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
-

@@ -9,11 +9,12 @@ import time
 import traceback
 from pathlib import Path
 
-from jobs.sweep.output import ERRORS
+from jobs.sweep.output import ERRORS, is_sweep_output, record_written
 from policies.errors import SpecsweepError
 
 
 def first_line(e: BaseException) -> str:
+    """The first line of an error's message (colour codes dropped, at most 300 characters)."""
     text = _ANSI.sub("", str(e)).strip()
     return (text.splitlines() or [type(e).__name__])[0][:300]
 
@@ -43,12 +44,14 @@ def root_cause(e: BaseException) -> str:
 
 
 def error_log(cfg) -> Path:
+    """The output folder's error log."""
     return Path(cfg.output) / ERRORS
 
 
 def record_error(cfg, where: str, e: BaseException) -> Path:
     """Append the full traceback of ``e`` to the output folder's error log; returns its path."""
     path = error_log(cfg)
+    record_written(path, cfg.output)
     text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     with open(path, "a", encoding="utf-8") as f:
         f.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {where}\n{_ANSI.sub('', text)}\n")
@@ -56,8 +59,9 @@ def record_error(cfg, where: str, e: BaseException) -> Path:
 
 
 def internal_error_log(cfg, e: BaseException) -> Path:
-    """Where an unexpected error's traceback goes: the output folder's error log, else a temporary file."""
-    if cfg is not None and Path(cfg.output).is_dir():
+    """Where an unexpected error's traceback goes: the output folder's error log (a sweep output only, never
+    another folder), else a temporary file."""
+    if cfg is not None and Path(cfg.output).is_dir() and is_sweep_output(Path(cfg.output)):
         return record_error(cfg, "internal error", e)
 
     fd, name = tempfile.mkstemp(prefix="specsweep-error-", suffix=".log")

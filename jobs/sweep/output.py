@@ -8,8 +8,13 @@ Rules:
 * A sweep writes only into a new folder, an empty one, or a sweep output. A path that
   is a file, a folder holding other files, or a place that cannot be written is
   refused before anything starts.
-* ``--fresh`` deletes exactly the artifacts a sweep writes (``ARTIFACTS``), and only
-  in a sweep output; anything else in the folder is left alone.
+* Every file specsweep writes under the folder is noted first in its manifest
+  (``.specsweep-manifest.jsonl``, one JSON path per line, appended with ``record_written``
+  before the file is written, so a file killed mid-write is noted too). ``--fresh`` deletes
+  exactly the manifest's files (and a ``.tmp`` sibling a killed atomic write left), then
+  folders left empty, and only in a sweep output; anything else stays. A folder written
+  before the manifest existed is cleared by known names and patterns (``KNOWN``) only, and
+  the first manifest written into such a folder starts with those files.
 * One sweep at a time per folder: an exclusive ``flock`` on ``.specsweep.lock``,
   held from before Ray starts until the sweep ends. A second sweep is refused with
   one line naming the holder (pid, host, start time). The kernel drops the lock when
@@ -18,25 +23,33 @@ Rules:
 from __future__ import annotations
 
 import fcntl
+import fnmatch
 import json
 import os
-import shutil
 import socket
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from policies.errors import SpecsweepError
 
 MARKER = ".specsweep"
 LOCK = ".specsweep.lock"
+MANIFEST = ".specsweep-manifest.jsonl"
 ERRORS = "errors.log"
-ARTIFACTS = ("log", "answers", "figures", "token_views", "state.json", "summary.csv", "speedup_vs_ar.csv",
-             "table2.csv", "actors.json", "traces", "replays", "replay_agreement.csv", "replay_bias.csv",
-             "speedup_bias_corrected.csv", "report.md", "report.csv",
-             ERRORS, MARKER)
+RAY_SESSION = ".ray-session.json"    # the sweep's own Ray cluster while it runs (cluster/ray_session.py; never cleared)
+# What a sweep (and ``report``/``replay`` on its folder) writes, by folder: names and patterns. ``--fresh`` on a
+# folder without a manifest deletes only files matching these; a folder with one deletes what the manifest names.
+KNOWN = {"": ("state.json", "summary.csv", "speedup_vs_ar.csv", "table2.csv", "actors.json", "replay_agreement.csv",
+              "replay_bias.csv", "speedup_bias_corrected.csv", "report.md", "report.csv", ERRORS, MARKER, "state.tmp"),
+         "log": ("task-*.parquet", "task-*.tmp"), "answers": ("*.jsonl", "*.tmp"), "token_views": ("*.html",),
+         "figures": ("throughput_vs_gamma.png", "mal_vs_gamma.png", "throughput_bars.png", "speedup_by_category.png",
+                     "trace_q*.png"),
+         "traces": ("*.parquet", "*.tmp", "cost_models.json"), "replays/*": ("rows.parquet", "report.md", "report.csv")}
 
 
 def is_sweep_output(root: Path) -> bool:
+    """Whether ``root`` carries the marker (or, written before the marker existed, a state.json with a fingerprint)."""
     root = Path(root)
     if (root / MARKER).is_file():
         return True
@@ -50,6 +63,7 @@ def is_sweep_output(root: Path) -> bool:
 
 
 def _foreign_entries(root: Path) -> list[str]:
+    """The names in ``root`` other than the lock file."""
     return sorted(p.name for p in root.iterdir() if p.name != LOCK)
 
 
@@ -76,30 +90,122 @@ def check_usable(root: str | Path, fresh: bool = False) -> None:
         raise SpecsweepError(f"output {root} cannot be created ({parent} is not writable): choose another output folder")
 
 
-def clear(root: str | Path) -> list[str]:
-    """Delete every artifact a sweep wrote in ``root`` (a sweep output); returns the names deleted."""
+@dataclass
+class Cleared:
+    """What ``clear`` did: the files it deleted and the other files it left (paths relative to the folder)."""
+
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """One line for the console, e.g. ``--fresh removed 37 files specsweep wrote (log/, figures/, …); kept 2
+        other files``."""
+        tops = list(dict.fromkeys(r.split("/")[0] + ("/" if "/" in r else "") for r in self.removed))
+        tops.sort(key=lambda t: (not t.endswith("/"), t.startswith("."), t))      # folders, files, dotfiles
+        shown = ", ".join(tops[:6]) + (", …" if len(tops) > 6 else "")
+        n, k = len(self.removed), len(self.kept)
+        return (f"--fresh removed {n} file{'s' * (n != 1)} specsweep wrote ({shown}); kept {k} other "
+                f"file{'s' * (k != 1)}" + (f" ({', '.join(self.kept[:3])}{', …' if k > 3 else ''})" if k else ""))
+
+
+def record_written(path: str | Path, root: str | Path | None = None) -> None:
+    """Note in the output folder's manifest that specsweep writes ``path``; call it before writing the file.
+
+    ``root``: the output folder; None finds it as the nearest folder above ``path`` (three levels at most) that
+    carries the marker, and does nothing when there is none (a file written outside any sweep output).
+    """
+    path = Path(path)
+    if root is None:
+        root = next((d for d in list(path.parents)[:3] if (d / MARKER).is_file()), None)
+        if root is None:
+            return
+    root = Path(root)
+    try:
+        rel = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return                                       # not under the folder: nothing of the folder's to note
+    manifest = root / MANIFEST
+    if not manifest.exists():                        # a folder written before manifests: it starts with those files
+        _append(manifest, _known_files(root) if is_sweep_output(root) else [])
+    _append(manifest, [rel])
+
+
+def _append(manifest: Path, rels: list[str]) -> None:
+    """Append ``rels`` to the manifest, one JSON string per line (O_APPEND: writers never interleave a line)."""
+    fd = os.open(manifest, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, "".join(json.dumps(r) + "\n" for r in rels).encode())
+    finally:
+        os.close(fd)
+
+
+def _manifest_files(root: Path) -> list[str] | None:
+    """The manifest's paths (relative, inside the folder, no duplicates); None when the folder has no manifest."""
+    try:
+        text = (root / MANIFEST).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    out = []
+    for line in text.splitlines():
+        try:
+            rel = json.loads(line)
+        except ValueError:                           # a line cut short by a crash
+            continue
+        if isinstance(rel, str) and rel and not rel.startswith("/") and ".." not in rel.split("/"):
+            out.append(rel)
+    return list(dict.fromkeys(out))
+
+
+def _known_files(root: Path) -> list[str]:
+    """Files under ``root`` that match ``KNOWN`` (what an older specsweep wrote there)."""
+    out = []
+    for folder, patterns in KNOWN.items():
+        for d in (root.glob(folder) if folder else [root]):
+            if d.is_dir() and not d.is_symlink():
+                out += [(p.relative_to(root)).as_posix() for p in sorted(d.iterdir())
+                        if (p.is_file() or p.is_symlink()) and any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns)]
+    return out
+
+
+def _all_files(root: Path) -> list[str]:
+    """Every file under ``root`` but the lock, the manifest and the running sweep's Ray record, relative, sorted."""
+    ours = (LOCK, MANIFEST, RAY_SESSION)
+    return sorted(rel for p in root.rglob("*") if (p.is_file() or p.is_symlink())
+                  and (rel := p.relative_to(root).as_posix()) not in ours)
+
+
+def clear(root: str | Path) -> Cleared:
+    """Delete what specsweep wrote in ``root`` (a sweep output; see the module rules); returns what it did."""
     root = Path(root)
     if not root.exists():
-        return []
+        return Cleared()
     if not is_sweep_output(root):
         if not _foreign_entries(root):     # new or empty (the lock file aside): nothing to clear
-            return []
+            return Cleared()
         raise SpecsweepError(f"output folder {root} is not a specsweep output (no {MARKER} marker); "
                              "refusing to clear it with --fresh")
-    gone = []
-    for name in ARTIFACTS:
-        p = root / name
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p)
-        elif p.exists() or p.is_symlink():
-            p.unlink()
-        else:
-            continue
-        gone.append(name)
-    return gone
+    listed = _manifest_files(root)
+    rels = _known_files(root) if listed is None else listed
+    real = root.resolve()
+    done, folders = [], set()
+    for rel in rels:
+        p = root / rel
+        for q in ([p] if p.suffix == ".tmp" else [p, p.with_suffix(".tmp")]):   # and what a killed write left
+            inside = q.parent.resolve() == real or real in q.parent.resolve().parents   # never through a link out
+            if inside and (q.is_symlink() or q.is_file()):
+                q.unlink()
+                done.append(q.relative_to(root).as_posix())
+        folders |= {d for d in p.parents if d != root and root in d.parents}
+    for d in sorted(folders, key=lambda d: -len(d.parts)):      # folders left empty, deepest first
+        if d.is_dir() and not d.is_symlink() and not any(d.iterdir()):
+            d.rmdir()
+    (root / MANIFEST).unlink(missing_ok=True)
+    return Cleared(done, _all_files(root))
 
 
 def write_marker(root: str | Path, fingerprint: str) -> None:
+    """Mark ``root`` as a sweep output (the marker names the config's fingerprint)."""
+    record_written(Path(root) / MARKER, root)
     (Path(root) / MARKER).write_text(json.dumps({"specsweep": 1, "fingerprint": fingerprint}) + "\n")
 
 
@@ -116,6 +222,7 @@ class OutputLock:
         self._fd: int | None = None
 
     def acquire(self) -> "OutputLock":
+        """Take the lock (creating the folder if needed) or refuse in one line naming its holder."""
         if not self.root.exists():
             self.root.mkdir(parents=True)
             self.created = True
@@ -135,6 +242,7 @@ class OutputLock:
         return self
 
     def release(self) -> None:
+        """Drop the lock; a folder created for it and still empty is removed again."""
         if self._fd is None:
             return
         if self.created and not _foreign_entries(self.root):
@@ -148,13 +256,16 @@ class OutputLock:
         self._fd = None
 
     def __enter__(self) -> "OutputLock":
+        """Acquire (see :meth:`acquire`)."""
         return self.acquire()
 
     def __exit__(self, *exc) -> None:
+        """Release (see :meth:`release`)."""
         self.release()
 
 
 def _read_holder(fd: int) -> str:
+    """The lock holder as written by :meth:`OutputLock.acquire`: pid, host and start time."""
     try:
         d = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
         return f"pid {d['pid']} on {d['host']} since {d['since']}"

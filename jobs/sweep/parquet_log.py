@@ -20,12 +20,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from actors.schema import SCHEMA, upgrade
-from jobs.sweep.output import clear, write_marker
+from jobs.sweep.output import Cleared, clear, record_written, write_marker
 from policies.errors import SpecsweepError
 
 
 class ParquetLog:
+    """The task files of one output folder (``OUTPUT/log/task-*.parquet``) and its ``state.json``."""
+
     def __init__(self, folder: str | Path):
+        """The log of output folder ``folder`` (nothing is read or written yet)."""
         self.root = Path(folder)
         self.dir = self.root / "log"
 
@@ -44,30 +47,36 @@ class ParquetLog:
                                  "use another output folder or pass --fresh to start over")
 
     def has_results(self) -> bool:
+        """Whether the log holds any task file."""
         return self.dir.is_dir() and any(self.dir.glob("task-*.parquet"))
 
-    def prepare(self, fingerprint: str, config: dict, fresh: bool = False) -> None:
-        """Check, clear on ``fresh`` (only what a sweep wrote), mark the folder and record the config."""
+    def prepare(self, fingerprint: str, config: dict, fresh: bool = False) -> Cleared | None:
+        """Check, clear on ``fresh`` (only what specsweep wrote), mark the folder and record the config; returns
+        what ``--fresh`` deleted and kept (None without ``fresh``)."""
 
         self.check(fingerprint, fresh)
-        if fresh:
-            clear(self.root)
+        cleared = clear(self.root) if fresh else None
         self.dir.mkdir(parents=True, exist_ok=True)
         write_marker(self.root, fingerprint)
         state = self.root / "state.json"
+        record_written(state, self.root)
         tmp = state.with_suffix(".tmp")
         tmp.write_text(json.dumps({"fingerprint": fingerprint, "config": config}, indent=1, default=str))
         os.replace(tmp, state)
+        return cleared
 
     @staticmethod
     def file_name(task_key: str) -> str:
+        """The file name of a task's rows: ``task-`` and a hash of its key."""
         return "task-" + hashlib.sha256(task_key.encode()).hexdigest()[:24] + ".parquet"
 
     def write(self, table: pa.Table) -> Path:
+        """Write one task's rows atomically (noted in the folder's manifest first); returns the file."""
         keys = set(table.column("task_key").to_pylist())
         if len(keys) != 1:
             raise ValueError(f"a task table must hold exactly one task_key, got {len(keys)}")
         path = self.dir / self.file_name(keys.pop())
+        record_written(path, self.root)
         tmp = path.with_suffix(".tmp")
         pq.write_table(table, tmp)
         os.replace(tmp, path)
@@ -86,6 +95,7 @@ class ParquetLog:
         return done
 
     def read(self) -> pd.DataFrame:
+        """Every logged row (older files upgraded to the current schema); one line naming unreadable files."""
         files = sorted(self.dir.glob("task-*.parquet"))
         if not files:
             return SCHEMA.empty_table().to_pandas()
