@@ -113,3 +113,10 @@ def test_batch_table_has_a_row_per_batch_size(swept):
     assert (t["best_speedup_lo"] <= t["best_speedup"]).all() and (t["best_speedup"] <= t["best_speedup_hi"]).all()
     md = batch_table_md(t)
     assert md.count("\n| tiny |") == 2 and "speculation" in md
+
+
+@pytestmark_swept
+def test_report_md_has_the_batch_size_section(swept):
+    cfg, res, err = swept
+    text = (Path(cfg.output) / "report.md").read_text()
+    assert "## By batch size" in text and "| tiny | 2 |" in text

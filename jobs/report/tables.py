@@ -26,6 +26,7 @@ import pandas as pd
 from jobs.dataset import GROUP_ORDER
 from jobs.mlflow.read import read_experiment
 from jobs.report import metrics
+from jobs.report.batches import batch_table_md, by_batch_size
 from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
                                    mark_untrusted, pair_bias, preferred_mode, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
@@ -214,8 +215,15 @@ def folder_report(folder: str, fmt: str = "md") -> str:
     and bias, costs and the bound (what ``specsweep report OUTPUT`` prints and the sweep writes to report.md)."""
     summary, speed, frac = summary_from_parquet(folder)
     t2, floor = uncertainty_from_parquet(folder)
-    return build_report(summary, speed, frac, fmt, t2, floor) + agreement_from_parquet(folder, speed) \
-        + costs_from_parquet(folder)
+    return build_report(summary, speed, frac, fmt, t2, floor) + batches_from_parquet(folder) \
+        + agreement_from_parquet(folder, speed) + costs_from_parquet(folder)
+
+
+def batches_from_parquet(folder: str) -> str:
+    """The results by batch size (``jobs/report/batches.py``; "" for a sweep run at batch size 1 only)."""
+    md = batch_table_md(by_batch_size(ParquetLog(folder).read()))
+    return (f"\n## By batch size (total tokens/s of a batch; speedup vs ar at the same batch size, 95 % intervals "
+            f"over batches)\n\n{md}\n") if md else ""
 
 
 def compare(a_dir: str, b_dir: str, fmt: str) -> str:
