@@ -142,6 +142,7 @@ def test_compaction_keeps_every_row_exact(monkeypatch):
         assert [o.token_ids for o in outs] == refs
 
 
+@pytest.mark.slow        # 1,200 sampled batches per policy: the slow tier (the greedy battery above is fast)
 @pytest.mark.parametrize("name", ["fixed", pytest.param("tetris", marks=pytest.mark.slow), pytest.param("gt-batch", marks=pytest.mark.slow),
                                   pytest.param("batch-schedule", marks=pytest.mark.slow)])
 def test_sampled_rows_follow_the_target(name):

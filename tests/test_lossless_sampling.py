@@ -27,6 +27,7 @@ def test_ngram_drafter_matches_target_distribution():
     assert chi_square_pvalue(runs, probs) > 1e-3
 
 
+@pytest.mark.slow        # the plain-temperature tests above stay in the fast tier
 def test_temperature_and_top_p():
     target, draft = sampling_pair()
     probs = exact_joint(target, PROMPT, 3, 0.7, top_p=0.9)
