@@ -11,9 +11,10 @@ rollbacks are compacted away, outside the timer, once they exceed :data:`GAP_LIM
 runner of the draft with L = 1 (one draft token per row, the batch drafter's level):
 T_d(B) is its median; without one (a model-free drafter: a lookup, no forward) T_d(B) = 0.
 
-Result: ``{B: {"knots": [L…], "values": [T_B(L)…], "draft": T_d(B)}}``, the format of
-``policies/costs.py``'s ``CostModel.batch`` (raw medians: no monotone fit, so the model reads back
-exactly what was measured). On CUDA the device is synchronized at every clock reading.
+Result: ``{B: {"knots": [L…], "values": [T_B(L)…], "draft": T_d(B), "raw": [medians…]}}``, the format of
+``policies/costs.py``'s ``CostModel.batch``: ``values`` is the least-squares non-decreasing fit of the medians
+over L (``policies/costs.py::monotone``, as the single-row table gets: a wider forward never costs less),
+``raw`` the medians themselves. On CUDA the device is synchronized at every clock reading.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import torch
 
 from actors.batch_runner import BatchRunner
 from actors.calibrate import block_prompt
+from policies.costs import monotone
 
 GAP_LIMIT = 64      # masked slots per row tolerated before an (untimed) compaction
 
@@ -83,5 +85,6 @@ def measure_batch_costs(target, draft=None, sizes: Sequence[int] = (1, 2, 4, 8, 
     for rows in sizes:
         values = forward_medians(target, rows, widths, context, repeats, vocab, seed)
         d = forward_medians(draft, rows, [1], context, repeats, vocab, seed)[0] if draft is not None else 0.0
-        out[rows] = {"knots": list(widths), "values": values, "draft": d}
+        fitted = monotone(dict(zip(widths, values)))          # a wider forward never costs less
+        out[rows] = {"knots": list(widths), "values": [fitted[w] for w in widths], "draft": d, "raw": list(values)}
     return out

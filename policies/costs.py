@@ -88,7 +88,7 @@ class CostModel:
     probe: dict = field(default_factory=dict)      # how (actors/calibrate.py): lengths, repeats, contexts
     trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/calibrate.py)
     tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
-    batch: dict = field(default_factory=dict)      # {B: {"knots": [L…], "values": [T…], "draft": t}}; {} unmeasured
+    batch: dict = field(default_factory=dict)      # {B: {"knots": [L…], "values": [T…], "draft": t, "raw"?}}; {} unmeasured
 
     @property
     def reliable(self) -> bool:
@@ -236,7 +236,8 @@ class CostModel:
                    machine=dict(d.get("machine", {})), probe=dict(d.get("probe", {})), trust=dict(d.get("trust", {})),
                    tree=dict(d.get("tree", {})),
                    batch={int(b): {"knots": [int(k) for k in e["knots"]], "values": [float(x) for x in e["values"]],
-                                   "draft": float(e["draft"])} for b, e in d.get("batch", {}).items()})
+                                   "draft": float(e["draft"]), **({"raw": [float(x) for x in e["raw"]]} if "raw" in e else {})}
+                          for b, e in d.get("batch", {}).items()})
 
 
 def check_cost_dict(d, source: str = "cost model") -> None:

@@ -24,7 +24,9 @@ def surface():
 def test_shape_and_positive_times(surface):
     assert sorted(surface) == [1, 3]
     for entry in surface.values():
-        assert set(entry) == {"knots", "values", "draft"}
+        assert set(entry) == {"knots", "values", "draft", "raw"}
+        assert entry["values"] == sorted(entry["values"])        # the monotone fit of the raw medians
+        assert sum(entry["values"]) == pytest.approx(sum(entry["raw"]))   # pooling keeps the total
         assert entry["knots"] == [1, 2, 4] and len(entry["values"]) == 3
         assert all(v > 0 for v in entry["values"]) and entry["draft"] > 0
 
