@@ -22,7 +22,7 @@ from actors.acceptance import accept_greedy, accept_sampling, accept_tree_greedy
 from actors.batch_drafters import BatchModelDrafter, BatchNgramDrafter
 from actors.batch_runner import BatchRunner
 from actors.drafters import ModelDrafter, NgramDrafter
-from actors.engine import SpecEngine
+from actors.engine import LiveClock, SpecEngine
 from actors.step import Generation, Row, batch_chain_step, batch_tree_step, decode_batch
 from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy, TreePolicy
 from policies.errors import SpecsweepError
@@ -66,27 +66,6 @@ class BatchVerifier:
     def keep_tree(self, b: int, row: Row, path: Sequence[int]) -> None:
         """Row b keeps its root and accepted path; its cache then holds its committed tokens but the last."""
         self.runner.keep_fed(b, [0] + [1 + i for i in path], len(row.tokens) - 1)
-
-
-class BatchClock:
-    """A batch step's two phases from the wall clock (the device synchronized at each reading)."""
-
-    def __init__(self, clock):
-        self._clock, self._t = clock, 0.0
-
-    def start(self) -> None:
-        """The step begins."""
-        self._t = self._clock()
-
-    def drafted_batch(self, levels: int, rows: int) -> float:
-        """Seconds since the step began."""
-        t, self._t = self._t, self._clock()
-        return self._t - t
-
-    def verified_batch(self, rows: int, width: int) -> float:
-        """Seconds since drafting ended."""
-        t, self._t = self._t, self._clock()
-        return self._t - t
 
 
 def batch_drafter_for(drafter):
@@ -193,7 +172,7 @@ class BatchEngine:
         for r in rows:
             r.out.prefill_time = prefill
         verifier = BatchVerifier(self.runner, sampling, live_gens, self._clock)
-        clock = BatchClock(self._clock)
+        clock = LiveClock(self._clock)
 
         def step(batch_rows, batch_policies):
             """One batch step of the rows still running."""

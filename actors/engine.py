@@ -29,7 +29,7 @@ from policies.registry import check_generation
 
 
 class LiveClock:
-    """Step times from the wall clock, the device synchronized at each reading."""
+    """Step times from the wall clock, the device synchronized at each reading (single-row and batch steps)."""
 
     def __init__(self, clock):
         self._clock = clock
@@ -45,6 +45,14 @@ class LiveClock:
     def verified(self, base: int, drafted: int, accepted: int, proposed: int) -> float:
         t, self._t = self._t, self._clock()
         return self._t - t
+
+    def drafted_batch(self, levels: int, rows: int) -> float:
+        """A batch step's drafting: seconds since the step began."""
+        return self.drafted(0, 0)
+
+    def verified_batch(self, rows: int, width: int) -> float:
+        """A batch step's verification: seconds since drafting ended."""
+        return self.verified(0, 0, 0, 0)
 
 
 class TargetVerifier:

@@ -19,16 +19,21 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "RAY_USAGE
 PROGRESS = re.compile(r"specsweep: (starting \d+ actor|actors ready in|\d+ task\(s\) done in|report, answers)")
 
 
-def tiny_config(folder: Path, target: str, draft: str, **over) -> Path:
-    """A sweep config for the tiny pair (``actors.tiny_pair``) writing into ``folder/out``; returns its path."""
-    c = {"name": f"s-{folder.name}", "output": str(folder / "out"), "tracking_uri": f"sqlite:///{folder}/mlflow.db",
+def tiny_raw(folder: Path, target: str, draft: str, prefix: str = "s", **over) -> dict:
+    """A sweep config (as a mapping) for the tiny pair (``actors.tiny_pair``) writing into ``folder/out``."""
+    c = {"name": f"{prefix}-{folder.name}", "output": str(folder / "out"), "tracking_uri": f"sqlite:///{folder}/mlflow.db",
          "pairs": [{"name": "tiny", "target": target, "draft": draft, "actors": 1, "device": "cpu"}],
          "dataset": {"source": "sample", "question_ids": [9021, 9023]},
          "generation": {"max_new_tokens": 8}, "policies": ["fixed"], "gammas": [2], "warmup": 0,
          "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1, "judge": False}}
     c.update(over)
+    return c
+
+
+def tiny_config(folder: Path, target: str, draft: str, **over) -> Path:
+    """:func:`tiny_raw` written to ``folder/sweep.yaml``; returns its path."""
     path = folder / "sweep.yaml"
-    path.write_text(yaml.safe_dump(c))
+    path.write_text(yaml.safe_dump(tiny_raw(folder, target, draft, **over)))
     return path
 
 

@@ -21,6 +21,7 @@ from jobs.config import load_config, parse_config
 from jobs.redact import redact
 from policies.errors import SpecsweepError
 from actors.tiny_pair import save_tiny_pair
+from tests.sweep_process import tiny_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"name": "x", "pairs": [{"target": "t"}], "policies": ["fixed"]}
@@ -333,13 +334,7 @@ def tiny(tmp_path_factory):
 
 
 def raw_config(tmp, target, draft, **over):
-    c = {"name": f"h-{tmp.name}", "output": str(tmp / "out"), "tracking_uri": f"sqlite:///{tmp}/mlflow.db",
-         "pairs": [{"name": "tiny", "target": target, "draft": draft, "actors": 1, "device": "cpu"}],
-         "dataset": {"source": "sample", "question_ids": [9021, 9023]},
-         "generation": {"max_new_tokens": 8}, "policies": ["fixed"], "gammas": [2], "warmup": 0,
-         "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1, "judge": False}}
-    c.update(over)
-    return c
+    return tiny_raw(tmp, target, draft, prefix="h", **over)
 
 
 def test_preflight_finds_what_used_to_fail_in_the_actor(tiny, tmp_path):
