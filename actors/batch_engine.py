@@ -9,7 +9,8 @@ the target's distribution (every row samples from its own generator), whatever t
 
 Per-row policies keep their own state; a batch-level policy (``policies/batch.py``) decides for
 all rows. Trees: each row's own drafter grows its tree, one target forward verifies every row's
-tree with a per-row tree mask (``BatchRunner.forward_tree``). EAGLE heads run at batch size 1 only.
+tree with a per-row tree mask (``BatchRunner.forward_tree``). An EAGLE head (``actors/batch_eagle.py``;
+each row's own head for trees) is handed every row's target features from the forwards above.
 """
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ import torch
 
 from actors.acceptance import accept_greedy, accept_sampling, accept_tree_greedy, accept_tree_sampling, warp
 from actors.batch_drafters import BatchModelDrafter, BatchNgramDrafter
+from actors.batch_eagle import BatchEagleDrafter
 from actors.batch_runner import BatchRunner
 from actors.drafters import ModelDrafter, NgramDrafter
+from actors.eagle_drafter import EagleDrafter
 from actors.engine import LiveClock, SpecEngine
 from actors.step import Generation, Row, batch_chain_step, batch_tree_step, decode_batch
 from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy, TreePolicy
@@ -30,10 +33,12 @@ from policies.registry import check_generation
 
 
 class BatchVerifier:
-    """Every row's answer from one target forward over ``[last token, drafts…]`` per row."""
+    """Every row's answer from one target forward over ``[last token, drafts…]`` per row. ``sink(b, start, hidden)``
+    hands row b's target features to an EAGLE head (None: the drafter reads none)."""
 
-    def __init__(self, runner: BatchRunner, sampling: dict | None, generators, clock):
+    def __init__(self, runner: BatchRunner, sampling: dict | None, generators, clock, sink=None):
         self.runner, self.sampling, self.generators, self._clock = runner, sampling, generators, clock
+        self.sink = sink
         self.forward_time = 0.0
 
     def check_batch(self, rows: Sequence[Row], drafts, q_rows) -> list[tuple[int, int]]:
@@ -41,6 +46,9 @@ class BatchVerifier:
         t = self._clock()
         logits = self.runner.forward([[r.tokens[-1], *d] for r, d in zip(rows, drafts)])    # B × [k_b + 1, V]
         self.forward_time = self._clock() - t
+        if self.sink is not None:
+            for b, r in enumerate(rows):
+                self.sink(b, len(r.tokens) - 1, self.runner.features[b])
         if self.sampling is None:
             return [accept_greedy(lg.argmax(-1).tolist(), d) for lg, d in zip(logits, drafts)]
         T, p = self.sampling["temperature"], self.sampling["top_p"]
@@ -57,6 +65,7 @@ class BatchVerifier:
         logits = self.runner.forward_tree([[r.tokens[-1], *tr.tokens] for r, tr in zip(rows, trees)],
                                           [[-1] + [p + 1 for p in tr.parents] for tr in trees])
         self.forward_time = self._clock() - t
+        self._bases = [len(r.tokens) for r in rows]
         if self.sampling is None:
             return [accept_tree_greedy(lg.argmax(-1).tolist(), tr.tokens, tr.children) for lg, tr in zip(logits, trees)]
         T, p = self.sampling["temperature"], self.sampling["top_p"]
@@ -65,7 +74,10 @@ class BatchVerifier:
 
     def keep_tree(self, b: int, row: Row, path: Sequence[int]) -> None:
         """Row b keeps its root and accepted path; its cache then holds its committed tokens but the last."""
-        self.runner.keep_fed(b, [0] + [1 + i for i in path], len(row.tokens) - 1)
+        keep = [0] + [1 + i for i in path]
+        self.runner.keep_fed(b, keep, len(row.tokens) - 1)
+        if self.sink is not None:
+            self.sink(b, self._bases[b] - 1, self.runner.features[b][keep])
 
 
 def batch_drafter_for(drafter):
@@ -76,8 +88,10 @@ def batch_drafter_for(drafter):
         return BatchNgramDrafter(drafter.n_max, drafter.n_min)
     if isinstance(drafter, ModelDrafter):
         return BatchModelDrafter(drafter.model)
-    raise SpecsweepError(f"the {drafter.name} drafter runs at batch size 1 only; batches draft with a draft model "
-                         "or ngram")
+    if isinstance(drafter, EagleDrafter):
+        return BatchEagleDrafter(drafter)
+    raise SpecsweepError(f"the {drafter.name} drafter runs at batch size 1 only; batches draft with a draft model, "
+                         "an EAGLE head or ngram")
 
 
 class BatchEngine:
@@ -93,6 +107,7 @@ class BatchEngine:
         self.costs = costs
         self.device = target.device
         self.runner = BatchRunner(target, pad_id)
+        self.runner.keep_features = drafter is not None and drafter.needs_features
         self.rank_acceptance = None   # per-rank acceptance for static trees with accept=auto (actors/calibrate.py)
 
     @classmethod
@@ -124,10 +139,9 @@ class BatchEngine:
         trees = all(isinstance(p, TreePolicy) for p in policies)
         if not trees and not all(isinstance(p, SequencePolicy) for p in policies):
             raise SpecsweepError("a batch runs one kind of policy: chain policies, tree policies or a batch policy")
-        if trees and not (isinstance(self.single_drafter, ModelDrafter) and self.single_drafter.supports_trees):
-            raise SpecsweepError(f"tree policy {policies[0].name} in a batch needs a draft model (not "
-                                 f"{self.single_drafter.name if self.single_drafter is not None else 'none'}); EAGLE heads draft trees at batch "
-                                 "size 1 only")
+        if trees and not (self.single_drafter is not None and self.single_drafter.supports_trees):
+            raise SpecsweepError(f"tree policy {policies[0].name} in a batch needs a draft model or an EAGLE head (not "
+                                 f"{self.single_drafter.name if self.single_drafter is not None else 'none'})")
         if trees and temperature != 0 and any(p.dynamic for p in policies):
             raise SpecsweepError(f"dynamic tree policy {policies[0].name} is greedy-only: use sequoia or gt-static for "
                                  "sampling")
@@ -161,17 +175,24 @@ class BatchEngine:
         row_drafters = []                                         # trees: one single-row tree drafter per row
         if trees:
             for i in range(len(rows)):
-                d = ModelDrafter(self.single_drafter.model)
+                d = self.single_drafter.twin()
                 d.reset(sampling, gens[i] if gens is not None else None, self.eos, tree=True)
                 row_drafters.append(d)
         elif drafting:
             self.drafter.reset(len(rows), sampling, live_gens, self.eos)
+        sink = None
+        if drafting and self.runner.keep_features:       # an EAGLE head: each row's target features
+            sink = (lambda b, start, h: row_drafters[b].see_features(start, h)) if trees else self.drafter.see_features
         t_start = self._clock()
-        self.runner.forward([r.tokens[:-1] for r in rows])
+        self.runner.forward([r.tokens[:-1] for r in rows], logits=False)
+        if sink is not None:
+            for b, r in enumerate(rows):
+                if len(r.tokens) > 1:
+                    sink(b, 0, self.runner.features[b])
         prefill = self._clock() - t_start
         for r in rows:
             r.out.prefill_time = prefill
-        verifier = BatchVerifier(self.runner, sampling, live_gens, self._clock)
+        verifier = BatchVerifier(self.runner, sampling, live_gens, self._clock, sink)
         clock = LiveClock(self._clock)
 
         def step(batch_rows, batch_policies):

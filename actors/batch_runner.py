@@ -41,6 +41,8 @@ class BatchRunner:
         self.model = model
         self.device = model.device
         self.pad_id = int(pad_id)
+        self.keep_features = False      # an EAGLE head reads the target's final hidden states of every forward
+        self.features: list[torch.Tensor] = []
         self.reset(0)
 
     def reset(self, rows: int) -> None:
@@ -61,9 +63,11 @@ class BatchRunner:
         return int(self.valid.shape[1])
 
     @torch.no_grad()
-    def forward(self, feeds: Sequence[Sequence[int]], last_only: bool = False) -> list[torch.Tensor]:
+    def forward(self, feeds: Sequence[Sequence[int]], last_only: bool = False,
+                logits: bool = True) -> list[torch.Tensor]:
         """Append ``feeds[b]`` after row b's ``length`` and return each row's logits, ``[len(feeds[b]), V]``
-        (``[1, V]`` when ``last_only``; an empty feed returns ``[0, V]`` and changes nothing for that row)."""
+        (``[1, V]`` when ``last_only``; an empty feed returns ``[0, V]`` and changes nothing for that row; no logits at
+        all, ``[]``, when not ``logits``: a prefill). The LM head runs only on the positions returned."""
         if len(feeds) != self.rows:
             raise ValueError(f"{len(feeds)} feeds for a batch of {self.rows} rows")
         if self.slots > 2 * max(self.lengths, default=0) + self.COMPACT_SLACK:
@@ -81,15 +85,30 @@ class BatchRunner:
         # a padded query still sees its row's earlier tokens (never an empty softmax); its output is unused
         mask = self.valid.clone()
         mask[:, -m:] |= ~new_valid & (torch.tensor(self.lengths, device=self.device) == 0)[:, None]
+        keep = {}
+        if not logits:
+            keep = {"logits_to_keep": 1}
+        elif last_only:       # each row's last fed position: [B, 1]
+            keep = {"logits_to_keep": (n_new - 1).clamp(min=0)[:, None]}
         out = self.model(input_ids=ids, attention_mask=mask.long(), position_ids=new_pos,
-                         **cache_arg(self.cache), use_cache=True)
-        logits = out.logits                                                                     # [B, m, V]
-        res = []
+                         **cache_arg(self.cache), use_cache=True, **self._hidden(), **keep)
         for b, f in enumerate(feeds):
             self.lengths[b] += len(f)
-            k = len(f)
-            res.append(logits[b, max(k - 1, 0):k] if last_only else logits[b, :k])
-        return res
+        self._keep_features(out, feeds)
+        if not logits:
+            return []
+        # [B, 1, V] (last_only) or [B, m, V]
+        return [out.logits[b, :min(len(f), 1)] if last_only else out.logits[b, :len(f)] for b, f in enumerate(feeds)]
+
+    def _hidden(self) -> dict:
+        """The forward's extra argument when features are kept."""
+        return {"output_hidden_states": True} if self.keep_features else {}
+
+    def _keep_features(self, out, feeds) -> None:
+        """``features[b]``: row b's final hidden states [len(feeds[b]), h] from this forward (same forward, no extra)."""
+        if self.keep_features:
+            hidden = out.hidden_states[-1]                                                      # [B, m, h]
+            self.features = [hidden[b, :len(f)] for b, f in enumerate(feeds)]
 
     @torch.no_grad()
     def forward_tree(self, feeds: Sequence[Sequence[int]], parents: Sequence[Sequence[int]]) -> list[torch.Tensor]:
@@ -124,7 +143,8 @@ class BatchRunner:
         self._fed = (past, [len(f) for f in feeds])
         out = self.model(input_ids=ids, attention_mask=mask.to(self.device), position_ids=new_pos,
                          cache_position=torch.arange(past, past + m, device=self.device),
-                         **cache_arg(self.cache), use_cache=True)
+                         **cache_arg(self.cache), use_cache=True, **self._hidden())
+        self._keep_features(out, feeds)
         return [out.logits[b, :len(f)] for b, f in enumerate(feeds)]
 
     def keep_fed(self, row: int, keep: Sequence[int], length: int) -> None:
@@ -154,12 +174,11 @@ class BatchRunner:
 
     def compact(self) -> None:
         """Gather each row's valid slots to the right end of a cache ``max(length)`` slots long (left padding)."""
-        width = max(self.lengths, default=0)
-        if width == self.slots:
+        if max(self.lengths, default=0) == self.slots:
             return
         B = self.rows
-        # slot order is position order, so a stable sort of "invalid first" puts row b's slots, in order, last
-        order = torch.sort(self.valid.to(torch.int8), dim=1, stable=True).indices[:, self.slots - width:]   # [B, width]
+        order = packed_order(self.valid)                                                    # [B, width]
+        width = order.shape[1]
         for layer in self.cache.layers:
             if getattr(layer, "keys", None) is None or not layer.keys.numel():
                 continue
@@ -169,3 +188,11 @@ class BatchRunner:
             layer.values = torch.gather(layer.values, 2, gather)
         self.valid = torch.gather(self.valid, 1, order)
         self.pos = torch.gather(self.pos, 1, order)
+
+
+def packed_order(valid: torch.Tensor) -> torch.Tensor:
+    """[B, width] slot indices that gather each row's valid slots, in slot order, to the right end of ``width`` slots
+    (left padding), ``width`` being the most valid slots of any row. Slot order is position order, so a stable sort
+    of "invalid first" puts row b's valid slots, in order, last."""
+    width = int(valid.sum(1).max()) if valid.numel() else 0
+    return torch.sort(valid.to(torch.int8), dim=1, stable=True).indices[:, valid.shape[1] - width:]

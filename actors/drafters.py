@@ -88,6 +88,10 @@ class Drafter:
         """After verification: keep the ``committed`` prefix and the accepted ``path`` (node indices) of ``tree``."""
         raise SpecsweepError(f"the {self.name} drafter does not draft trees")
 
+    def twin(self) -> "Drafter":
+        """A drafter with this one's weights and state of its own (a batch's per-row tree drafters)."""
+        raise SpecsweepError(f"the {self.name} drafter does not draft trees")
+
 
 def record_proposal(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, k_max: int, stop_ids,
                     sampled: bool = False, entropy: float = 0.0) -> bool:
@@ -164,6 +168,10 @@ class ModelDrafter(Drafter):
         self._main = self.runner
         self._eager = self.runner if isinstance(self.runner, EagerRunner) else None
         self.reset()
+
+    def twin(self) -> "ModelDrafter":
+        """The same draft model with a cache of its own (eager)."""
+        return ModelDrafter(self.model)
 
     def use_engine(self, engine: str, capacity: int, inductor: bool | None) -> None:
         if engine != "eager" and isinstance(self._main, EagerRunner):

@@ -41,7 +41,8 @@ class EagleDrafter(Drafter):
         self.kept = torch.tensor(sorted(kept), device=lm.weight.device) if kept else None
         w = lm.weight.detach()
         self.w = w[self.kept] if self.kept is not None else w      # [V', h]
-        self.device = lm.weight.device
+        self.device, self.dtype = lm.weight.device, w.dtype
+        self.target = target
         self._buf = torch.zeros(0, w.shape[1], dtype=w.dtype, device=self.device)
         self.reset()
 
@@ -49,6 +50,10 @@ class EagleDrafter(Drafter):
     def from_folder(cls, folder, target) -> "EagleDrafter":
         head, kept = load_head(folder, target)
         return cls(head, target, kept)
+
+    def twin(self) -> "EagleDrafter":
+        """The same head with state of its own (a batch's per-row tree drafters)."""
+        return EagleDrafter(self.head, self.target, self.kept.tolist() if self.kept is not None else None)
 
     def reset(self, sampling=None, generator=None, stop_ids=frozenset(), tree: bool = False) -> None:
         super().reset(sampling, generator, stop_ids, tree)
@@ -76,7 +81,7 @@ class EagleDrafter(Drafter):
         self.true_len = min(self.true_len, max(valid - 1, 0))
 
     # ------------------------------------------------------------ the head
-    def _logits(self, g: torch.Tensor) -> torch.Tensor:
+    def draft_logits(self, g: torch.Tensor) -> torch.Tensor:
         """Full-vocabulary logits [n, V] of predicted features g [n, h] (−inf outside the drafting subset)."""
         small = g @ self.w.T
         if self.kept is None:
@@ -125,7 +130,7 @@ class EagleDrafter(Drafter):
         g = self._catch_up(tokens)
         pos = N - 2
         while True:
-            token, q_tok, q_max, h, q_row = pick_draft_token(self._logits(g[None])[0], self.sampling, self.generator)
+            token, q_tok, q_max, h, q_row = pick_draft_token(self.draft_logits(g[None])[0], self.sampling, self.generator)
             if not record_proposal(ask, prop, token, q_tok, q_max, q_row, k_max, self.stop_ids,
                                    sampled=self.sampling is not None, entropy=h):
                 return prop
@@ -146,7 +151,7 @@ class EagleDrafter(Drafter):
         N = len(tokens)
         if nodes == [-1]:
             self._g = {-1: self._catch_up(tokens)}
-            return [self._dist(self._logits(self._g[-1][None])[0])]
+            return [self._dist(self.draft_logits(self._g[-1][None])[0])]
         cached = len(self.cache)
         n = len(nodes)
         allowed = torch.zeros(1, 1, n, cached + n, dtype=torch.bool, device=self.device)
@@ -163,7 +168,7 @@ class EagleDrafter(Drafter):
         for i, node in enumerate(nodes):
             tree.draft_slot[node] = cached + i
             self._g[node] = g[i]
-        logits = self._logits(g)
+        logits = self.draft_logits(g)
         return [self._dist(row) for row in logits]
 
     @torch.no_grad()
@@ -176,7 +181,7 @@ class EagleDrafter(Drafter):
         pos = torch.arange(L - 2, device=self.device)[None]
         g = self.head(hidden[None].to(self._buf.dtype), self._emb(list(seq[1:-1]))[None], pos,
                       causal_allowed(L - 2, 0, self.device), None)[0]
-        return torch.cat([torch.zeros(1, self.vocab, device=self.device, dtype=g.dtype), self._logits(g)])
+        return torch.cat([torch.zeros(1, self.vocab, device=self.device, dtype=g.dtype), self.draft_logits(g)])
 
     def keep_tree_path(self, committed, tree, path) -> None:
         """Tree slots hold predicted features: the next catch-up crops them and re-feeds the accepted path with the

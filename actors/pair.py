@@ -122,6 +122,12 @@ class Pair:
                                  f"{max(0, room - prompt_tokens)}")
 
     @property
+    def cost_draft(self):
+        """What one batched draft level runs, for the batch cost surface (``actors/batch_costs.py``): the draft LM,
+        the EAGLE drafter, or None (a lookup or no draft)."""
+        return self.drafter if self.cfg.drafter_kind == "eagle" else self.draft_model
+
+    @property
     def device(self) -> str:
         return str(self.target.device)
 

@@ -48,6 +48,16 @@ def test_no_draft_model_prices_drafting_at_zero_and_other_families_work():
     assert list(out) == [2] and out[2]["draft"] == 0.0 and out[2]["values"][0] > 0
 
 
+def test_an_eagle_head_prices_a_batched_head_level():
+    from actors.eagle_drafter import EagleDrafter
+    from actors.eagle_head import init_head
+
+    target = llama(vocab=40, layers=2, hidden=32, seed=3)
+    out = measure_batch_costs(target, EagleDrafter(init_head(target, seed=1), target), sizes=(1, 3), widths=(1,),
+                              context=6, repeats=2)
+    assert sorted(out) == [1, 3] and all(out[b]["draft"] > 0 for b in out)
+
+
 @pytest.mark.parametrize("kw", [{"sizes": (0, 2)}, {"widths": ()}, {"context": 0}, {"repeats": 0}])
 def test_bad_settings_are_refused(kw):
     with pytest.raises(ValueError):
