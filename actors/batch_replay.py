@@ -119,6 +119,17 @@ class BatchCostClock:
         return t
 
 
+def check_batch_replayable(policy: Policy, temperature: float = 0.0) -> None:
+    """Refuse (one line) what a sweep cannot replay exactly: a batch policy replays through :func:`replay_batch`
+    (at batch size 1 too) when it has no blocker of its own and its rows' policy passes
+    :func:`actors.replay.check_replayable`; any other policy by that rule alone."""
+    if isinstance(policy, BatchPolicy):
+        if policy.replay_blocker is not None:
+            raise SpecsweepError(f"policy {policy.name} cannot be replayed ({policy.replay_blocker}); run it live")
+        policy = policy.row_policy()
+    check_replayable(policy, temperature)
+
+
 def replay_batch(traces: Sequence[Trace], policy: BatchPolicy | Sequence[Policy], *, max_new_tokens: int | None = None,
                  costs=None, cost_model: CostModel | None = None) -> list[Generation]:
     """Replay a greedy batch of ``len(traces)`` rows: one :class:`Generation` per trace, as the live batch engine
@@ -130,6 +141,8 @@ def replay_batch(traces: Sequence[Trace], policy: BatchPolicy | Sequence[Policy]
         raise SpecsweepError(f"{len(policies)} policies for {len(traces)} traces: give one per trace")
     for p in policies:
         check_replayable(p)
+    if batch_policy is not None:
+        check_batch_replayable(batch_policy)
     budgets = [check_trace(t, max_new_tokens=max_new_tokens) for t in traces]
     refs = [t.reference[:n] for t, n in zip(traces, budgets)]
     ctxs = [GenerationContext(costs=costs, reference=r if p.needs_reference else None, greedy=True)

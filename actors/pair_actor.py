@@ -10,7 +10,8 @@ always runs in the same slot), ``ar`` again last. The two ``ar`` runs are record
 such (``ar_timing`` = first / last): the first is the baseline of every ratio, the pair
 of them is the ar/ar noise control (``jobs/report/metrics.py``). Configs the task lists under
 ``replay`` are replayed from traces recorded along the first ``ar`` run
-(``actors/replay_task.py``; rows with ``mode="replay"``). The answer is
+(``actors/replay_task.py``; rows with ``mode="replay"``); a batch task (B questions decoded together) traces
+one row per question along its batch ``ar`` run and replays the batch turn by turn. The answer is
 ``{"rows": pyarrow.Table in actors/schema.py's schema, "traces": pyarrow.Table or None}``.
 A config that raises becomes ``status="failed"`` rows with the reason; the rest of the
 task goes on. The same code runs on GPU and CPU.
@@ -34,7 +35,8 @@ from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
 from actors.quiet import VERBOSE_ENV, quiet_third_party
 from actors import oracle_bound
-from actors.replay_task import FIT_GAMMAS, fit_runs, replay_turns, traced_ar
+from actors.replay_task import (FIT_GAMMAS, fit_runs, replay_batch_turns, replay_turns, trace_batch_turns,
+                                traced_ar)
 from actors.rollouts import traces_to_table
 from actors.schema import batch_label, config_key, to_table
 from actors.templates import default_template
@@ -103,11 +105,10 @@ class PairActor:
             return [run_question(self.pair, questions[0].turns, policy, template=self.template, **seeded, **gen)]
         if self.batch_engine is None:
             self.batch_engine = BatchEngine.like(self.pair.engine)
-        self._batch_costs(policy, len(questions))
-        name, params, gamma = config
-        make = (lambda: policy) if isinstance(policy, BatchPolicy) else (lambda: build((name, params), max(gamma, 1)))
-        return run_questions_batch(self.pair, self.batch_engine, [q.turns for q in questions], make,
-                                   template=self.template, **seeded, **gen)
+        if isinstance(policy, BatchPolicy) and policy.needs_costs:
+            self._batch_costs(len(questions))
+        return run_questions_batch(self.pair, self.batch_engine, [q.turns for q in questions],
+                                   _row_policies(policy, config), template=self.template, **seeded, **gen)
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
@@ -161,16 +162,17 @@ class PairActor:
                 rows += self._replayed(task, q, gen, rep, to_replay, traces)
         return {"rows": to_table(rows), "traces": traces_to_table(traces) if traces else None}
 
-    def _batch_costs(self, policy, rows: int) -> None:
-        """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows: the batch
-        cost surface at sizes 1 and ``rows`` (``actors/batch_costs.py``), at the calibration context, added to the
-        pair's cost model once per size (outside every timed generation)."""
+    def _batch_costs(self, rows: int) -> None:
+        """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows, and
+        before anything is replayed at ``rows`` rows (replay's clock reads it): the batch cost surface at sizes 1
+        and ``rows`` (``actors/batch_costs.py``), at the calibration context, added to the pair's cost model once
+        per size (outside every timed generation)."""
         costs = self.pair.costs
-        if not isinstance(policy, BatchPolicy) or not policy.needs_costs or costs is None:
+        if costs is None:
             return
         sizes = sorted({1, rows} - {int(b) for b in costs.batch})
         if sizes:
-            costs.batch.update(measure_batch_costs(self.pair.target, self.pair.draft_model, sizes=sizes,
+            costs.batch.update(measure_batch_costs(self.pair.target, self.pair.cost_draft, sizes=sizes,
                                                    context=self.calibration_context, repeats=3))
 
     def run_batch_task(self, task: dict) -> dict:
@@ -179,7 +181,10 @@ class PairActor:
         qs = [_question(d) for d in task["questions"]]
         gen = task["generation"]
         live = [tuple(c) for c in task.get("live", task["configs"])]
+        to_replay = [tuple(c) for c in task.get("replay", ())]
         rows: list[dict] = []
+        traces: list[list] = []
+        why = "the batch ar run failed; nothing to replay"
         for rep in range(task["repeats"]):
             random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(live)
             timed = [("ar", {}, 0, "first")] + [(*c, "") for c in live] + [("ar", {}, 0, "last")]
@@ -195,7 +200,50 @@ class PairActor:
                 done = time.time()
                 rows += [self._row(b, t, turn.generation, turn.text, turn.prompt_ids, done)
                          for b, turns in zip(bases, per_q) for t, turn in enumerate(turns)]
-        return {"rows": to_table(rows), "traces": None}
+                if ar_timing == "first" and to_replay and rep == 0:     # outside the timing: after the batch ar
+                    try:
+                        traces = trace_batch_turns(self.pair, per_q,
+                                                   max_new_tokens=gen["max_new_tokens"],
+                                                   rollout_length=self.replay.get("rollout_length"),
+                                                   key=task["task_key"],
+                                                   metas=[{"question_id": q.question_id, "category": q.category,
+                                                           "batch_size": int(task["batch_size"])} for q in qs])
+                    except Exception as e:  # the replayed rows carry it
+                        why = f"tracing the batch ar run failed: {type(e).__name__}: {e}"
+            if rep == 0:        # a replay is exact and untimed: a repeat would copy it (repeats are for live noise)
+                rows += self._batch_replayed(task, qs, gen, rep, to_replay, traces, why)
+        flat = [t for row_traces in traces for t in row_traces]
+        return {"rows": to_table(rows), "traces": traces_to_table(flat) if flat else None}
+
+    def _replay_turns(self, traces, policy, config) -> list:
+        """Each question's replayed generations (``traces[i]``: its traces, one per turn) on the path :meth:`_turns`
+        runs them live: one question under a per-row policy as a single-row replay (the policy carried across
+        turns), else as a batch (``replay_batch_turns``) timed by the batch cost surface at ``len(traces)`` rows."""
+        if len(traces) == 1 and not isinstance(policy, BatchPolicy):
+            return [replay_turns(self.pair, traces[0], policy, self.cost_model)]
+        self._batch_costs(len(traces))
+        return replay_batch_turns(self.pair, traces, _row_policies(policy, config), self.cost_model)
+
+    def _batch_replayed(self, task, qs, gen, rep, configs, traces, why: str) -> list[dict]:
+        """Rows of a batch task's replayed configs (one per question and traced turn, ``actors/replay_task.py``'s
+        :func:`replay_batch_turns` under the batch cost surface at B), or one failed row per config."""
+        rows = []
+        for name, params, gamma in configs:
+            bases = [{**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": "", "mode": "replay",
+                      "time_reliable": self.cost_model is not None and self.cost_model.reliable} for q in qs]
+            try:
+                if not traces:
+                    raise RuntimeError(why)
+                per_q = self._replay_turns(traces, build((name, params), max(gamma, 1)), (name, params, gamma))
+            except Exception as e:  # recorded, never silently lost
+                rows.append(self._failed(bases[0], e))
+                continue
+            done = time.time()
+            for base, q_traces, gens in zip(bases, traces, per_q):
+                for t, (trace, g) in enumerate(zip(q_traces, gens)):
+                    text = self.pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
+                    rows.append(self._row(base, t, g, text, trace.prompt_ids, done))
+        return rows
 
     def _replayed(self, task, q, gen, rep, configs, traces) -> list[dict]:
         """Rows of the replayed configs (one per traced turn), or one failed row per config."""
@@ -206,7 +254,8 @@ class PairActor:
             try:
                 if not traces:
                     raise RuntimeError("the traced ar run of this question failed; nothing to replay")
-                gens = replay_turns(self.pair, traces, self._policy(name, params, gamma, "replay"), self.cost_model)
+                gens = self._replay_turns([traces], self._policy(name, params, gamma, "replay"),
+                                          (name, params, gamma))[0]
             except Exception as e:
                 rows.append(self._failed(base, e))
                 continue
@@ -278,6 +327,15 @@ class TaskQuestion(NamedTuple):
     question_id: int
     category: str
     turns: tuple[str, ...]
+
+
+def _row_policies(policy, config):
+    """``make_policy`` of a batch run under ``config`` = (name, params, γ): the batch policy ``policy`` itself (one
+    instance for every turn), or a fresh per-row instance of ``config`` per call."""
+    name, params, gamma = config
+    if isinstance(policy, BatchPolicy):
+        return lambda: policy
+    return lambda: build((name, params), max(gamma, 1))
 
 
 def _question(d: dict) -> TaskQuestion:

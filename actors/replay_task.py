@@ -10,6 +10,11 @@ A sweep in ``mode: replay`` (or ``both``) runs, per task (question × block of c
    predicted steps (:mod:`policies.cost_fit`);
 3. the configs chosen for live validation (and those that cannot be replayed) live.
 
+A batch task (B questions decoded together) does the same with the batch ``ar`` run: one trace per
+row and turn along it (:func:`trace_batch_turns`; the reference is what the batch ``ar`` emitted for
+that row), then every replayable config by :func:`actors.batch_replay.replay_batch`, turn by turn as
+the live batch runs (:func:`replay_batch_turns`).
+
 The actor has one cost model (``actors/calibrate.py``), measured when it starts on the engine's
 step path; in a replay sweep it is fitted on the probe's runs together with live generations of
 the warm-up question's first turn (:func:`fit_runs`: ``ar`` and ``fixed`` at every γ of
@@ -20,9 +25,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from actors.batch_replay import replay_batch
 from actors.conversation import run_question
 from actors.replay import replay
 from actors.rollouts import Trace, record_pair_trace
+from policies.base import BatchPolicy
 from policies.costs import CostModel
 from policies.fixed import Fixed, TargetOnly
 
@@ -49,14 +56,33 @@ def traced_ar(pair, user_turns: Sequence[str], *, template: str, max_new_tokens:
     traces: list[Trace] = []
 
     def record(t: int, ids: list, generation) -> None:
-        trace = record_pair_trace(pair, ids, max_new_tokens=max_new_tokens, max_draft=rollout_length,
-                                  key=f"{key}|t{t}", ar=generation)
-        trace.meta.update(meta, turn=t)
-        traces.append(trace)
+        traces.append(trace_turn(pair, t, ids, generation, max_new_tokens=max_new_tokens,
+                                 rollout_length=rollout_length, key=key, meta=meta))
 
     turns = run_question(pair, user_turns, TargetOnly(), template=template, max_new_tokens=max_new_tokens,
                          after_turn=record)
     return turns, traces
+
+
+def trace_turn(pair, t: int, prompt_ids, generation, *, max_new_tokens: int, rollout_length: int | None, key: str,
+               meta: dict) -> Trace:
+    """The trace of turn ``t`` of an ``ar`` run: its output is the reference, the draft's rollouts are computed along
+    it (outside every timing); keyed ``{key}|t{t}``, ``meta`` and the turn index stored with it."""
+    trace = record_pair_trace(pair, prompt_ids, max_new_tokens=max_new_tokens, max_draft=rollout_length,
+                              key=f"{key}|t{t}", ar=generation)
+    trace.meta.update(meta, turn=t)
+    return trace
+
+
+def trace_batch_turns(pair, batch_turns: Sequence[Sequence], *, max_new_tokens: int, rollout_length: int | None,
+                      key: str, metas: Sequence[dict]) -> list[list[Trace]]:
+    """One trace per row and turn of a batch ``ar`` run (``batch_turns[i]``: question i's turns, as
+    ``actors.conversation.run_questions_batch`` gives them): each row's own output is its reference. Row i's traces
+    are keyed ``{key}|r{i}|t{t}`` and carry ``metas[i]`` and the row."""
+    return [[trace_turn(pair, t, turn.prompt_ids, turn.generation, max_new_tokens=max_new_tokens,
+                        rollout_length=rollout_length, key=f"{key}|r{i}", meta={**meta, "row": i})
+             for t, turn in enumerate(turns)]
+            for i, (turns, meta) in enumerate(zip(batch_turns, metas))]
 
 
 def replay_turns(pair, traces: Sequence[Trace], policy, cost_model: CostModel | None) -> list:
@@ -65,3 +91,18 @@ def replay_turns(pair, traces: Sequence[Trace], policy, cost_model: CostModel | 
     return [replay(t, policy, costs=pair.costs, cost_model=cost_model,
                    rank_acceptance=pair.rank_acceptance) for t in traces]
 
+
+def replay_batch_turns(pair, traces: Sequence[Sequence[Trace]], make_policy, cost_model: CostModel | None) -> list:
+    """Questions decoded together, replayed as ``actors.conversation.run_questions_batch`` runs them live: turn t is
+    one batch of the questions that have a turn t (``traces[i][t]``), ``make_policy()`` gives a batch policy (one
+    call per turn) or a fresh per-row policy (one call per row). One list of
+    :class:`~actors.step.Generation` per question, one per turn."""
+    out: list[list] = [[] for _ in traces]
+    for t in range(max(len(q) for q in traces)):
+        rows = [i for i, q in enumerate(traces) if t < len(q)]
+        first = make_policy()
+        policy = first if isinstance(first, BatchPolicy) else [first] + [make_policy() for _ in rows[1:]]
+        gens = replay_batch([traces[i][t] for i in rows], policy, costs=pair.costs, cost_model=cost_model)
+        for i, g in zip(rows, gens):
+            out[i].append(g)
+    return out

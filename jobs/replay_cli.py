@@ -2,12 +2,13 @@
 
 Reads the traces a sweep in ``mode: replay`` or ``both`` stored under ``OUTPUT/traces/``
 (one per question turn: the target-only greedy output, its measured ``ar`` times, and
-the draft's rollouts along it) and replays every policy × initial γ of FILE.yaml on
-them with :func:`actors.replay.replay` — no model is loaded, so it takes seconds. Token
-ids, accept lengths and (k_max, drafted, accepted) per step are exactly those of a live
-greedy run; wall times are predicted by the cost model each pair's actor fitted
-(``OUTPUT/traces/cost_models.json``), and the policies that read costs (``gt``,
-``goodput``, ``bandit``) get the cost curve the actor measured (``OUTPUT/actors.json``).
+the draft's rollouts along it; the row traces of batch tasks, B > 1, are left out) and
+replays every policy × initial γ of FILE.yaml on them with :func:`actors.replay.replay` —
+no model is loaded, so it takes seconds. Token ids, accept lengths and (k_max, drafted,
+accepted) per step are exactly those of a live greedy run; wall times are predicted by the
+cost model each pair's actor fitted (``OUTPUT/traces/cost_models.json``), and the policies
+that read costs (``gt``, ``goodput``, ``bandit``) get the cost curve the actor measured
+(``OUTPUT/actors.json``).
 
 ``--costs FILE`` takes both from another sweep's ``actors.json`` (for example one measured
 on a GPU) or from a cost model written by ``specsweep calibrate --out`` (for example one
@@ -143,7 +144,10 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
     source = roofline_label(*roof) if roof else (costs_file or str(out / "actors.json"))
     infos = None if roof else _read_json(Path(source), "actor costs")
     t0 = time.perf_counter()
-    traces = read_traces(folder)
+    traces = [t for t in read_traces(folder) if int(t.meta.get("batch_size", 1)) == 1]   # a row of a batch: skipped
+    if not traces:
+        raise SpecsweepError(f"{output} holds traces of batch tasks only ({folder}); this command replays the "
+                             "batch-size-1 traces: run the sweep with 1 in batch_sizes")
     rows, models = [], {}
     for trace in traces:
         pair = trace.pair

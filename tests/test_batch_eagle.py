@@ -108,3 +108,41 @@ def test_sampled_rows_on_a_head_follow_the_target(tmp_path):
     for i in range(len(prompts)):
         assert chi_square_pvalue(samples[i], exact[i]) > 1e-3, i
 
+
+
+@pytest.mark.slow            # a whole (small) sweep: the slow tier
+def test_a_sweep_batches_an_eagle_pair_and_replays_it_exactly(tmp_path):
+    """An EAGLE pair in a sweep with ``batch_sizes: [1, 2]`` and ``mode: both``: its batch tasks run (none left out),
+    each question's batch tokens equal its batch-1 tokens, and the replayed batch rows equal the live ones."""
+    import contextlib
+    import io
+
+    from actors.models import ModelSpec, load_model
+    from actors.tiny_pair import save_tiny_pair
+    from jobs.config import parse_config
+    from jobs.sweep.driver import run_sweep
+    from jobs.sweep.parquet_log import ParquetLog
+
+    target, _ = save_tiny_pair(tmp_path / "pair")
+    folder = save_head(init_head(load_model(ModelSpec(target)), seed=2), tmp_path / "head")
+    cfg = parse_config({"name": "be", "output": str(tmp_path / "out"), "tracking_uri": f"sqlite:///{tmp_path}/m.db",
+                        "pairs": [{"name": "head", "target": target, "draft": f"eagle:{folder}"}],
+                        "dataset": {"source": "sample", "question_ids": [9017, 9021]},
+                        "generation": {"max_new_tokens": 8}, "policies": ["fixed", "tetris"], "gammas": [3],
+                        "warmup": 0, "batch_sizes": [1, 2], "mode": "both",
+                        "calibrate": {"context": 16, "max_tokens": 4, "repeats": 2, "judge": False}})
+    with contextlib.redirect_stderr(io.StringIO()):
+        res = run_sweep(cfg, backend="inprocess", log_mlflow=False)
+    df = ParquetLog(cfg.output).read()
+    assert res["failed_rows"] == 0, df[df["status"] != "ok"]["error"].tolist()
+    assert set(df["pair"]) == {"head", "head@B2"}
+    key = ["policy_spec", "question_id", "turn"]
+    live = df[(df["mode"] == "live") & (df["policy"] != "ar")]
+    one = live[live["batch_size"] == 1].set_index(key)["token_ids"].map(list).sort_index()
+    two = live[live["batch_size"] == 2].set_index(key)["token_ids"].map(list).sort_index()
+    assert len(two) == 4 and (one == two).all()
+    rep = df[(df["mode"] == "replay") & (df["batch_size"] == 2)].set_index(key).sort_index()
+    live2 = live[live["batch_size"] == 2].set_index(key).sort_index()
+    assert len(rep) == 4
+    for c in ("token_ids", "k_max", "drafted", "accepted"):
+        assert (rep[c].map(list) == live2[c].map(list)).all(), c

@@ -115,7 +115,7 @@ class SweepTracker:
                 self.task_sets.setdefault((pair, spec, int(g)), set()).add(t["task_key"])
                 for mode in ["live"] if name == "ar" else planned_modes(t, (name, params, g)):
                     self._config((pair, spec, int(g), mode), name).planned.add(t["task_key"])
-            if t.get("replay"):                      # the actor adds the oracle bound to every replayed task
+            if t.get("replay") and pair == t["pair"]:   # the actor adds the oracle bound to every replayed B = 1 task
                 self._config((t["pair"], BOUND_LABEL, 0, "replay"), BOUND_NAME).planned.add(t["task_key"])
         self.total_tasks = len(tasks)
         self.ok_tasks: set[str] = set()

@@ -17,6 +17,9 @@ config in ``mode: both``.
   the median |t_last − t_first| / t_first of the two live ``ar`` runs of each task and turn —
   how far two live timings of one config lie apart on this machine, the scale a time error
   is to be read against.
+
+Batch rows (a batch task's, B > 1) are twins like any other: their ``pair`` reads ``label@B{B}`` and their
+``config_key`` carries it, so every table here has a row per pair *and* batch size, and the ``all`` row pools them.
 """
 from __future__ import annotations
 

@@ -10,8 +10,11 @@ row's ``wall_time`` runs from its batch's start to its own last token — the re
 - latency = the mean of the rows' wall times; mean accepted length = per row, as everywhere;
 - speedup vs ``ar`` at B = total throughput(config) / total throughput(``ar`` timed first) over the same
   batches, with a 95 % paired-bootstrap interval over batches (``jobs/report/intervals.py``);
-- the best config at B is the one with the highest total throughput; speculation stops paying at the
-  smallest B whose best config's interval lies at or below 1.
+- the best config at B is the one with the highest total throughput (a replay's oracle bound is no config);
+  speculation stops paying at the smallest B whose best config's interval lies at or below 1.
+
+A config both replayed and run live must come in one mode (``jobs/report/agreement.py::primary_rows``), as the
+report's other figures take it: a batch mixing both modes would count its rows twice.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from jobs.report.intervals import RESAMPLES, SEED, bootstrap_weights, percentile_interval
+from policies.oracle import BOUND_NAME
 
 UNIT = ["task_key", "turn", "repeat"]
 
@@ -61,12 +65,14 @@ def by_batch_size(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
             continue
         ar_tok, ar_t = totals(ar)
         best = None
-        for (spec, gamma), cp in part[part["policy"] != "ar"].groupby(["policy_spec", "gamma"]):
+        for (spec, gamma), cp in part[~part["policy"].isin(["ar", BOUND_NAME])].groupby(["policy_spec", "gamma"]):
             tok, t = totals(cp)
             ran = t > 0
             thr = (w @ tok) / np.maximum(w @ t, 1e-12)
             base = (w @ (ar_tok * ran)) / np.maximum(w @ (ar_t * ran), 1e-12)
             sp = thr / base
+            if not np.isfinite(thr[0]):               # untrusted replayed times (NaN): no throughput to rank
+                continue
             if best is None or thr[0] > best["throughput"]:
                 lo, hi = _interval(sp[1:])
                 best = {"spec": spec, "gamma": int(gamma), "throughput": float(thr[0]), "speedup": float(sp[0]),

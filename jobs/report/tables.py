@@ -220,8 +220,9 @@ def folder_report(folder: str, fmt: str = "md") -> str:
 
 
 def batches_from_parquet(folder: str) -> str:
-    """The results by batch size (``jobs/report/batches.py``; "" for a sweep run at batch size 1 only)."""
-    md = batch_table_md(by_batch_size(ParquetLog(folder).read()))
+    """The results by batch size (``jobs/report/batches.py``; "" for a sweep run at batch size 1 only), from the rows
+    the other figures use: one mode per config."""
+    md = batch_table_md(by_batch_size(_shown_rows(folder, ParquetLog(folder).read())))
     return (f"\n## By batch size (total tokens/s of a batch; speedup vs ar at the same batch size, 95 % intervals "
             f"over batches)\n\n{md}\n") if md else ""
 

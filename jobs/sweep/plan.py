@@ -2,12 +2,14 @@
 
 A config is (policy name, parameters, initial γ). In ``mode: live`` every config runs
 live. In ``mode: replay`` every config that replay reproduces exactly
-(:func:`actors.replay.check_replayable`: greedy decoding, a sequence policy, no clock
-reading) is replayed from the ``ar`` run's trace, and a ``validate`` fraction of the
-configs also runs live — at least one γ per replayable policy, the rest drawn with
-the sweep seed — so every report can show replay against live. Configs that cannot
-be replayed run live, and the plan says so in one line each. In ``mode: both`` every
-config runs live and every replayable one is also replayed.
+(:func:`actors.batch_replay.check_batch_replayable`: greedy decoding, a sequence policy
+or a batch policy, no clock reading) is replayed from the ``ar`` run's trace, and a
+``validate`` fraction of the configs also runs live — at least one γ per replayable
+policy, the rest drawn with the sweep seed — so every report can show replay against
+live. Configs that cannot be replayed run live, and the plan says so in one line each.
+In ``mode: both`` every config runs live and every replayable one is also replayed.
+Batch tasks (B > 1) take the same partition: their batch ``ar`` run is traced row by
+row and the batch is replayed (``actors/replay_task.py``).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ Config = tuple   # (name, params, gamma)
 
 def replay_partition(cfg: SweepConfig) -> tuple[list[Config], list[Config], list[str]]:
     """(configs to replay, configs to run live, one line per config family that cannot be replayed)."""
-    from actors.replay import check_replayable  # heavy: torch
+    from actors.batch_replay import check_batch_replayable  # heavy: torch
 
     configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
     if cfg.mode == "live":
@@ -34,7 +36,7 @@ def replay_partition(cfg: SweepConfig) -> tuple[list[Config], list[Config], list
     replayable, notes = [], []
     for name, params, g in configs:
         try:
-            check_replayable(build((name, params), g), temperature)
+            check_batch_replayable(build((name, params), g), temperature)
             replayable.append((name, params, g))
         except SpecsweepError as e:
             line = f"runs live: {e}"
@@ -64,25 +66,35 @@ def validation_sample(cfg: SweepConfig, replayable: list[Config]) -> list[Config
 
 def plan_tasks(cfg: SweepConfig, questions) -> list[dict]:
     """One task per pair × question × block of ``block_size`` configs (0 = all configs in one task); for each batch
-    size B > 1 in ``batch_sizes`` also one task per pair × block of B questions (decoded together) × config block,
-    run live."""
+    size B > 1 in ``batch_sizes`` also one task per pair × block of B questions (decoded together) × config block.
+    Outside ``mode: live`` every task lists its block's ``live`` and ``replay`` configs (:func:`replay_partition`,
+    the same at every batch size)."""
     to_replay, live, _ = replay_partition(cfg)
     configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
     block = cfg.block_size or len(configs)
     tasks = []
+
+    def split(task: dict) -> dict:
+        """``task`` with its block's live and replayed configs, outside ``mode: live``."""
+        if cfg.mode != "live":
+            task["live"] = [c for c in task["configs"] if c in live]
+            task["replay"] = [c for c in task["configs"] if c in to_replay]
+        return task
+
     for p in cfg.pairs:
-        for B in (b for b in cfg.batch_sizes if b > 1 and p.drafter_kind != "eagle"):
+        for B in (b for b in cfg.batch_sizes if b > 1):
             for start in range(0, len(questions), B):
                 qs = questions[start:start + B]
                 for b in range(0, len(configs), block):
-                    tasks.append({"task_key": f"{p.label}|B{B}|q{qs[0].question_id}+{len(qs)}|b{b // block}",
-                                  "pair": p.label, "batch_size": B,
-                                  "question": {"question_id": qs[0].question_id, "category": qs[0].category,
-                                               "turns": list(qs[0].turns)},      # the block's first, for failed rows
-                                  "questions": [{"question_id": q.question_id, "category": q.category,
-                                                 "turns": list(q.turns)} for q in qs],
-                                  "configs": configs[b:b + block], "repeats": cfg.repeats, "seed": cfg.seed,
-                                  "generation": cfg.generation})
+                    task = {"task_key": f"{p.label}|B{B}|q{qs[0].question_id}+{len(qs)}|b{b // block}",
+                            "pair": p.label, "batch_size": B,
+                            "question": {"question_id": qs[0].question_id, "category": qs[0].category,
+                                         "turns": list(qs[0].turns)},      # the block's first, for failed rows
+                            "questions": [{"question_id": q.question_id, "category": q.category,
+                                           "turns": list(q.turns)} for q in qs],
+                            "configs": configs[b:b + block], "repeats": cfg.repeats, "seed": cfg.seed,
+                            "generation": cfg.generation}
+                    tasks.append(split(task))
         if 1 not in cfg.batch_sizes:
             continue
         for q in questions:
@@ -91,10 +103,7 @@ def plan_tasks(cfg: SweepConfig, questions) -> list[dict]:
                 task = {"task_key": f"{p.label}|q{q.question_id}|b{b // block}", "pair": p.label,
                         "question": {"question_id": q.question_id, "category": q.category, "turns": list(q.turns)},
                         "configs": chunk, "repeats": cfg.repeats, "seed": cfg.seed, "generation": cfg.generation}
-                if cfg.mode != "live":
-                    task["live"] = [c for c in chunk if c in live]
-                    task["replay"] = [c for c in chunk if c in to_replay]
-                tasks.append(task)
+                tasks.append(split(task))
     return tasks
 
 
@@ -128,10 +137,10 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
         lines.append(f"  policy {name} {json.dumps(params)}")
     lines.append(f"  gammas {cfg.gammas}")
     if cfg.batch_sizes != [1]:
-        lines.append(f"  batch sizes {cfg.batch_sizes} (B > 1: blocks of B questions decoded together, live)")
-        eagle = [p.label for p in cfg.pairs if p.drafter_kind == "eagle"]
-        if eagle:
-            lines.append(f"    pairs {', '.join(eagle)} draft with an EAGLE head: batch size 1 only")
+        how = ("live" if cfg.mode == "live" else
+               f"{'replayed and validated live' if cfg.mode == 'replay' else 'live and replayed'} as at B = 1, from "
+               "one traced batch ar run per block")
+        lines.append(f"  batch sizes {cfg.batch_sizes} (B > 1: blocks of B questions decoded together, {how})")
     # a bound: max_new_tokens per live generation at a plain-decoding rate of 25 ms/token per actor
     actors = sum(p.actors for p in cfg.pairs)
     est = tokens * 0.025 / max(1, actors)
