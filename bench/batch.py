@@ -20,6 +20,8 @@ rendered with the target's chat template; greedy; the batched engine (``actors/b
 
 Figures (bench rule: ratios of configurations measured side by side in this run):
 - total throughput of a config = Σ new tokens / Σ batch wall times (prefill included) over all its batches;
+  for `ar` also the decode throughput, each batch's prefill left out (the prefill is compute-bound on a CPU:
+  16 prompts cost about 16 × one, so it caps the total ratio well below the decode steps' ratio);
 - intervals: 95 % paired bootstrap over prompts (``jobs/report/metrics.py``'s ``bootstrap_weights`` and
   ``percentile_interval``). A batch's wall time is split over its rows in proportion to Σ over the row's steps
   of 1 / (rows in that step) — each step's time shared equally by the rows it served — so every prompt
@@ -77,9 +79,10 @@ def make_policy(spec: str, gamma: int, rows: int):
     return first if isinstance(first, BatchPolicy) else [first] + [build(spec, gamma) for _ in range(rows - 1)]
 
 
-def row_seconds(outs) -> list[float]:
-    """A batch's wall time split over its rows ∝ Σ over each row's steps of 1 / rows in that step (module docstring)."""
-    wall = max(g.wall_time for g in outs)
+def row_seconds(outs, decode_only: bool = False) -> list[float]:
+    """A batch's wall time (its prefill left out when ``decode_only``) split over its rows ∝ Σ over each row's steps of
+    1 / rows in that step (module docstring)."""
+    wall = max(g.wall_time for g in outs) - (max(g.prefill_time for g in outs) if decode_only else 0.0)
     shares = [sum(1.0 / s.batch_rows for s in g.steps) for g in outs]
     total = sum(shares)
     return [wall * s / total if total > 0 else wall / len(outs) for s in shares]
@@ -90,13 +93,15 @@ class Run:
 
     def __init__(self):
         """No batch yet."""
-        self.gens, self.seconds, self.batch_walls = [], [], []
+        self.gens, self.seconds, self.decode_seconds, self.batch_walls, self.prefills = [], [], [], [], []
 
     def add(self, outs) -> None:
         """Record one batch's generations (in prompt order)."""
         self.gens += outs
         self.seconds += row_seconds(outs)
+        self.decode_seconds += row_seconds(outs, decode_only=True)
         self.batch_walls.append(max(g.wall_time for g in outs))
+        self.prefills.append(max(g.prefill_time for g in outs))
 
     @property
     def tokens(self) -> np.ndarray:
@@ -109,14 +114,21 @@ class Run:
         return float(self.tokens.sum() / sum(self.batch_walls))
 
     @property
+    def decode_throughput(self) -> float:
+        """Σ new tokens / Σ (batch wall time − its prefill): the decode steps alone."""
+        return float(self.tokens.sum() / (sum(self.batch_walls) - sum(self.prefills)))
+
+    @property
     def mal(self) -> float:
         """Mean accepted length over every row's steps."""
         return summarize(self.gens)["mean_accepted_length"]
 
 
-def ratio_interval(num: Run, den: Run) -> tuple[float, float, float]:
-    """(point, lo, hi): total throughput of ``num`` over that of ``den``, 95 % paired bootstrap over prompts."""
-    a_tok, a_sec, b_tok, b_sec = num.tokens, np.array(num.seconds), den.tokens, np.array(den.seconds)
+def ratio_interval(num: Run, den: Run, decode_only: bool = False) -> tuple[float, float, float]:
+    """(point, lo, hi): total (or decode-only) throughput of ``num`` over that of ``den``, 95 % paired bootstrap over
+    prompts."""
+    a_sec, b_sec = (num.decode_seconds, den.decode_seconds) if decode_only else (num.seconds, den.seconds)
+    a_tok, a_sec, b_tok, b_sec = num.tokens, np.array(a_sec), den.tokens, np.array(b_sec)
     w = bootstrap_weights(len(a_tok))
     point = (a_tok.sum() / a_sec.sum()) / (b_tok.sum() / b_sec.sum())
     lo, hi = percentile_interval(((w @ a_tok) / (w @ a_sec)) / ((w @ b_tok) / (w @ b_sec)))
@@ -237,11 +249,14 @@ def report(a, pair, prompts, context, surface, screen, best, measured, seconds) 
     print("\n".join(surface_table(surface)))
     ar1 = measured[a.sizes[0]][("ar", 1)]
     print("\n## ar total throughput vs batch size (Σ tokens / Σ batch time; 95 % paired bootstrap over prompts; "
-          "goal ≥ 6× at B = 16 on 2 cores)")
-    print(f"{'B':>3s} {'tok/s':>8s} {f'vs B={a.sizes[0]} [95 %]':>26s}")
+          "goal ≥ 6× at B = 16 on 2 cores;\n   decode = the same without each batch's prefill, which is compute-bound and "
+          "does not gain from batching)")
+    vs = f"vs B={a.sizes[0]} [95 %]"
+    print(f"{'B':>3s} {'tok/s':>8s} {vs:>26s} {'decode tok/s':>13s} {'decode ' + vs:>30s}")
     for B in a.sizes:
         r = measured[B][("ar", 1)]
-        print(f"{B:3d} {r.throughput:8.2f} {cell(ratio_interval(r, ar1)):>26s}")
+        print(f"{B:3d} {r.throughput:8.2f} {cell(ratio_interval(r, ar1)):>26s} {r.decode_throughput:13.2f} "
+              f"{cell(ratio_interval(r, ar1, decode_only=True)):>30s}")
     print(f"\n## screen ({a.screen_tokens} tokens on the first max(B, 2) prompts; tok/s; * = chosen)")
     for B in a.sizes:
         row = " · ".join(f"{label(*c)} {v:.2f}{'*' if c == best[B] else ''}" for c, v in screen[B].items())

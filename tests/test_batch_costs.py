@@ -77,6 +77,9 @@ def test_bench_batch_figures_on_the_tiny_pair(surface):
     ar = runs[("ar", 1)]
     assert len(ar.batch_walls) == 2 and [g.new_tokens for g in ar.gens] == [6, 6, 6]
     assert sum(ar.seconds) == pytest.approx(sum(ar.batch_walls)) and ar.throughput > 0
+    assert sum(ar.decode_seconds) == pytest.approx(sum(ar.batch_walls) - sum(ar.prefills))
+    assert 0 < sum(ar.prefills) < sum(ar.batch_walls) and ar.decode_throughput > ar.throughput
+    assert ratio_interval(ar, ar, decode_only=True) == pytest.approx((1.0, 1.0, 1.0))
     for config in (("fixed", 2), ("gt-batch", 1)):
         assert [g.token_ids for g in runs[config].gens] == [g.token_ids for g in ar.gens]
     assert ratio_interval(ar, ar) == pytest.approx((1.0, 1.0, 1.0))

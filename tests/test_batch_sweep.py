@@ -120,3 +120,21 @@ def test_report_md_has_the_batch_size_section(swept):
     cfg, res, err = swept
     text = (Path(cfg.output) / "report.md").read_text()
     assert "## By batch size" in text and "| tiny | 2 |" in text
+
+
+def test_one_batch_gives_a_ratio_without_an_interval():
+    """A batch size measured on one batch only: its speedup is shown, but no interval and no verdict (a bootstrap
+    over one batch would give a zero-width interval)."""
+    import pandas as pd
+
+    from jobs.report.batches import batch_table_md, by_batch_size
+
+    rows = [{"status": "ok", "ar_timing": timing, "pair": "p@B4", "batch_size": 4, "accept_lengths": [2, 2],
+             "policy": pol, "policy_spec": pol, "gamma": g, "task_key": "k", "turn": 0, "repeat": 0,
+             "new_tokens": 4, "wall_time": t}
+            for pol, g, timing, t in (("ar", 0, "first", 2.0), ("fixed", 3, "", 1.6)) for _ in range(4)]
+    t = by_batch_size(pd.DataFrame(rows))
+    assert t["batches"].tolist() == [1] and t["best_speedup"].iloc[0] == pytest.approx(2.0 / 1.6)
+    assert t["best_speedup_lo"].isna().all() and t["best_speedup_hi"].isna().all()
+    md = batch_table_md(t)
+    assert "1.25× (1 batch: no interval)" in md and "pays or is unresolved" in md

@@ -9,7 +9,9 @@ row's ``wall_time`` runs from its batch's start to its own last token — the re
   the whole batch, what a server delivers);
 - latency = the mean of the rows' wall times; mean accepted length = per row, as everywhere;
 - speedup vs ``ar`` at B = total throughput(config) / total throughput(``ar`` timed first) over the same
-  batches, with a 95 % paired-bootstrap interval over batches (``jobs/report/intervals.py``);
+  batches, with a 95 % paired-bootstrap interval over batches (``jobs/report/intervals.py``) — none from a
+  single batch (a resample of one batch is that batch: a zero-width interval would claim a certainty one
+  measurement cannot give);
 - the best config at B is the one with the highest total throughput (a replay's oracle bound is no config);
   speculation stops paying at the smallest B whose best config's interval lies at or below 1.
 
@@ -74,7 +76,7 @@ def by_batch_size(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
             if not np.isfinite(thr[0]):               # untrusted replayed times (NaN): no throughput to rank
                 continue
             if best is None or thr[0] > best["throughput"]:
-                lo, hi = _interval(sp[1:])
+                lo, hi = _interval(sp[1:]) if len(units) > 1 else (np.nan, np.nan)
                 best = {"spec": spec, "gamma": int(gamma), "throughput": float(thr[0]), "speedup": float(sp[0]),
                         "speedup_lo": lo, "speedup_hi": hi, "mal": cp["al_sum"].sum() / max(cp["steps"].sum(), 1),
                         "latency": cp["latency"].sum() / max(cp["rows"].sum(), 1)}
@@ -105,7 +107,8 @@ def batch_table_md(t: pd.DataFrame) -> str:
             continue
         lines.append(f"| {r.pair} | {r.batch_size} | {r.batches} | {r.ar_throughput:.1f} | {r.best_spec} γ={r.best_gamma} "
                      f"| {r.best_throughput:.1f} | {r.best_mal:.2f} | {r.best_latency:.2f} | {r.best_speedup:.2f}× "
-                     f"[{r.best_speedup_lo:.2f}, {r.best_speedup_hi:.2f}] |")
+                     + (f"[{r.best_speedup_lo:.2f}, {r.best_speedup_hi:.2f}] |" if np.isfinite(r.best_speedup_hi)
+                        else "(1 batch: no interval) |"))
     for pair, part in t.groupby("pair"):
         stop = part[part.get("best_speedup_hi", pd.Series(np.nan, index=part.index)) <= 1.0]["batch_size"]
         lines.append(f"\n{pair}: speculation " + (f"stops paying at batch size {int(stop.min())} (best config's interval "
