@@ -163,15 +163,20 @@ def cell(r) -> str:
 
 
 def stops_paying(best: dict) -> str:
-    """The sentence naming the smallest batch size whose best policy is not faster than `ar` (point value)."""
+    """The sentence naming where the best policy is faster than `ar` (point value) and where it is not: the smallest
+    batch size where it stops paying, or, when paying is not monotone in B, each size that pays and each that does
+    not."""
     sizes = sorted(best)
     losing = [B for B in sizes if best[B][1][0] <= 1.0]
+    paying = [B for B in sizes if B not in losing]
     if not losing:
         return f"speculation pays at every batch size measured ({', '.join(map(str, sizes))})"
-    if losing[0] == sizes[0]:
-        return f"speculation does not pay at any batch size measured (already not at B = {sizes[0]})"
-    return f"speculation stops paying at B = {losing[0]} (best policy there ≤ ar; it paid at B = " \
-           f"{max(b for b in sizes if b < losing[0])})"
+    if not paying:
+        return f"speculation does not pay at any batch size measured ({', '.join(map(str, sizes))})"
+    if max(paying) < min(losing):
+        return f"speculation stops paying at B = {losing[0]} (best policy there ≤ ar; it paid at B = {max(paying)})"
+    return (f"speculation pays at B = {', '.join(map(str, paying))} and not at B = {', '.join(map(str, losing))} "
+            "(best policy ≤ ar there)")
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -87,3 +87,5 @@ def test_bench_batch_figures_on_the_tiny_pair(surface):
     assert stops_paying(best) == "speculation stops paying at B = 16 (best policy there ≤ ar; it paid at B = 4)"
     assert stops_paying({1: best[1]}).startswith("speculation pays at every")
     assert stops_paying({16: best[16]}).startswith("speculation does not pay")
+    assert stops_paying({1: best[16], 4: best[1], 16: best[16]}) == \
+        "speculation pays at B = 4 and not at B = 1, 16 (best policy ≤ ar there)"
