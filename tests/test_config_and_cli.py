@@ -43,9 +43,14 @@ def test_errors_name_the_field(raw, path):
 
 
 def test_shipped_configs_validate():
-    for f in ("jobs/configs/default.yaml", "jobs/configs/gammatune_paper.yaml"):
-        c = load_config(f)
+    from pathlib import Path
+
+    shipped = sorted(Path("jobs/configs").glob("*.yaml"))
+    assert {"default.yaml", "gammatune_paper.yaml", "batches.yaml"} <= {p.name for p in shipped}
+    for f in shipped:
+        c = load_config(str(f))
         assert c.pairs and c.policies
+    assert load_config("jobs/configs/batches.yaml").batch_sizes == [1, 4]
 
 
 def test_ray_cluster_yaml_is_valid_for_ray():
