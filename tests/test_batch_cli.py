@@ -115,3 +115,20 @@ def test_bad_input_is_one_line_before_any_model_loads(tmp_path, make_args, msg):
     assert code == 2 and out == ""
     assert msg in err and "Traceback" not in err and "no-such-model" not in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_an_eagle_head_batches_from_the_cli(tiny):
+    """``--draft eagle:PATH --batch-size``: the head drafts for every row of a batch; rows equal single generations."""
+    from actors.eagle_head import init_head, save_head
+    from actors.models import ModelSpec, load_model
+
+    target = tiny["pair"][1]
+    head = save_head(init_head(load_model(ModelSpec(target)), seed=2), tiny["root"] / "head")
+    pair = ["--target", target, "--draft", f"eagle:{head}", "--max-new-tokens", NEW]
+    for policy in ("fixed", "tetris"):
+        code, out, err = run("generate", "--prompt-file", tiny["file"], "--batch-size", 3, *pair, "--policy", policy,
+                             "--json")
+        assert code == 0, err
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert [r["token_ids"] for r in rows] == [s["token_ids"] for s in tiny["singles"]], policy
+        assert all(r["draft"] == f"eagle:{head}" for r in rows) and sum(sum(r["drafted"]) for r in rows) > 0
