@@ -48,6 +48,10 @@ def test_batch_tasks_take_the_batch_one_partition(tmp_path):
     assert "replayed and validated live as at B = 1" in text and ", live)" not in text
     both = parse_config(raw(tmp_path, "t", "d", pairs=pair, policies=["fixed", "tetris"]))
     b = [t for t in plan_tasks(both, qs) if t.get("batch_size", 1) == 2]
+    # every batch size decodes every question: 2 sizes × 3 turns × (4 configs + ar first and last)
+    both_text = describe_plan(both, qs, plan_tasks(both, qs))
+    assert "live generations: 36 " in both_text and "ms/token (a small target on a CPU)" in both_text
+    assert "not a bound" in both_text
     assert all(t["live"] == t["configs"] and t["replay"] == t["configs"] for t in b)
     live_cfg = parse_config(raw(tmp_path, "t", "d", pairs=pair, mode="live"))
     assert all("replay" not in t for t in plan_tasks(live_cfg, qs))

@@ -113,7 +113,8 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
     configs = len(cfg.policies) * len(cfg.gammas)
     to_replay, live, notes = replay_partition(cfg)
     per_pair_tasks = len(tasks) // max(1, len(cfg.pairs))
-    live_gens = (len(cfg.pairs) * turns * len(live) + 2 * len(tasks) * turns // max(1, len(questions))) * cfg.repeats
+    blocks = -(-configs // (cfg.block_size or configs or 1))      # config blocks: each times ar first and last
+    live_gens = len(cfg.pairs) * len(cfg.batch_sizes) * turns * (len(live) + 2 * blocks) * cfg.repeats
     tokens = live_gens * cfg.generation["max_new_tokens"]
     lines = [f"sweep {cfg.name!r}: {len(cfg.pairs)} pair(s), {len(questions)} questions ({turns} turns), "
              f"{len(cfg.policies)} policies × {len(cfg.gammas)} initial γ = {configs} configs (+ ar), "
@@ -141,8 +142,13 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
                f"{'replayed and validated live' if cfg.mode == 'replay' else 'live and replayed'} as at B = 1, from "
                "one traced batch ar run per block")
         lines.append(f"  batch sizes {cfg.batch_sizes} (B > 1: blocks of B questions decoded together, {how})")
-    # a bound: max_new_tokens per live generation at a plain-decoding rate of 25 ms/token per actor
+    # a rough guide, not a bound: max_new_tokens per live generation at a plain-decoding rate of a small target
+    # (SmolLM2-135M: ~100 ms/token on a 2-core CPU, docs/benchmarks.md; 25 ms/token taken for a GPU pair)
     actors = sum(p.actors for p in cfg.pairs)
-    est = tokens * 0.025 / max(1, actors)
-    lines.append(f"estimated wall time at 25 ms/token: {est / 3600:.2f} h on {actors} actor(s) (an upper bound)")
+    gpu = all(p.num_gpus >= 1 for p in cfg.pairs)
+    ms = 25 if gpu else 100
+    est = tokens * ms / 1000 / max(1, actors)
+    lines.append(f"rough decoding time: {tokens} tokens × {ms} ms/token (a small target on {'a GPU' if gpu else 'a CPU'}) "
+                 f"/ {actors} actor(s) ≈ {est / 60:.0f} min, plus model loading, calibration and replay; a larger "
+                 "target decodes slower (not a bound)")
     return "\n".join(lines)
