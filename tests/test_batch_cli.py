@@ -117,6 +117,7 @@ def test_bad_input_is_one_line_before_any_model_loads(tmp_path, make_args, msg):
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow            # the batch engine's EAGLE path is in the fast tier (tests/test_batch_eagle.py)
 def test_an_eagle_head_batches_from_the_cli(tiny):
     """``--draft eagle:PATH --batch-size``: the head drafts for every row of a batch; rows equal single generations."""
     from actors.eagle_head import init_head, save_head

@@ -45,7 +45,8 @@ def _policy(name, rows, gamma=4):
     return pol if isinstance(pol, BatchPolicy) else [build(name, gamma) for _ in range(rows)]
 
 
-def test_every_chain_and_batch_policy_on_the_head_is_lossless_and_steps_like_one_row(head):
+@pytest.mark.parametrize("sizes", [(5,), pytest.param((1, 2, 3), marks=pytest.mark.slow)])    # fast: B = 5 holds
+def test_every_chain_and_batch_policy_on_the_head_is_lossless_and_steps_like_one_row(head, sizes):  # every prompt
     target, folder = head
     refs = _refs(target, 24)
     batch = BatchEngine(target, EagleDrafter.from_folder(folder, target), costs=COSTS)
@@ -53,14 +54,14 @@ def test_every_chain_and_batch_policy_on_the_head_is_lossless_and_steps_like_one
     accepted = 0
     for name in CHAIN + BATCH:
         alone = None if name in BATCH else [single.generate(p, build(name, 4), max_new_tokens=24).accepted
-                                             for p in PROMPTS]
-        for B in SIZES:
+                                             for p in PROMPTS[:max(sizes)]]
+        for B in sizes:
             outs = batch.generate_batch(PROMPTS[:B], _policy(name, B), max_new_tokens=24)
             assert [o.token_ids for o in outs] == refs[:B], (name, B)
             if alone is not None:          # the head drafts what it drafts alone: same accepted counts per step
                 assert [o.accepted for o in outs] == alone[:B], (name, B)
             accepted += sum(sum(o.accepted) for o in outs)
-    assert accepted > 800            # the head's drafts were really accepted (not a vacuous pass)
+    assert accepted > 50 * sum(sizes)    # the head's drafts were really accepted (not a vacuous pass)
 
 
 def test_every_tree_on_the_head_is_lossless(head):

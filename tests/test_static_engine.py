@@ -84,6 +84,7 @@ def test_rejected_entries_are_masked_not_cropped():
     torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow        # 10 s of sampling: the slow tier (CI runs both); the static engine's greedy tests are fast
 def test_static_sampling_matches_target_distribution():
     target = sharpen(llama(vocab=5, layers=1, hidden=16, seed=11), 2.0)
     draft = sharpen(perturbed(target, 1.0, seed=12), 3.0)
