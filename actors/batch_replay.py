@@ -1,4 +1,4 @@
-"""Exact replay of a greedy *batch* from per-row traces (GUIDE §3.9; the single-row rule is ``actors/replay.py``).
+"""Exact replay of a greedy *batch* from per-row traces (docs/replay.md, Batches; the single-row rule is ``actors/replay.py``).
 
 A batch run's rows interact only through what a batch policy reads (each row's draft
 probabilities) and through the step times; under greedy decoding each row's tokens and drafts

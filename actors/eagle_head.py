@@ -1,7 +1,7 @@
 """EAGLE feature heads: the network, its KV cache, and the EAGLE-1/2 release layout.
 
 Rule (Li et al. 2024, "EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty", §4.1;
-GUIDE §3.8). At position i the head reads the target's final hidden state f_i (after the target's
+docs/definitions.md, EAGLE feature heads). At position i the head reads the target's final hidden state f_i (after the target's
 final norm, as its base model returns it) and the embedding of token t_{i+1}:
 
     g_i = Layer(fc([e(t_{i+1}); f_i]))        g_i predicts f_{i+1}

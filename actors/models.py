@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import socket
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ from huggingface_hub import constants as hub_constants, try_to_load_from_cache
 from actors.placement import max_memory_arg
 from actors.drafter_kinds import EAGLE_HEADS, EAGLE_PREFIX
 from actors.reduced_vocab import ReducedVocabLM
+from actors.shared_cache import build_once, cache_root
 from policies.errors import SpecsweepError
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -94,11 +96,6 @@ class ModelSpec:
             raise SpecsweepError(f"num_gpus {self.num_gpus!r} is not valid: use an integer >= 1")
 
 
-def cache_root() -> Path:
-    """Folder for converted models: ``$SPECSWEEP_CACHE``, else ``~/.cache/specsweep``."""
-    return Path(os.environ.get("SPECSWEEP_CACHE", Path.home() / ".cache" / "specsweep"))
-
-
 def resolve_device(device: str) -> torch.device:
     """The torch device for ``device`` (auto = CUDA when visible, else CPU); refuses CUDA when none is visible."""
     if device == "auto":
@@ -119,30 +116,36 @@ def smollm2_folder() -> Path:
     return folder
 
 
-def _cached_smollm2_ready() -> bool:
-    out = cache_root() / "smollm2-135m"
+def _smollm2_complete(out: Path) -> bool:
     return (out / "config.json").exists() and (out / "model.safetensors").exists()
 
 
-def _cached_smollm2() -> Path:
-    """Dequantize the GGUF once and keep a plain HF folder (safetensors) in the cache."""
-    out = cache_root() / "smollm2-135m"
-    if _cached_smollm2_ready():
-        return out
+def _cached_smollm2_ready() -> bool:
+    return _smollm2_complete(cache_root() / "smollm2-135m")
+
+
+def _dequantize_smollm2(tmp: Path) -> None:
+    """Write SmolLM2-135M-Instruct, dequantized from the shipped GGUF, as a plain HF folder at ``tmp``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
 
     folder = smollm2_folder()
+    print(f"specsweep: dequantizing SmolLM2-135M once into {cache_root()} (about 20 s)", file=sys.stderr, flush=True)
     gguf_model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     # save_pretrained refuses GGUF-loaded models: copy the weights into a model built from the config.
     fresh = AutoModelForCausalLM.from_config(gguf_model.config, dtype=torch.float32)
     fresh.load_state_dict(gguf_model.state_dict())
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True)
     fresh.save_pretrained(tmp)
     tok.save_pretrained(tmp)
-    tmp.replace(out) if not out.exists() else None
-    return out
+
+
+def _cached_smollm2() -> Path:
+    """Dequantize the GGUF once into the cache (one process builds it, concurrent ones wait; actors/shared_cache.py)."""
+    out = cache_root() / "smollm2-135m"
+    if not _smollm2_complete(out):
+        smollm2_folder()                      # a missing package is one line, before any lock is taken
+    return build_once(out, _dequantize_smollm2, f"the dequantized SmolLM2-135M ({out})", ready=_smollm2_complete)
 
 
 def resolve_source(name: str) -> str:

@@ -12,7 +12,7 @@ multiply in bf16). As a :class:`~policies.costs.CostModel`: the verify table is 
 the context terms are linear (v_C = 1000 · KV bytes per position / bandwidth; v_mC = 1000 · the
 attention FLOPs per token and position / peak), the draft's per-proposal time is the draft's t(1, 0)
 and its per-1000-positions term its KV read. A roofline is a lower bound: real decoders reach
-50–80 % of the bandwidth (docs/costs.md compares it with measured GPU runs).
+50–80 % of the bandwidth (docs/gpu_planning.md compares it with measured GPU runs).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The speculative step, written once for the live engine and for replay (GUIDE §3.1).
+"""The speculative step, written once for the live engine and for replay (docs/definitions.md, One speculative step).
 
 One step on one row (a row = one sequence being generated):
 
@@ -18,7 +18,7 @@ reference) and the **clock** (:class:`Clock`: a timer, or the cost model's predi
 per-sequence state is in :class:`Row`, so a batch of B rows needs only a row index to reach
 its own tokens, budget and record.
 
-A batch step (:func:`batch_chain_step`, GUIDE §3.9) is the same step for B rows at once: each
+A batch step (:func:`batch_chain_step`, docs/definitions.md, Batches) is the same step for B rows at once: each
 row's cap from its own policy (then the batch policy's), one draft forward per level for the rows
 still drafting, one target forward for every row, and per row the same accept, emit and crop.
 """
@@ -139,7 +139,7 @@ class Clock(Protocol):
 
 
 def chain_step(row: Row, policy: Policy, drafter: Drafter | None, verifier: Verifier, clock: Clock) -> Step:
-    """One step with a chain of drafts (GUIDE §3.1 steps 1–6)."""
+    """One step with a chain of drafts (docs/definitions.md, One speculative step, 1–6)."""
     k_max = int(policy.max_draft())
     if k_max < 0:
         raise RuntimeError(f"policy {policy!r} asked for {k_max} drafts; must be >= 0")

@@ -124,7 +124,7 @@ class SweepConfig(BaseModel):
     tracking_uri: str = Field("sqlite:///mlflow.db", min_length=1)
     experiment: str = ""
     block_size: int = Field(0, ge=0)
-    batch_sizes: list[int] = Field(default_factory=lambda: [1], min_length=1)    # rows decoded together (GUIDE §3.9)
+    batch_sizes: list[int] = Field(default_factory=lambda: [1], min_length=1)    # rows decoded together (docs/definitions.md, Batches)
     calibrate: Calibrate = Field(default_factory=Calibrate)
     mode: Literal["live", "replay", "both"] = "live"      # docs/replay.md
     validate_fraction: Number = Field(0.2, ge=0, le=1, alias="validate")   # replay: share of configs also run live

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from actors.shared_cache import build_once, cache_root
 from policies.errors import SpecsweepError
 
 MT_BENCH = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
@@ -79,13 +79,17 @@ def parse_jsonl(path: Path) -> list[Question]:
 
 
 def specbench_path(cache: Path | None = None) -> Path:
-    """The cached Spec-Bench question file, downloaded and verified on first use."""
-    from actors.models import cache_root  # heavy: torch
-
+    """The cached Spec-Bench question file, downloaded and verified on first use (written once under a lock and
+    renamed into place, so racing sweeps never read half a file: actors/shared_cache.py)."""
     path = (cache or cache_root()) / "spec_bench" / "question.jsonl"
-    if path.exists() and _sha256(path) == SPECBENCH_SHA256:
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def verified(p: Path) -> bool:
+        return p.is_file() and _sha256(p) == SPECBENCH_SHA256
+
+    return build_once(path, _download_specbench, f"the Spec-Bench questions ({path})", ready=verified)
+
+
+def _download_specbench(tmp: Path) -> None:
     try:
         with urllib.request.urlopen(SPECBENCH_URL, timeout=30) as r:
             data = r.read()
@@ -94,10 +98,7 @@ def specbench_path(cache: Path | None = None) -> Path:
                              "set dataset.source to /path/to/question.jsonl") from None
     if hashlib.sha256(data).hexdigest() != SPECBENCH_SHA256:
         raise SpecsweepError("downloaded Spec-Bench question.jsonl has an unexpected sha256; pass a local copy instead")
-    tmp = path.with_suffix(".tmp")
     tmp.write_bytes(data)
-    os.replace(tmp, path)
-    return path
 
 
 def _sha256(path: Path) -> str:

@@ -25,7 +25,7 @@ cost ratio c = M_D / M_T ("Max-Speedup Speculative Sampling: A Generic Tree Cons
 Principle", §3.1), the price of one draft token in target steps. GammaTune calls the *inverse*
 ratio c (T_target / T_draft, its Eq. 1): it is ``target_over_draft`` here, never ``c``.
 
-Batches (GUIDE §3.9): ``batch`` holds, per batch size B, a table T_B(L) of one target forward over
+Batches (docs/definitions.md): ``batch`` holds, per batch size B, a table T_B(L) of one target forward over
 B rows padded to L tokens each (B·L verified slots) and the time of one batched draft forward.
 ``batch_verify(B, L)`` and ``batch_draft(B)`` read it, linear in B between measured sizes and clamped
 outside them; without a table they fall back to the single-row model over B·L tokens.

@@ -177,6 +177,13 @@ def _quiet_mlflow() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def _first_run_note(cfg) -> str:
+    from actors.models import _cached_smollm2_ready  # heavy: torch
+
+    uses = any("smollm2-135m" in (p.target, p.draft) for p in cfg.pairs)
+    return "; first run: SmolLM2 is dequantized once into the cache (~20 s)" if uses and not _cached_smollm2_ready() else ""
+
+
 def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, tracker=None) -> int:
     """Start the actors, run ``todo`` on them and write every finished task at once; returns failed tasks."""
 
@@ -184,7 +191,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
     warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
     t_start = time.time()
     say(f"specsweep: starting {sum(p.actors for p in cfg.pairs)} actor(s): models, cost calibration, warm-up"
-        + (", cost-model fit runs" if cfg.mode != "live" else ""))
+        + (", cost-model fit runs" if cfg.mode != "live" else "") + _first_run_note(cfg))
     try:
         try:
             infos = backend.start(actor_specs(cfg, warm_q))

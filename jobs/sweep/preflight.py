@@ -9,7 +9,8 @@ one ``SpecsweepError`` line naming the pair by its config path.
 
 Loading a tokenizer is cheap; model weights are never loaded here. The alias
 ``smollm2-135m`` is only checked for its package until its dequantized copy is
-cached (building that copy takes ~20 s and happens in the actor).
+cached (building that copy takes ~20 s and happens in the first actor that needs it, once, under a
+lock: actors/shared_cache.py).
 """
 from __future__ import annotations
 
