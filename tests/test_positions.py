@@ -17,7 +17,8 @@ def _row(policy, gamma, drafted, accepted, k_max, pair="p", batch=1, timing="", 
     al = [a + 1 for a in accepted]
     return {"status": "ok", "pair": pair, "batch_size": batch, "policy": policy, "policy_spec": policy, "gamma": gamma,
             "ar_timing": timing, "drafted": drafted, "accepted": accepted, "k_max": k_max, "accept_lengths": al,
-            "question_id": qid, "turn": 0, "repeat": 0, "new_tokens": sum(al), "wall_time": 1.0, "task_key": f"{pair}|{qid}"}
+            "question_id": qid, "turn": 0, "repeat": 0, "new_tokens": sum(al), "wall_time": 1.0,
+            "task_key": f"{pair}|{qid}"}
 
 
 ROWS = [

@@ -83,7 +83,8 @@ def positions_md(pos: pd.DataFrame, hist: pd.DataFrame, figure: str | None = Non
             f"that drafted at least i; every position and the histogram of accepted length by drafted length: "
             f"{BY_POSITION}, {HISTOGRAM})\n\n" + "\n".join(lines) + "\n")
     if hist is not None and len(hist):
-        mode = hist.sort_values("steps", ascending=False, kind="stable").drop_duplicates(["pair", "policy_spec", "gamma", "drafted"])
+        mode = hist.sort_values("steps", ascending=False, kind="stable")
+        mode = mode.drop_duplicates(["pair", "policy_spec", "gamma", "drafted"])
         mode = mode.sort_values(["pair", "batch_size", "policy_spec", "gamma", "drafted"])
         cells = {}
         for r in mode.itertuples(index=False):
