@@ -93,6 +93,13 @@ def test_vllm_choice_per_batch_size_runner_up_and_the_policy_beyond_the_engine()
         len(r) for r in sweep_rows())}
 
 
+def test_an_adaptive_policy_slower_than_ar_is_not_beyond_the_engine():
+    rec = recommend(frame(sweep_rows({1: {"fixed:2": 0.8, "gammatune:2": 0.9}, 4: {"fixed:2": 1.2,
+                                                                                   "gammatune:2": 1.1}})), "vllm")
+    assert [c.chosen.name for c in rec.choices] == ["ar (speculation off)", "fixed γ=2"]
+    assert rec.choices[0].adaptive is None and rec.choices[1].adaptive is None
+
+
 def test_vllm_config_ranges_interpolated_and_valid():
     rec = recommend(frame(sweep_rows()), "vllm")
     text = WRITERS["vllm"](rec)
@@ -310,3 +317,46 @@ def test_cli_asks_for_a_pair_when_the_sweep_holds_several(tmp_path):
     _one_line_error([folder, "--for", "vllm"], "holds 2 pairs (other, p): pass --pair LABEL")
     rc, out, _ = run_cli(folder, "--for", "vllm", "--pair", "other")
     assert rc == 0 and '"method": "ngram"' in out
+
+
+@pytest.mark.slow
+def test_a_real_tiny_batch_sweep_gives_valid_configs_and_the_position_tables(tmp_path):
+    """The tiny pair swept at batch sizes 1 and 2 in this process (no Ray, no MLflow): every engine's config is
+    written and valid, its choices agree with report.md's best config per batch size where the engine can run it,
+    and the acceptance-by-position tables, figure and report section exist."""
+    from actors.tiny_pair import save_tiny_pair
+    from jobs.config import parse_config
+    from jobs.report.batches import by_batch_size
+    from jobs.report.tables import shown_rows
+    from jobs.sweep.driver import run_sweep
+
+    target, draft = save_tiny_pair(tmp_path / "pair")
+    cfg = parse_config({"name": f"r-{tmp_path.name}", "output": str(tmp_path / "out"),
+                        "tracking_uri": f"sqlite:///{tmp_path}/mlflow.db",
+                        "pairs": [{"name": "tiny", "target": target, "draft": draft}],
+                        "dataset": {"source": "sample", "question_ids": [9017, 9021, 9023, 9022]},
+                        "generation": {"max_new_tokens": 8}, "policies": ["fixed", "gammatune"], "gammas": [1, 3],
+                        "warmup": 0, "batch_sizes": [1, 2],
+                        "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1, "judge": False}})
+    with contextlib.redirect_stderr(io.StringIO()):
+        res = run_sweep(cfg, backend="inprocess", log_mlflow=False)
+    out = tmp_path / "out"
+    assert res["failed_rows"] == 0
+    report = (out / "report.md").read_text()
+    assert "## Acceptance by draft position" in report and "figures/acceptance_by_position.png" in report
+    assert (out / "acceptance_by_position.parquet").is_file()
+    assert (out / "figures" / "acceptance_by_position.png").is_file()
+    assert "accept_rate_pos_1" in (out / "summary.csv").read_text().splitlines()[0]
+    best = by_batch_size(shown_rows(str(out), ParquetLog(out).read())).set_index("batch_size")
+    for engine, check in (("vllm", check_vllm), ("sglang", check_sglang), ("trtllm", check_trtllm)):
+        dest = tmp_path / f"{engine}.cfg"
+        rc, notes, err = run_cli(str(out), "--for", engine, "--out", str(dest))
+        assert rc == 0, err
+        check(dest.read_text())
+        assert "| 1 | " in notes and "| 2 | " in notes
+    rec = recommend(shown_rows(str(out), ParquetLog(out).read()), "vllm")
+    for c in rec.choices:
+        b = best.loc[c.batch_size]
+        if b["best_spec"] == "fixed":                 # the report's best is one vLLM can run: the same choice
+            want = f"fixed γ={b['best_gamma']}" if b["best_speedup"] > 1 else "ar (speculation off)"
+            assert c.chosen.name == want

@@ -12,7 +12,7 @@ verdicts, ``jobs/report/metrics.py`` for the noise floor of the pair at that bat
 - the runner-up is the next option; best / runner-up gets its paired interval and is "within the noise floor" when
   ``verdict`` resolves no difference (its interval holds 1, or the gap is inside the floor);
 - "beyond the engine": the fastest config the engine cannot express (not ``oracle``, not the oracle bound, not the
-  static ``batch-schedule``), named when it beats every expressible speculative option at B;
+  static ``batch-schedule``), named when it beats every option the engine can express at B, ``ar`` included;
 - SGLang takes one setting for every batch size: the option with the highest geometric-mean speedup over the usable
   batch sizes (``ar`` counts 1), among those measured at all of them.
 """
@@ -155,8 +155,8 @@ def choose_at(size: int, n: int, ar: Option, opts: list, floor: float, cap: int 
         c.runner_ratio = ratio(c.chosen, c.runner, n)
         v = verdict(*c.runner_ratio, floor)
         c.within_noise = None if not v else v == NOT_RESOLVED
-    spec_best = max((o.thr[0] for o in expressible), default=-math.inf)
-    beyond = [o for o in opts if o.setting is None and o.policy not in NOT_ADAPTIVE and o.thr[0] > spec_best]
+    bar = max([ar.thr[0]] + [o.thr[0] for o in expressible])       # every option the engine has, ar included
+    beyond = [o for o in opts if o.setting is None and o.policy not in NOT_ADAPTIVE and o.thr[0] > bar]
     if beyond:
         c.adaptive = max(beyond, key=lambda o: o.thr[0])
         c.adaptive_ratio = ratio(c.adaptive, c.chosen, n)
