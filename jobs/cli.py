@@ -6,6 +6,7 @@
     specsweep report    (--experiment NAME [--output DIR] | --parquet DIR | DIR) [--format md|csv] [--specbench]
     specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json] [--format md|csv]
     specsweep plan      CONFIG.yaml [--json]   (GPU memory per pair from config.json; which GPUs it fits)
+    specsweep recommend OUTPUT --for vllm|sglang|trtllm [--out FILE] [--pair LABEL]   (the engine's config per batch size)
     specsweep calibrate [--target M] [--draft M|ngram] --out COSTS.json   (the pair's cost model)
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
@@ -29,6 +30,7 @@ from actors.templates import default_template, render
 from jobs.batch_generate import check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json
 from jobs.dataset import load_questions
 from jobs.plan_cli import add_parser as add_plan_parser
+from jobs.recommend.cli import add_parser as add_recommend_parser
 from jobs.replay_cli import main as replay_main
 from jobs.report.derived import summarize
 from jobs.report.tables import main as report_main
@@ -352,6 +354,7 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--device", default="auto")
     d.set_defaults(fn=cmd_distill)
     add_plan_parser(sub)
+    add_recommend_parser(sub)
     pl = sub.add_parser("policies", help="list policies and their parameters")
     pl.set_defaults(fn=cmd_policies)
     for command in sub.choices.values():

@@ -59,7 +59,8 @@ def test_fresh_removes_what_the_sweep_wrote_and_keeps_the_users_files(tiny, tmp_
     assert (out / "log" / "README").read_text() == "what these runs were"
     n = len(wrote)
     assert said == [f"specsweep: --fresh removed {n} files specsweep wrote (answers/, figures/, log/, token_views/, "
-                    "actors.json, report.csv, …); kept 3 other files (figures/my_plot.png, log/README, notes.txt)"]
+                    "acceptance_by_position.parquet, accepted_length_histogram.parquet, …); kept 3 other files "
+                    "(figures/my_plot.png, log/README, notes.txt)"]
     assert not (out / "answers" / "tiny__fixed__g2__r0.jsonl").exists() and not (out / "report.csv").exists()
     gammas = {g for f in (out / "log").glob("task-*.parquet") for g in pq.read_table(f).column("gamma").to_pylist()}
     assert gammas == {0, 3}                               # the log holds the new config's rows only (ar is γ 0)

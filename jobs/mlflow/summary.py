@@ -7,7 +7,8 @@ Rules:
   it, else to the config's other mode. ``ar`` rows belong to the live ``ar`` run. Rows of a
   run the sweep never had are not logged.
 - Per-γ values are logged at step = γ: the summary's columns named in ``AT_COMPLETION`` and
-  ``FROM_SUMMARY``, the overall speedup as ``speedup[_lo|_hi]`` and each group's as
+  ``FROM_SUMMARY``, the acceptance rate at each draft position ``accept_rate_pos_{i}`` where the summary has it
+  (``jobs/report/positions.py``), the overall speedup as ``speedup[_lo|_hi]`` and each group's as
   ``speedup_<group>[_lo|_hi]``. The ``ar`` run repeats its one measurement at each γ.
 - Across-γ metrics (``across_gamma/...``, step 0) go to a run only when it holds every γ of its
   (pair, policy spec) in the summary (per mode when the summary has a mode column): an
@@ -25,6 +26,7 @@ from jobs.mlflow.runs import ACROSS, MODES, finite, row_mode
 from jobs.mlflow.stream import MAX_BATCH, measure
 from jobs.report import metrics
 from jobs.report.agreement import mode_shown
+from jobs.report.derived import RATE_PREFIX
 
 AT_COMPLETION = ("throughput", "mean_accepted_length", "acceptance_rate", "questions")
 FROM_SUMMARY = ("throughput_lo", "throughput_hi", "mal_lo", "mal_hi", "speedup", "speedup_lo", "speedup_hi",
@@ -81,6 +83,7 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
         for _, r in part.iterrows():
             g = int(r["gamma"])
             vals = {k: r[k] for k in AT_COMPLETION + FROM_SUMMARY if k in r}
+            vals.update({k: r[k] for k in r.index if k.startswith(RATE_PREFIX)})    # accept_rate_pos_{i}
             row = speed_at.get((rk, g))
             for col in row.index if row is not None else ():
                 if col in _IDENTITY:

@@ -43,50 +43,80 @@ def batches(df: pd.DataFrame) -> pd.DataFrame:
                                                 al_sum=("al_sum", "sum"), steps=("steps", "sum"))
 
 
+def unit_totals(part: pd.DataFrame) -> tuple[int, dict]:
+    """The batches of one pair × B (rows of :func:`batches`) as units: (units, {(policy, spec, γ): (tokens, time)}),
+    each vector over the units (0 where the config did not run)."""
+    units = part[UNIT].drop_duplicates().reset_index(drop=True)
+    index = {tuple(u): i for i, u in enumerate(units.itertuples(index=False))}
+    out = {}
+    for key, rows in part.groupby(["policy", "policy_spec", "gamma"]):
+        tok, t = np.zeros(len(units)), np.zeros(len(units))
+        for r in rows.itertuples(index=False):
+            i = index[(r.task_key, r.turn, r.repeat)]
+            tok[i] += r.tokens
+            t[i] += r.time
+        out[key] = (tok, t)
+    return len(units), out
+
+
+def weights(units: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """[1 + resamples, units]: row 0 the point estimate (every batch once), then the bootstrap resamples."""
+    return np.vstack([np.ones((1, units)), bootstrap_weights(units, resamples, seed)])
+
+
+def speedup_samples(tok: np.ndarray, t: np.ndarray, ar_tok: np.ndarray, ar_t: np.ndarray,
+                    w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(total throughput, speedup vs ``ar``) of one config under each weighting of :func:`weights`: ``ar`` over the
+    batches the config ran (module docstring)."""
+    ran = t > 0
+    thr = (w @ tok) / np.maximum(w @ t, 1e-12)
+    base = (w @ (ar_tok * ran)) / np.maximum(w @ (ar_t * ran), 1e-12)
+    return thr, thr / base
+
+
+def interval(samples: np.ndarray, units: int) -> tuple[float, float]:
+    """The 95 % interval of the resamples (``samples`` without its point row); NaN from a single batch."""
+    return _interval(samples) if units > 1 else (np.nan, np.nan)
+
+
 def by_batch_size(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Per pair × B: ``ar``'s total tok/s, the best config's (spec, γ, total tok/s, MAL, latency) and its speedup vs
     ``ar`` at the same B with its interval (module docstring)."""
     b = batches(df)
     out = []
     for (pair, size), part in b.groupby(["base_pair", "batch_size"]):
-        units = part[UNIT].drop_duplicates().reset_index(drop=True)
-        index = {tuple(u): i for i, u in enumerate(units.itertuples(index=False))}
-        w = np.vstack([np.ones((1, len(units))), bootstrap_weights(len(units), resamples, seed)])
-
-        def totals(rows: pd.DataFrame):
-            """(tokens, time) per unit as vectors over ``units``."""
-            tok, t = np.zeros(len(units)), np.zeros(len(units))
-            for r in rows.itertuples(index=False):
-                i = index[(r.task_key, r.turn, r.repeat)]
-                tok[i] += r.tokens
-                t[i] += r.time
-            return tok, t
-
+        n, totals = unit_totals(part)
+        w = weights(n, resamples, seed)
         ar = part[part["policy"] == "ar"]
         if ar.empty:
             continue
-        ar_tok, ar_t = totals(ar)
+        ar_tok, ar_t = ar_totals(totals)
         best = None
-        for (spec, gamma), cp in part[~part["policy"].isin(["ar", BOUND_NAME])].groupby(["policy_spec", "gamma"]):
-            tok, t = totals(cp)
-            ran = t > 0
-            thr = (w @ tok) / np.maximum(w @ t, 1e-12)
-            base = (w @ (ar_tok * ran)) / np.maximum(w @ (ar_t * ran), 1e-12)
-            sp = thr / base
+        for (policy, spec, gamma), (tok, t) in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2])):
+            if policy in ("ar", BOUND_NAME):
+                continue
+            thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
             if not np.isfinite(thr[0]):               # untrusted replayed times (NaN): no throughput to rank
                 continue
             if best is None or thr[0] > best["throughput"]:
-                lo, hi = _interval(sp[1:]) if len(units) > 1 else (np.nan, np.nan)
+                cp = part[(part["policy_spec"] == spec) & (part["gamma"] == gamma)]
+                lo, hi = interval(sp[1:], n)
                 best = {"spec": spec, "gamma": int(gamma), "throughput": float(thr[0]), "speedup": float(sp[0]),
                         "speedup_lo": lo, "speedup_hi": hi, "mal": cp["al_sum"].sum() / max(cp["steps"].sum(), 1),
                         "latency": cp["latency"].sum() / max(cp["rows"].sum(), 1)}
-        row = {"pair": pair, "batch_size": int(size), "batches": len(units),
+        row = {"pair": pair, "batch_size": int(size), "batches": n,
                "ar_throughput": float(ar_tok.sum() / max(ar_t.sum(), 1e-12)),
                "ar_latency": ar["latency"].sum() / max(ar["rows"].sum(), 1)}
         if best is not None:
             row.update({f"best_{k}": v for k, v in best.items()})
         out.append(row)
     return pd.DataFrame(out)
+
+
+def ar_totals(totals: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``ar``'s (tokens, time) per batch from :func:`unit_totals` (every ``ar`` row, timed first)."""
+    parts = [v for k, v in totals.items() if k[0] == "ar"]
+    return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
 
 def _interval(samples: np.ndarray) -> tuple[float, float]:

@@ -13,7 +13,10 @@ new_tokens / wall_time (prefill included); per-question tok/s = Σ_turns new_tok
 Σ_turns wall_time (Spec-Bench speed.py); throughput of a config = mean over questions
 (× repeats) of per-question tok/s; mean accepted length = mean of accept_lengths over all
 target forwards (bonus token included; Spec-Bench's #MAT); acceptance rate α = Σ accepted /
-Σ drafted. Intervals and table-level figures: ``jobs/report/metrics.py``.
+Σ drafted; acceptance rate at draft position i = steps whose first i drafts were accepted / steps that drafted
+at least i (vLLM's ``num_accepted_tokens_per_pos`` over the steps reaching position i; a tree counts its depth,
+``k_max``), with the histogram of accepted length by drafted length beside it (:func:`position_tables`).
+Intervals and table-level figures: ``jobs/report/metrics.py``.
 """
 from __future__ import annotations
 
@@ -148,3 +151,89 @@ def summarize(questions: Sequence) -> dict:
     return {**figures(c), "generations": len(gens), "new_tokens": sum(g.new_tokens for g in gens),
             "forwards": c.forwards, "drafted_per_forward": per_forward([d for g in gens for d in g.drafted]),
             "max_draft_per_forward": per_forward([k for g in gens for k in g.k_max])}
+
+
+# ---------------------------------------------------------------- acceptance by draft position
+POSITION_KEYS = ["pair", "batch_size", "policy", "policy_spec", "gamma"]
+HISTOGRAM_COLUMNS = ["drafted", "accepted", "steps", "share"]
+RATE_PREFIX = "accept_rate_pos_"     # accept_rate_pos_{i}: the acceptance rate at draft position i (1-based)
+
+
+def step_depth(drafted: int, k_max: int | None = None) -> int:
+    """The draft positions one step verified: its drafted tokens (a chain), or its depth ``k_max`` when a tree's
+    nodes outnumber it; 0 when nothing was drafted."""
+    d = int(drafted)
+    return d if k_max is None else min(d, int(k_max))
+
+
+@dataclass
+class PositionCounts:
+    """Per-position counters of one config (vLLM's ``num_drafts`` and ``num_accepted_tokens_per_pos`` in spirit):
+    ``drafts_per_pos[i - 1]`` = steps that drafted at least i tokens, ``accepted_per_pos[i - 1]`` = steps whose first
+    i drafts were accepted; ``histogram[(d, a)]`` = steps that drafted d ≥ 1 positions and accepted a of them."""
+
+    forwards: int = 0
+    drafts: int = 0
+    accepted_tokens: int = 0
+    drafts_per_pos: list = field(default_factory=list)
+    accepted_per_pos: list = field(default_factory=list)
+    histogram: dict = field(default_factory=dict)
+
+    def add(self, drafted: Sequence[int], accepted: Sequence[int], k_max: Sequence[int] | None = None) -> None:
+        """Count one generation's steps (its per-step ``drafted``, ``accepted`` and optional ``k_max`` lists)."""
+        for s, (d, a) in enumerate(zip(drafted, accepted)):
+            depth = step_depth(d, k_max[s] if k_max is not None and s < len(k_max) else None)
+            self.forwards += 1
+            if depth <= 0:
+                continue
+            a = max(0, min(int(a), depth))
+            self.drafts += 1
+            self.accepted_tokens += a
+            if depth > len(self.drafts_per_pos):
+                grow = depth - len(self.drafts_per_pos)
+                self.drafts_per_pos += [0] * grow
+                self.accepted_per_pos += [0] * grow
+            for i in range(depth):
+                self.drafts_per_pos[i] += 1
+            for i in range(a):
+                self.accepted_per_pos[i] += 1
+            self.histogram[(depth, a)] = self.histogram.get((depth, a), 0) + 1
+
+    def rates(self) -> list[float]:
+        """The acceptance rate at positions 1, 2, …: accepted_per_pos[i] / drafts_per_pos[i]."""
+        return [a / d if d else float("nan") for a, d in zip(self.accepted_per_pos, self.drafts_per_pos)]
+
+
+def position_tables(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(by position, histogram) per (pair, batch size, policy, spec, γ) over the successful rows (``ar`` left out, as
+    is the closing ``ar`` control). By position: forwards, num_drafts, num_accepted_tokens, the lists
+    num_drafts_per_pos, num_accepted_tokens_per_pos and accept_rate_pos, and one column ``accept_rate_pos_{i}`` per
+    position (NaN past a config's deepest draft). Histogram: one row per (config, drafted length, accepted length)
+    with its steps and their share of the steps that drafted that length."""
+    d = df[(df["status"] == "ok") & (df["policy"] != "ar")] if len(df) else df
+    if "ar_timing" in d:
+        d = d[d["ar_timing"].fillna("") != "last"]
+    if not len(d):
+        return pd.DataFrame(columns=POSITION_KEYS), pd.DataFrame(columns=POSITION_KEYS + HISTOGRAM_COLUMNS)
+    d = d.assign(batch_size=d["batch_size"].fillna(1).astype(int) if "batch_size" in d else 1)
+    rows, hist = [], []
+    for key, part in d.groupby(POSITION_KEYS, sort=True):
+        c = PositionCounts()
+        k_lists = part["k_max"] if "k_max" in part else [None] * len(part)
+        for dr, ac, km in zip(part["drafted"], part["accepted"], k_lists):
+            if dr is not None and ac is not None:
+                c.add(list(dr), list(ac), None if km is None else list(km))
+        ident = dict(zip(POSITION_KEYS, key))
+        rows.append({**ident, "forwards": c.forwards, "num_drafts": c.drafts, "num_accepted_tokens": c.accepted_tokens,
+                     "num_drafts_per_pos": c.drafts_per_pos, "num_accepted_tokens_per_pos": c.accepted_per_pos,
+                     "accept_rate_pos": c.rates()})
+        per_len = {}
+        for (dl, _), n in c.histogram.items():
+            per_len[dl] = per_len.get(dl, 0) + n
+        hist += [{**ident, "drafted": dl, "accepted": a, "steps": n, "share": n / per_len[dl]}
+                 for (dl, a), n in sorted(c.histogram.items())]
+    pos = pd.DataFrame(rows)
+    deepest = max((len(r) for r in pos["accept_rate_pos"]), default=0)
+    for i in range(deepest):
+        pos[f"{RATE_PREFIX}{i + 1}"] = [r[i] if i < len(r) else float("nan") for r in pos["accept_rate_pos"]]
+    return pos, pd.DataFrame(hist, columns=POSITION_KEYS + HISTOGRAM_COLUMNS)

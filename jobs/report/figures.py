@@ -4,7 +4,9 @@
   error bars = 95 % paired-bootstrap interval;
 - ``mal_vs_gamma.png``: the same for mean accepted length (with its interval);
 - ``throughput_bars.png``: Figure-1 style, mean throughput per pair and policy, error bars = std across γ;
-- ``trace_<qid>.png``: Fig. 2a style, accepted tokens and γ at each step of one generation.
+- ``trace_<qid>.png``: Fig. 2a style, accepted tokens and γ at each step of one generation;
+- ``acceptance_by_position.png``: the acceptance rate at each draft position per config, and a histogram of
+  accepted length by drafted length (``jobs/report/positions.py``).
 """
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from jobs.report.derived import position_tables
 from jobs.report.metrics import per_question
+from jobs.report.positions import FIGURE
 from jobs.sweep.output import record_written
 
 def _save(fig, path: Path) -> None:
@@ -118,12 +122,55 @@ def trace(row: pd.Series, path: Path) -> Path:
     return path
 
 
-def all_figures(summary: pd.DataFrame, rows: pd.DataFrame, folder: Path, traces: int = 2) -> list[Path]:
-    """Every figure of a sweep into ``folder``; returns the files written."""
+def acceptance_by_position(pos: pd.DataFrame, hist: pd.DataFrame, path: Path, lines: int = 10) -> Path | None:
+    """Top row: the acceptance rate at each draft position, one panel per pair (and batch size), one line per config
+    (the ``lines`` configs with the most drafts); bottom row: the histogram of accepted length by drafted length of
+    the config with the most drafts in that panel (share of the steps drafting that length). None when nothing
+    drafted."""
+    if pos is None or not len(pos) or not (pos["num_drafts"] > 0).any():
+        return None
+    pairs = sorted(pos[pos["num_drafts"] > 0]["pair"].unique())
+    fig, axes = plt.subplots(2, len(pairs), figsize=(5.5 * len(pairs), 7.5), squeeze=False)
+    for j, pair in enumerate(pairs):
+        part = pos[(pos["pair"] == pair) & (pos["num_drafts"] > 0)].sort_values("num_drafts", ascending=False)
+        ax = axes[0][j]
+        for r in part.head(lines).itertuples(index=False):
+            rates = list(r.accept_rate_pos)
+            ax.plot(range(1, len(rates) + 1), rates, marker="o", label=f"{r.policy_spec[:24]} γ={r.gamma}")
+        ax.set_title(pair)
+        ax.set_xlabel("draft position i")
+        ax.set_ylabel("acceptance rate at i (of the steps drafting ≥ i)")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+        top = part.iloc[0]
+        h = hist[(hist["pair"] == pair) & (hist["policy_spec"] == top["policy_spec"]) & (hist["gamma"] == top["gamma"])]
+        grid = h.pivot_table(index="drafted", columns="accepted", values="share", fill_value=0.0)
+        ax = axes[1][j]
+        if len(grid):
+            im = ax.imshow(grid.values, cmap="Greens", vmin=0, vmax=1, aspect="auto", origin="lower")
+            ax.set_xticks(range(grid.shape[1]), grid.columns)
+            ax.set_yticks(range(grid.shape[0]), grid.index)
+            fig.colorbar(im, ax=ax, label="share of the steps drafting that length")
+        ax.set_xlabel("accepted length")
+        ax.set_ylabel("drafted length")
+        ax.set_title(f"{top['policy_spec'][:30]} γ={top['gamma']}", fontsize=9)
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)
+    return path
+
+
+def all_figures(summary: pd.DataFrame, rows: pd.DataFrame, folder: Path, traces: int = 2,
+                positions: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> list[Path]:
+    """Every figure of a sweep into ``folder``; returns the files written. ``positions``: the (by position,
+    histogram) tables of ``jobs/report/derived.py::position_tables`` (derived from ``rows`` when not given)."""
     folder.mkdir(parents=True, exist_ok=True)
     out = [_per_pair(summary, "throughput", "throughput (tok/s)", folder / "throughput_vs_gamma.png"),
            _per_pair(summary, "mean_accepted_length", "mean accepted length", folder / "mal_vs_gamma.png"),
            throughput_bars(summary, folder / "throughput_bars.png")]
+    pos = acceptance_by_position(*(positions or position_tables(rows)), folder / FIGURE)
+    out += [pos] if pos else []
     heat = category_heatmap(rows, folder / "speedup_by_category.png")
     out += [heat] if heat else []
     adaptive = rows[rows["policy"].isin(["gammatune", "gammatune+", "hf-heuristic", "goodput"])]

@@ -30,6 +30,7 @@ from jobs.report.batches import batch_table_md, by_batch_size
 from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
                                    mark_untrusted, pair_bias, preferred_mode, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
+from jobs.report.positions import positions_section
 from jobs.report.specbench import report_text
 from jobs.report.derived import trusted_times
 from jobs.report.text import interval, render, short
@@ -42,13 +43,13 @@ def summary_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.Da
     log = ParquetLog(folder)
     if not log.dir.exists():
         raise SpecsweepError(f"{folder} holds no sweep log (expected {log.dir})")
-    df = _shown_rows(folder, log.read())
+    df = shown_rows(folder, log.read())
     if df.empty:
         raise SpecsweepError(f"{folder}: the log has no successful rows yet")
     return metrics.config_summary(df), metrics.speedup_vs_ar(df), metrics.fraction_of_oracle(df)
 
 
-def _shown_rows(folder: str, df: pd.DataFrame) -> pd.DataFrame:
+def shown_rows(folder: str, df: pd.DataFrame) -> pd.DataFrame:
     """The successful rows the figures use: one mode per config (``jobs/report/agreement.py``), with no times
     where they are not trusted (``jobs/report/costs.py``)."""
     ok = metrics.ok_rows(df)
@@ -60,14 +61,14 @@ def costs_from_parquet(folder: str) -> str:
     held ("" when none applies)."""
     df = ParquetLog(folder).read()
     parts = [costs_text(read_actor_infos(folder)), untrusted_text(untrusted_reasons(folder, metrics.ok_rows(df))),
-             metrics.bound_text(metrics.bound_check(df), metrics.fraction_of_oracle(_shown_rows(folder, df)))]
+             metrics.bound_text(metrics.bound_check(df), metrics.fraction_of_oracle(shown_rows(folder, df)))]
     return "".join(f"\n## {p}\n" for p in parts if p)
 
 
 def uncertainty_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(Table 2 with intervals, noise floor per pair) from a sweep's Parquet log."""
 
-    df = _shown_rows(folder, ParquetLog(folder).read())
+    df = shown_rows(folder, ParquetLog(folder).read())
     return metrics.table2(df), metrics.noise_floor(df)
 
 
@@ -80,7 +81,7 @@ def agreement_from_parquet(folder: str, speed: pd.DataFrame | None = None) -> st
     if not len(table):
         return ""
     parts = [agreement_text(table), bias_text(replay_bias(df)),
-             corrected_text(bias_corrected(speed, _shown_rows(folder, df), pair_bias(df)))]
+             corrected_text(bias_corrected(speed, shown_rows(folder, df), pair_bias(df)))]
     return "".join(f"\n## {p}\n" for p in parts if p)
 
 
@@ -211,18 +212,19 @@ def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None 
 
 
 def folder_report(folder: str, fmt: str = "md") -> str:
-    """The full report of a sweep's output folder: floor, Table 2, Spec-Bench table, efficiency, replay agreement
-    and bias, costs and the bound (what ``specsweep report OUTPUT`` prints and the sweep writes to report.md)."""
+    """The full report of a sweep's output folder: floor, Table 2, Spec-Bench table, efficiency, batch sizes,
+    acceptance by draft position, replay agreement and bias, costs and the bound (what ``specsweep report OUTPUT`` prints and the sweep writes to report.md)."""
     summary, speed, frac = summary_from_parquet(folder)
     t2, floor = uncertainty_from_parquet(folder)
     return build_report(summary, speed, frac, fmt, t2, floor) + batches_from_parquet(folder) \
+        + positions_section(folder, shown_rows(folder, ParquetLog(folder).read())) \
         + agreement_from_parquet(folder, speed) + costs_from_parquet(folder)
 
 
 def batches_from_parquet(folder: str) -> str:
     """The results by batch size (``jobs/report/batches.py``; "" for a sweep run at batch size 1 only), from the rows
     the other figures use: one mode per config."""
-    md = batch_table_md(by_batch_size(_shown_rows(folder, ParquetLog(folder).read())))
+    md = batch_table_md(by_batch_size(shown_rows(folder, ParquetLog(folder).read())))
     return (f"\n## By batch size (total tokens/s of a batch; speedup vs ar at the same batch size, 95 % intervals "
             f"over batches)\n\n{md}\n") if md else ""
 

@@ -36,8 +36,9 @@ from jobs.report import metrics
 from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
                                    mark_untrusted, mode_shown, pair_bias, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
-from jobs.report.derived import trusted_times
+from jobs.report.derived import position_tables, trusted_times
 from jobs.report.headline import headline, per_gamma_text
+from jobs.report.positions import with_positions, write_positions
 from jobs.report.tables import folder_report, specbench_layout, table2_layout
 from jobs.report.token_view import token_views
 from jobs.sweep.answers import write_all
@@ -302,6 +303,9 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
         if tracker is not None:
             tracker.finish("FAILED", None, None, failed_rows)
         return result
+    pos, hist = position_tables(ok)                       # acceptance by draft position (jobs/report/positions.py)
+    summary = with_positions(summary, pos)
+    write_positions(pos, hist, out)
     _csv(summary, out / "summary.csv")
     if len(speed):
         _csv(speed, out / "speedup_vs_ar.csv")
@@ -311,7 +315,8 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
     write_all(ok[ok["wall_time"].notna()], out / "answers")     # answer files carry wall times: trusted ones only
     from jobs.report.figures import all_figures  # heavy: matplotlib
 
-    figures = all_figures(summary, ok, out / "figures") + token_views(cfg.pairs, ok, out / "token_views")
+    figures = all_figures(summary, ok, out / "figures", positions=(pos, hist)) \
+        + token_views(cfg.pairs, ok, out / "token_views")
     if tracker is not None:
         arts = [p for p in (out / "summary.csv", out / "speedup_vs_ar.csv", out / "table2.csv", out / "actors.json",
                             out / "replay_agreement.csv", out / "replay_bias.csv", out / "speedup_bias_corrected.csv")

@@ -1,0 +1,1 @@
+"""``specsweep recommend``: the serving-engine config a sweep's measurements support (docs/recommend.md)."""
