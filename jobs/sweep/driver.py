@@ -46,7 +46,7 @@ from jobs.sweep.failures import first_line, internal_error_log, record_error, ro
 from jobs.sweep.output import OutputLock, check_usable, record_written
 from jobs.sweep.parquet_log import ParquetLog
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
-from jobs.sweep.preflight import check_pairs
+from jobs.sweep.preflight import check_pairs, first_run_note
 from jobs.sweep.signals import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install, interrupted, ray_start,  # noqa: F401
                                 restore, say)
 from policies.errors import SpecsweepError
@@ -178,13 +178,6 @@ def _quiet_mlflow() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def _first_run_note(cfg) -> str:
-    from actors.models import _cached_smollm2_ready  # heavy: torch
-
-    uses = any("smollm2-135m" in (p.target, p.draft) for p in cfg.pairs)
-    return "; first run: SmolLM2 is dequantized once into the cache (~20 s)" if uses and not _cached_smollm2_ready() else ""
-
-
 def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, tracker=None) -> int:
     """Start the actors, run ``todo`` on them and write every finished task at once; returns failed tasks."""
 
@@ -192,7 +185,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
     warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
     t_start = time.time()
     say(f"specsweep: starting {sum(p.actors for p in cfg.pairs)} actor(s): models, cost calibration, warm-up"
-        + (", cost-model fit runs" if cfg.mode != "live" else "") + _first_run_note(cfg))
+        + (", cost-model fit runs" if cfg.mode != "live" else "") + first_run_note(cfg))
     try:
         try:
             infos = backend.start(actor_specs(cfg, warm_q))

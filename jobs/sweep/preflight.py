@@ -93,3 +93,11 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
         if limit and need > limit:
             raise SpecsweepError(f"config calibrate.context: context + max_tokens = {need - 1} exceeds the "
                                  f"{limit} positions of {p.target} ({path}.target); lower calibrate.context")
+
+
+def first_run_note(cfg) -> str:
+    """A note for the start-up line when a pair will build the SmolLM2 cache first (empty, ``""``, otherwise)."""
+    from actors.models import _cached_smollm2_ready  # heavy: torch
+
+    uses = any("smollm2-135m" in (p.target, p.draft) for p in cfg.pairs)
+    return "; first run: SmolLM2 is dequantized once into the cache (~20 s)" if uses and not _cached_smollm2_ready() else ""
