@@ -45,7 +45,7 @@ from jobs.sweep.failures import first_line, internal_error_log, record_error, ro
 from jobs.sweep.output import OutputLock, check_usable, record_written
 from jobs.sweep.parquet_log import ParquetLog
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
-from jobs.sweep.preflight import check_pairs
+from jobs.sweep.preflight import check_pairs, check_paths
 from jobs.sweep.signals import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install, interrupted, ray_start,  # noqa: F401
                                 restore, say)
 from policies.errors import SpecsweepError
@@ -103,6 +103,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         for note in replay_partition(cfg)[2]:
             say(f"specsweep: {note}")
     if dry_run:
+        check_paths(cfg, tokenizer=False)     # the local model files, as check_pairs below checks them
         print(describe_plan(cfg, questions, tasks))
         return {"tasks": len(tasks), "dry_run": True}
 
