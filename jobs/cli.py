@@ -331,7 +331,7 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("distill", help="train a small draft (--kind draft) or an EAGLE head (--kind eagle) for a target")
     d.add_argument("--kind", choices=["draft", "eagle"], default="draft",
                    help="draft: a small independent LM; eagle: a feature head on the target's hidden states")
-    d.add_argument("--unroll", type=int, default=2, help="eagle: train on the head's own predictions this deep")
+    d.add_argument("--unroll", type=int, default=2, help="eagle: train on the head's own predictions this deep (1-16)")
     d.add_argument("--target", default=DEFAULT_TARGET)
     d.add_argument("--out", default="runs/distill")
     d.add_argument("--layers", type=int, default=4)

@@ -320,3 +320,50 @@ def test_model_config_rule():
             check_model_config({**ok, **change}, "c")
     with pytest.raises(SpecsweepError, match="vocab_size is missing"):
         check_model_config({"hidden_size": 8}, "c", ("vocab_size",))
+
+
+def test_a_pickled_head_of_another_shape_is_one_line(inputs, tmp_path):
+    """A ``pytorch_model.bin`` head's shapes are known only once it is read: the size mismatch is still one line
+    naming the tensor and both shapes."""
+    import torch
+    from safetensors.torch import load_file
+
+    from actors.eagle_head import load_head
+    from actors.models import ModelSpec, load_model
+
+    _, target, _, p = inputs
+    folder = tmp_path / "binhead"
+    folder.mkdir()
+    (folder / "config.json").write_text((Path(p["head"]) / "config.json").read_text())
+    state = load_file(str(Path(p["head"]) / "model.safetensors"))
+    key = "layers.0.self_attn.q_proj.weight"
+    torch.save({**state, key: state[key][:16].clone()}, folder / "pytorch_model.bin")
+    with pytest.raises(SpecsweepError) as e:
+        load_head(folder, load_model(ModelSpec(target)))
+    msg = str(e.value)
+    assert "\n" not in msg and key in msg and "[16, 32]" in msg and "[32, 32]" in msg, msg
+
+
+def test_the_sweep_module_gives_one_line_for_a_bad_flag(capsys):
+    from jobs.sweep.driver import main
+
+    assert main(["c.yaml", "--backend", "gpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("specsweep: error: argument --backend: invalid choice"), err
+
+
+@pytest.mark.slow
+def test_a_real_ray_cluster_answers_the_address_probe():
+    """The probe that refuses a port that is not Ray lets a real GCS through (starts a local cluster: slow tier)."""
+    ray = pytest.importorskip("ray")
+    from cluster.ray_setup import check_address, connect
+
+    if ray.is_initialized():
+        ray.shutdown()
+    connect(None, num_cpus=1, object_store_mb=100)
+    try:
+        t = time.monotonic()
+        check_address(ray.get_runtime_context().gcs_address)
+        assert time.monotonic() - t < 2
+    finally:
+        ray.shutdown()

@@ -10,7 +10,6 @@ every task already in the log and reuses the MLflow runs.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
@@ -28,6 +27,7 @@ from cluster.ray_session import SweepCluster
 from cluster.ray_setup import check_address, check_resources, target_address
 from jobs.config import SweepConfig, load_config
 from jobs.dataset import load_questions
+from jobs.inputs import OneLineParser
 from jobs.mlflow.client import client_for
 from jobs.mlflow.runs import runs_hint
 from jobs.mlflow.tracking import SweepTracker
@@ -353,7 +353,7 @@ def outcome(res: dict) -> tuple[int, str | None]:
 def main(argv=None) -> int:
     """Exit status: 0 every row ok; 2 bad input (one line); 3 finished with failed rows or tasks;
     4 an unexpected internal error (one line, traceback in a file); 130 SIGINT, 143 SIGTERM."""
-    ap = argparse.ArgumentParser(prog="python -m jobs.sweep")
+    ap = OneLineParser(prog="python -m jobs.sweep")
     ap.add_argument("config")
     ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
     ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
@@ -362,7 +362,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
     ap.add_argument("--backend", choices=["ray", "inprocess"], default="ray",
                     help="inprocess: the same actors and tasks in this process, no Ray (tests, debugging)")
-    a = ap.parse_args(argv)
+    try:
+        a = ap.parse_args(argv)
+    except SpecsweepError as e:           # a bad flag: one line, not the usage text
+        say(f"specsweep: error: {e}")
+        return EXIT_BAD_INPUT
     previous = install()
     cfg = None
     try:
