@@ -5,8 +5,8 @@ valid.
 Rules (one checker each, used by ``specsweep plan``, the sweep's preflight and model/head loading):
 
 * **sizes** (:func:`check_model_config`): every size a config names (hidden size, layers, heads, KV heads, head
-  dim, intermediate size, vocabulary, positions) is an integer in [1, :data:`MAX_SIZE`]; the attention heads divide
-  the hidden size and the KV heads divide the attention heads.
+  dim, intermediate size, vocabulary) is an integer in [1, :data:`MAX_SIZE`], the positions in
+  [1, :data:`MAX_POSITIONS`]; the attention heads divide the hidden size and the KV heads divide the attention heads.
 * **weights** (:func:`safetensors_shapes`): a ``.safetensors`` file's header is a JSON table of tensors whose data
   ends within the file, so a file cut short is refused before anything maps it.
 * **tokenizer** (:func:`check_tokenizer_files`): a model folder holds at least one of :data:`TOKENIZER_FILES`.
@@ -21,6 +21,7 @@ from pathlib import Path
 from policies.errors import SpecsweepError
 
 MAX_SIZE = 2 ** 24
+MAX_POSITIONS = 2 ** 31 - 1               # context lengths run far past the other sizes
 SIZE_KEYS = {"hidden_size": ("hidden_size", "n_embd", "d_model"),
              "num_hidden_layers": ("num_hidden_layers", "n_layer", "num_layers"),
              "num_attention_heads": ("num_attention_heads", "n_head", "num_heads"),
@@ -64,8 +65,9 @@ def check_model_config(config, where: str, required: tuple[str, ...] = ()) -> di
         if key not in sizes:
             raise SpecsweepError(f"{where}: {key} is missing; a model config names its sizes as integers >= 1")
     for key, v in sizes.items():
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SIZE:
-            raise SpecsweepError(f"{where}: {key} is {clip(v)}; model sizes are integers >= 1 and <= {MAX_SIZE}")
+        most = MAX_POSITIONS if key == "max_position_embeddings" else MAX_SIZE
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most:
+            raise SpecsweepError(f"{where}: {key} is {clip(v)}; model sizes are integers >= 1 and <= {most}")
     hidden, heads, kv = sizes.get("hidden_size"), sizes.get("num_attention_heads"), sizes.get("num_key_value_heads")
     if hidden and heads and hidden % heads:
         raise SpecsweepError(f"{where}: num_attention_heads {heads} does not divide hidden_size {hidden}; the heads "

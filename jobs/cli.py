@@ -177,8 +177,9 @@ def cmd_calibrate(a) -> int:
             raise SpecsweepError(f"{flag} {value} is not valid: use an integer >= {least}")
     target = a.target or DEFAULT_TARGET
     out = Path(a.out)
-    if out.parent and not out.parent.exists():
-        raise SpecsweepError(f"--out {a.out}: folder {out.parent} does not exist")
+    if out.is_dir() or not out.parent.is_dir():
+        why = "is a folder" if out.is_dir() else f"{out.parent} is not an existing folder"
+        raise SpecsweepError(f"--out {a.out} {why}: give a JSON file path in an existing folder")
     pair = _pair(a, target, draft)
     print(f"specsweep: measuring {target} + {draft} on {pair.device} (the engine's step path, k = 0 … "
           f"{a.max_tokens - 1})", file=sys.stderr)

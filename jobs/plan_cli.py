@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 
 from actors.gpus import GB, GPUS
-from actors.memory_plan import VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, pair_plan
+from actors.memory_plan import (VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, load_config_dict,
+                                pair_plan)
 from jobs.config import load_config
 from policies.errors import SpecsweepError
 
@@ -46,10 +47,11 @@ def plans(cfg, path: str = "config") -> list[PairPlan]:
     """Each pair's plan; a config.json or EAGLE head the sweep would refuse is refused here, naming the pair."""
     out = []
     for i, p in enumerate(cfg.pairs):
-        try:
-            out.append(pair_plan(p))
-        except SpecsweepError as e:
-            raise SpecsweepError(f"{path} pairs[{i}]: {e}") from None
+        for field, step in (("target", lambda: load_config_dict(p.target)), ("draft", lambda: out.append(pair_plan(p)))):
+            try:
+                step()
+            except SpecsweepError as e:
+                raise SpecsweepError(f"{path} pairs[{i}].{field}: {e}") from None
     return out
 
 
