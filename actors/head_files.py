@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from actors.model_files import check_model_config, clip, read_json, read_kept_ids, safetensors_shapes
+from actors.model_files import check_model_config, read_json, read_kept_ids, safetensors_shapes
 from policies.errors import SpecsweepError
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
