@@ -31,10 +31,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from actors.head_files import DRAFT_VOCAB, WEIGHT_FILES, check_head
+from actors.model_files import read_kept_ids
 from policies.errors import SpecsweepError
-
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-DRAFT_VOCAB = "draft_vocab.json"
 
 
 @dataclass
@@ -247,14 +246,9 @@ def load_head(folder, target) -> tuple[EagleHead, list[int] | None]:
     """The head in ``folder`` checked against ``target``; returns it (in the target's dtype and device) and the
     drafting vocabulary subset (None = full). Every refusal is one line naming what is wrong."""
     folder = Path(folder)
-    if not folder.is_dir():
-        raise SpecsweepError(f"eagle head {folder} is not a folder: give a folder in the EAGLE-1/2 release layout "
-                             "(config.json + model.safetensors or pytorch_model.bin)")
-    weights = next((folder / f for f in WEIGHT_FILES if (folder / f).exists()), None)
-    if not (folder / "config.json").exists() or weights is None:
-        raise SpecsweepError(f"{folder} is not an EAGLE head: it needs config.json and one of {', '.join(WEIGHT_FILES)}")
+    config = check_head(folder, target.config.to_dict() if hasattr(target, "config") else None)   # files, shapes
+    weights = next(folder / f for f in WEIGHT_FILES if (folder / f).exists())
     try:
-        config = json.loads((folder / "config.json").read_text())
         shape = HeadShape.from_config(config)
     except (ValueError, KeyError, TypeError) as e:
         raise SpecsweepError(f"{folder}/config.json is not a Llama head config ({type(e).__name__}: {e})") from None
@@ -280,7 +274,11 @@ def load_head(folder, target) -> tuple[EagleHead, list[int] | None]:
     shape.vocab_size = t_vocab
     head = EagleHead(shape, config, with_embeddings=emb is not None)
     state = {k: v for k, v in state.items() if not k.startswith("layers.0.input_layernorm")}
-    missing, unexpected = head.load_state_dict(state, strict=False)
+    try:
+        missing, unexpected = head.load_state_dict(state, strict=False)
+    except RuntimeError as e:       # a tensor of another shape (a .bin head: its shapes are read only here)
+        detail = next((ln.strip() for ln in str(e).splitlines() if "size mismatch" in ln), str(e).splitlines()[0])
+        raise SpecsweepError(f"eagle head {weights} does not fit its config.json: {detail[:200]}") from None
     missing = [k for k in missing if not k.startswith("rotary.")]
     if missing or unexpected:
         raise SpecsweepError(f"eagle head {folder} does not match the EAGLE-1/2 layout: "
@@ -289,9 +287,7 @@ def load_head(folder, target) -> tuple[EagleHead, list[int] | None]:
     head.to(device=lm.weight.device, dtype=dtype).eval()
     kept = None
     if (folder / DRAFT_VOCAB).exists():
-        kept = [int(t) for t in json.loads((folder / DRAFT_VOCAB).read_text())["kept_ids"]]
-        if not kept or max(kept) >= t_vocab or min(kept) < 0:
-            raise SpecsweepError(f"{folder}/{DRAFT_VOCAB} names token ids outside the target's vocabulary of {t_vocab}")
+        kept = read_kept_ids(folder / DRAFT_VOCAB, t_vocab)
     return head, kept
 
 

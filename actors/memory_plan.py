@@ -24,6 +24,8 @@ from huggingface_hub import try_to_load_from_cache
 
 from actors.drafter_kinds import drafter_kind
 from actors.gpus import GB, GPUS
+from actors.head_files import check_head
+from actors.model_files import check_model_config, read_json
 from actors.placement import DTYPE_BYTES, QUANT_BYTES, Shape, kv_bytes, weight_bytes
 from policies.errors import SpecsweepError
 
@@ -73,11 +75,22 @@ def config_path(name: str) -> tuple[Path, str]:
                          f"Hugging Face cache, or one of the reference configs: {', '.join(sorted(refs))}")
 
 
+PLAN_SIZES = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+
+
+def load_config_dict(name: str) -> tuple[dict, str, Path]:
+    """(the parsed config.json of ``name``, where it came from, its path); its sizes checked by the shared rule
+    (``actors/model_files.py``) before anything is sized from them."""
+    path, source = config_path(name)
+    d = read_json(path, f"model config of {name!r}")
+    check_model_config(d, f"model config {path} of {name!r}", PLAN_SIZES)
+    return d, source, path
+
+
 def load_shape(name: str) -> tuple[Shape, str]:
     """(the decoder's sizes, where its config came from) for ``name``; a multimodal config's ``text_config``."""
-    path, source = config_path(name)
+    d, source, path = load_config_dict(name)
     try:
-        d = json.loads(path.read_text())
         d = d.get("text_config", d)
         return Shape.of(SimpleNamespace(**d)), source
     except (OSError, ValueError, TypeError, AttributeError) as e:
@@ -165,6 +178,10 @@ def pair_plan(pair, batch: int = 1) -> PairPlan:
     """The plan of one config pair (``jobs/config.py``'s ``PairEntry``): dtype, quantization, positions, GPUs."""
     target = model_plan(pair.target, pair.dtype, pair.quantization, pair.max_context, batch)
     draft = None
+    if drafter_kind(pair.draft) == "eagle":         # the head checks the sweep runs (actors/head_files.py)
+        from actors.models import eagle_folder  # heavy: torch
+
+        check_head(eagle_folder(pair.draft), load_config_dict(pair.target)[0])
     if drafter_kind(pair.draft) in ("model", "eagle"):
         draft = model_plan(pair.draft, pair.dtype, pair.draft_quantization, pair.max_context, batch, tokens=1)
     n = max(1, int(pair.num_gpus))

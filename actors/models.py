@@ -26,7 +26,9 @@ import torch
 from huggingface_hub import constants as hub_constants, try_to_load_from_cache
 
 from actors.placement import max_memory_arg
-from actors.drafter_kinds import EAGLE_HEADS, EAGLE_PREFIX
+from actors.drafter_kinds import EAGLE_HEADS, EAGLE_PREFIX, drafter_kind
+from actors.head_files import check_head
+from actors.model_files import check_model_folder, read_kept_ids
 from actors.reduced_vocab import ReducedVocabLM
 from actors.shared_cache import build_once, cache_root
 from policies.errors import SpecsweepError
@@ -199,6 +201,9 @@ def load_tokenizer(spec: ModelSpec):
         return AutoTokenizer.from_pretrained(source, trust_remote_code=spec.trust_remote_code)
     except OSError as e:
         raise SpecsweepError(_not_found(spec.name, e)) from None
+    except Exception as e:  # noqa: BLE001 - a broken folder raises many kinds of errors inside transformers
+        raise SpecsweepError(f"cannot load the tokenizer of {spec.name!r} ({type(e).__name__}: "
+                             f"{(str(e).strip().splitlines() or [''])[0][:160]})") from None
 
 
 def _not_found(name: str, err: Exception) -> str:
@@ -272,6 +277,11 @@ def load_model(spec: ModelSpec):
             source, dtype=DTYPES[spec.dtype], trust_remote_code=spec.trust_remote_code, device_map=device_map, **kw)
     except OSError as e:
         raise SpecsweepError(_not_found(spec.name, e)) from None
+    except Exception as e:  # noqa: BLE001 - a weights file cut short (SafetensorError) and its like: one line
+        if "Safetensor" not in type(e).__name__:
+            raise
+        raise SpecsweepError(f"cannot read the weights of {spec.name!r} ({type(e).__name__}: "
+                             f"{(str(e).strip().splitlines() or [''])[0][:160]})") from None
     model = wrap_reduced_vocab(model, source)
     if spec.num_gpus == 1:
         model.to(device)            # the reduced-vocabulary wrapper's index buffers
@@ -292,8 +302,35 @@ def wrap_reduced_vocab(model, source: str):
     if not path.exists():
         return model
 
-    info = json.loads(path.read_text())
-    return ReducedVocabLM(model, info["kept_ids"], info["full_vocab_size"])
+    kept = read_kept_ids(path, full_size=True)
+    return ReducedVocabLM(model, kept, json.loads(path.read_text())["full_vocab_size"])
+
+
+def local_folder(name: str | None) -> Path | None:
+    """The local folder holding model ``name`` (an alias's, a path's, the GGUF alias's cached copy), or None for a hub
+    id or a model not converted yet: its files are checked as it loads."""
+    if not name:
+        return None
+    if name == "smollm2-135m":
+        return cache_root() / "smollm2-135m" if _cached_smollm2_ready() else None
+    path = Path(ALIASES.get(name, name)).expanduser()
+    return path if (path / "config.json").is_file() else None
+
+
+def check_target_files(name: str, tokenizer: bool = True) -> dict | None:
+    """The target's local files by ``actors/model_files.py``'s rules, before any weight is read; its config.
+    ``tokenizer=False`` (a dry run) leaves out the tokenizer files: a config-only folder can be planned."""
+    folder = local_folder(name)
+    return check_model_folder(folder, f"model {name}", tokenizer) if folder else None
+
+
+def check_draft_files(draft: str | None, target_config: dict | None, tokenizer: bool = True) -> None:
+    """A draft model's local files, or an EAGLE head's against the target's config (``actors/head_files.py``)."""
+    kind = drafter_kind(draft)
+    if kind == "eagle":
+        check_head(eagle_folder(draft), target_config)
+    elif kind == "model" and (folder := local_folder(draft)) is not None:
+        check_model_folder(folder, f"model {draft}", tokenizer)
 
 
 def check_same_tokenizer(target_tok, draft_tok, target_name: str, draft_name: str) -> None:

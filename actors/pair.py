@@ -9,7 +9,8 @@ from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
 from actors.drafter_kinds import drafter_kind
 from actors.eagle_drafter import EagleDrafter
-from actors.models import ModelSpec, check_same_tokenizer, eagle_folder, load_model, load_tokenizer, resolve_source
+from actors.models import (ModelSpec, check_draft_files, check_same_tokenizer, check_target_files, eagle_folder,
+                           load_model, load_tokenizer, resolve_source)
 from actors.placement import Shape, kv_bytes, weight_bytes
 from actors.runners import ENGINES, EagerRunner, default_engine
 from actors.templates import default_template, render
@@ -84,6 +85,7 @@ class Pair:
         if not isinstance(cfg.max_context, int) or cfg.max_context < 2:
             raise SpecsweepError(f"max_context {cfg.max_context!r} is not valid: use an integer >= 2")
         self.cfg = cfg
+        check_draft_files(cfg.draft, check_target_files(cfg.target))      # every local file, before any weight
         tspec = cfg.target_spec()
         self.tokenizer = load_tokenizer(tspec)
         dspec = cfg.draft_spec()

@@ -308,4 +308,22 @@ def read_traces(path: str | Path) -> list[Trace]:
     files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
     if not files or not all(f.exists() for f in files):
         raise SpecsweepError(f"no trace found at {path}: record traces first (an `ar` run plus rollouts per turn)")
-    return [t for f in files for t in table_to_traces(pq.read_table(f))]
+    return [t for f in files for t in _traces_of(f)]
+
+
+def _traces_of(path: Path) -> list[Trace]:
+    """The traces of one Parquet file; one line naming the file when it is cut short, not Parquet or not a trace
+    table (``write_traces``'s columns)."""
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0].rsplit("': ", 1)[-1][:100]
+        raise SpecsweepError(f"trace file {path} is not a readable Parquet file ({first}): it was cut short or "
+                             "overwritten; run the sweep again with --fresh or remove the file") from None
+    try:
+        return table_to_traces(table)
+    except SpecsweepError as e:
+        raise SpecsweepError(f"trace file {path}: {e}") from None
+    except (KeyError, TypeError, ValueError, IndexError, pa.ArrowException) as e:
+        raise SpecsweepError(f"trace file {path} is Parquet but not a trace table ({type(e).__name__}: "
+                             f"{str(e)[:80]})") from None

@@ -120,10 +120,37 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     if not host or not port.isdigit():
         raise SpecsweepError(f"Ray address {address!r} is not HOST:PORT (or ray://HOST:PORT)")
     try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
     except OSError as e:
         raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({e.strerror or e}); start one with "
                              "`ray start --head` or omit --address for a local cluster") from None
+    with sock:
+        if os.environ.get("RAY_USE_TLS", "0") not in ("1", "true") and not _speaks_grpc(sock, timeout):
+            raise SpecsweepError(f"{address!r} accepts connections but is not a Ray cluster (no gRPC answer within "
+                                 f"{timeout:g} s); give the address `ray start --head` printed (the GCS port, "
+                                 "default 6379) or omit --address for a local cluster")
+
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])   # + an empty SETTINGS
+
+
+def _speaks_grpc(sock: socket.socket, timeout: float) -> bool:
+    """Rule: a Ray GCS (and a Ray Client server) is a gRPC server, and every gRPC server answers the HTTP/2
+    connection preface with a SETTINGS frame (RFC 9113 §3.4: frame type 0x4 in the first frame header). Anything
+    else — silence for ``timeout`` seconds, an HTTP/1 reply, a closed connection — is not a Ray cluster, refused
+    here instead of ``ray.init`` retrying for minutes."""
+    sock.settimeout(timeout)
+    try:
+        sock.sendall(HTTP2_PREFACE)
+        head = b""
+        while len(head) < 9:
+            chunk = sock.recv(9 - len(head))
+            if not chunk:
+                return False
+            head += chunk
+    except OSError:
+        return False
+    return head[3] == 0x4
 
 
 def check_resources(needs_gpus: float, needs_cpus: float, resources: dict) -> None:

@@ -71,9 +71,10 @@ def batch_size_of(a) -> int | None:
 
 
 def read_prompt_file(path: str) -> list[tuple[int, str]]:
-    """(line number, text) of every non-empty line of ``path``; one line when it cannot be read or has none."""
+    """(line number, text) of every non-empty line of ``path``; one line when it cannot be read or has none.
+    Lines end at "\n" only (a trailing "\r" dropped): U+2028, form feeds and the like stay inside their prompt."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in Path(path).read_bytes().decode("utf-8").split("\n")]
     except (OSError, UnicodeDecodeError) as e:
         raise SpecsweepError(f"--prompt-file {path}: cannot read it ({type(e).__name__})") from None
     prompts = [(i, line) for i, line in enumerate(lines, 1) if line.strip()]

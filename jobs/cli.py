@@ -35,7 +35,8 @@ from jobs.replay_cli import main as replay_main
 from jobs.report.derived import summarize
 from jobs.report.tables import main as report_main
 from jobs.sweep.answers import answer_records, write_answers
-from policies.costs import CostModel, check_cost_dict
+from jobs.inputs import OneLineParser, read_cost_file
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY, build, check_gamma, check_generation, check_seed
 
@@ -112,14 +113,15 @@ def cmd_generate(a) -> int:
         raise SpecsweepError("prompt is empty: pass --prompt \"some text\", --prompt-file FILE or --dataset "
                              "sample|specbench|PATH")
     policy = build(a.policy, a.gamma)
+    cost_model = read_cost_file(a.costs) if a.costs else None      # checked before any model loads
     if policy.needs_reference and a.temperature > 0:
         raise SpecsweepError(f"policy {policy.name} is defined for greedy decoding only: use --temperature 0")
     target = a.target or DEFAULT_TARGET
     draft = None if policy.name == "ar" and a.draft is None else (a.draft or default_draft())
     pair = _pair(a, target, draft)
     template = "raw" if a.raw else default_template(target, pair.tokenizer)
-    if a.costs:
-        load_costs(pair, a.costs)
+    if cost_model is not None:
+        load_costs(pair, a.costs, cost_model)
     if policy.needs_costs or policy.needs_rank_acceptance:
         if pair.costs is None:
             print("specsweep: measuring the pair's step costs on the engine path (about half a minute on a CPU; "
@@ -153,17 +155,11 @@ def _pair(a, target: str, draft: str | None):
                            trust_remote_code=a.trust_remote_code))
 
 
-def load_costs(pair, path: str) -> None:
-    """Attach the cost model stored in ``path`` to ``pair``, or measure again (one line saying why) when it was
-    measured on a different machine (``actors/machine.py``)."""
+def load_costs(pair, path: str, model: CostModel) -> None:
+    """Attach ``model`` (read from ``path`` by ``jobs/inputs.py``) to ``pair``, or measure again (one line saying
+    why) when it was measured on a different machine (``actors/machine.py``)."""
     from actors.machine import machine_differences, machine_facts  # heavy: torch
 
-    try:
-        d = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise SpecsweepError(f"--costs {path}: missing or not valid JSON ({type(e).__name__})") from None
-    check_cost_dict(d, f"--costs {path}")
-    model = CostModel.from_dict(d)
     here = machine_facts(pair.target.device, pair.cfg.dtype)
     diff = machine_differences(model.machine, here) if model.machine else ["no machine recorded"]
     if diff:
@@ -183,8 +179,9 @@ def cmd_calibrate(a) -> int:
             raise SpecsweepError(f"{flag} {value} is not valid: use an integer >= {least}")
     target = a.target or DEFAULT_TARGET
     out = Path(a.out)
-    if out.parent and not out.parent.exists():
-        raise SpecsweepError(f"--out {a.out}: folder {out.parent} does not exist")
+    if out.is_dir() or not out.parent.is_dir():
+        why = "is a folder" if out.is_dir() else f"{out.parent} is not an existing folder"
+        raise SpecsweepError(f"--out {a.out} {why}: give a JSON file path in an existing folder")
     pair = _pair(a, target, draft)
     print(f"specsweep: measuring {target} + {draft} on {pair.device} (the engine's step path, k = 0 … "
           f"{a.max_tokens - 1})", file=sys.stderr)
@@ -282,7 +279,7 @@ def cmd_replay(a) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="specsweep", description="Evaluate speculative-decoding policies.")
+    p = OneLineParser(prog="specsweep", description="Evaluate speculative-decoding policies.")
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate", help="generate one answer and print its statistics")
     _add_generation_args(g)
@@ -337,7 +334,7 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("distill", help="train a small draft (--kind draft) or an EAGLE head (--kind eagle) for a target")
     d.add_argument("--kind", choices=["draft", "eagle"], default="draft",
                    help="draft: a small independent LM; eagle: a feature head on the target's hidden states")
-    d.add_argument("--unroll", type=int, default=2, help="eagle: train on the head's own predictions this deep")
+    d.add_argument("--unroll", type=int, default=2, help="eagle: train on the head's own predictions this deep (1-16)")
     d.add_argument("--target", default=DEFAULT_TARGET)
     d.add_argument("--out", default="runs/distill")
     d.add_argument("--layers", type=int, default=4)
@@ -365,7 +362,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    a = parser().parse_args(argv)
+    try:
+        a = parser().parse_args(argv)       # a bad flag is one line too (jobs/inputs.py's OneLineParser)
+    except SpecsweepError as e:
+        print(f"specsweep: error: {e}", file=sys.stderr)
+        return 2
     quiet_third_party(a.verbose)
     try:
         if getattr(a, "seed", None) is not None:

@@ -21,11 +21,13 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actors.drafter_kinds import drafter_kind
+from actors.model_files import clip
 from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runners import ENGINES
 from actors.templates import TEMPLATES
@@ -61,7 +63,7 @@ class PairEntry(BaseModel):
     device: str = Field("auto", pattern=DEVICE_RE.pattern)
     quantization: Optional[Literal[QUANTIZATIONS]] = None  # type: ignore[valid-type]
     draft_quantization: Optional[Literal[QUANTIZATIONS]] = None  # type: ignore[valid-type]
-    num_gpus: Number = Field(0, ge=0, le=64)
+    num_gpus: int = Field(0, ge=0, le=64)       # whole GPUs; >= 1 with device cuda (see parse_config)
     num_cpus: Number = Field(1, ge=0, le=1024)
     actors: int = Field(1, ge=1, le=1024)
     template: Optional[Literal[TEMPLATES]] = None  # type: ignore[valid-type]
@@ -172,6 +174,37 @@ class SweepConfig(BaseModel):
         return d
 
 
+MAX_NAME = 200
+MAX_PATH = 4096
+BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
+
+
+def check_text(path: str, value: str, limit: int = MAX_NAME) -> None:
+    """Rule for names and paths a sweep prints, logs and files results under: at most ``limit`` characters, none a
+    control character (NUL, newline, tab, … : Unicode Cc), a line or paragraph separator (U+2028, U+2029) or a
+    bidirectional override (U+202A–U+202E, U+2066–U+2069), which would forge or hide text where it is shown."""
+    if len(value) > limit:
+        _err(path, f"is {len(value)} characters long; use at most {limit}")
+    for i, ch in enumerate(value):
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ord(ch) in BIDI:
+            _err(path, f"holds the control character U+{ord(ch):04X} at position {i}; use printable text only")
+
+
+def _check_texts(cfg) -> None:
+    """:func:`check_text` on every name and model path of ``cfg``, and num_gpus against the device."""
+    check_text("name", cfg.name)
+    check_text("experiment", cfg.experiment)
+    check_text("output", cfg.output, MAX_PATH)
+    for i, p in enumerate(cfg.pairs):
+        check_text(f"pairs[{i}].name", p.name)
+        check_text(f"pairs[{i}].target", p.target, MAX_PATH)
+        if p.draft is not None:
+            check_text(f"pairs[{i}].draft", p.draft, MAX_PATH)
+        if p.device.startswith("cuda") and p.num_gpus < 1:
+            _err(f"pairs[{i}].num_gpus", f"is {p.num_gpus} with device {p.device}: a pair on a GPU reserves whole GPUs, "
+                                         "an integer >= 1 (or use device cpu or auto)")
+
+
 _MODELS = {(): SweepConfig, ("pairs", "*"): PairEntry, ("dataset",): Dataset, ("calibrate",): Calibrate}
 _HINTS = {"name": "give the sweep a name (it is the MLflow experiment)",
           "pairs": "list at least one target/draft pair",
@@ -206,7 +239,7 @@ def _explain(e: dict) -> str:
     kind, loc, value = e["type"], e["loc"], e.get("input")
     last = loc[-1] if loc else ""
     if kind == "number_type":
-        return f"must be a number, got {value!r}"
+        return f"must be a number, got {clip(value, 80)}"
     if kind == "missing":
         return "missing" + (f": {_HINTS[last]}" if last in _HINTS else "")
     if kind == "extra_forbidden":
@@ -215,15 +248,15 @@ def _explain(e: dict) -> str:
         valid = ", ".join(f.alias or name for name, f in model.model_fields.items()) if model else "see docs/sweeps.md"
         return f"unknown field; valid fields: {valid}"
     if kind == "bool_type":
-        return f"must be a YAML boolean (true or false, unquoted), got {value!r}"
+        return f"must be a YAML boolean (true or false, unquoted), got {clip(value, 80)}"
     if kind == "finite_number":
-        return f"must be a finite number, got {value!r}"
+        return f"must be a finite number, got {clip(value, 80)}"
     if kind == "too_short" and isinstance(value, list):
         return "must not be empty" + (f": {_HINTS[last]}" if last in _HINTS else "")
     msg = e["msg"]
     if kind == "string_pattern_mismatch":
         msg = ("must be auto, cpu, cuda or cuda:N" if last == "device" else "must not be empty")
-    return f"{msg[0].lower()}{msg[1:]}, got {value!r}"
+    return f"{msg[0].lower()}{msg[1:]}, got {clip(value, 80)}"
 
 
 def _finite_params(path: str, name: str, params: dict) -> None:
@@ -318,6 +351,7 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
         more = f" (and {n - 1} more problem(s))" if n > 1 else ""
         raise SpecsweepError(f"config {field_path(first['loc']) or 'top level'}: {_explain(first)}{more}") from None
 
+    _check_texts(cfg)
     for i, p in enumerate(cfg.pairs):
         if p.draft is not None and p.draft_quantization and p.draft == "ngram":
             _err(f"pairs[{i}].draft_quantization", "the ngram drafter has no weights to quantize; remove it")

@@ -35,6 +35,7 @@ from tqdm import tqdm
 
 from actors.builtin_prompts import distill_prompts
 from actors.templates import default_template, render
+from jobs.inputs import check_out_folder, check_text_file
 from policies.errors import SpecsweepError
 
 
@@ -59,13 +60,26 @@ class DistillConfig:
     threads: int = 0             # 0 = torch default
 
     def validate(self):
-        for name in ("layers", "prompts", "max_new_tokens", "gen_batch", "topk", "steps", "batch_size", "save_every"):
-            if getattr(self, name) < 1:
-                raise SpecsweepError(f"distill --{name.replace('_', '-')} must be >= 1 (got {getattr(self, name)})")
-        if self.vocab < 0:
-            raise SpecsweepError(f"distill --vocab must be >= 0 (0 = full vocabulary), got {self.vocab}")
+        """Every setting within :data:`LIMITS` (a documented range each), ``--out`` a folder that can be made and
+        every ``--extra-text`` a UTF-8 text file — all before the target loads (``jobs/inputs.py``)."""
+        for name, (least, most) in LIMITS.items():
+            v = getattr(self, name, None)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not least <= v <= most):
+                raise SpecsweepError(f"distill --{name.replace('_', '-')} must be >= {least} and <= {most}, an integer "
+                                     f"(got {str(v)[:40]})")
         if not (0 < self.lr < 1):
             raise SpecsweepError(f"distill --lr must be in (0, 1), got {self.lr}")
+        check_out_folder(self.out, "distill --out")
+        for f in self.extra_text:
+            check_text_file(f, "--extra-text")
+
+
+# Rule: the range of every training size distill takes (inclusive); beyond it a run would not finish on any machine
+# this tool targets (``--unroll`` 1000 unrolls the head a thousand times per step).
+LIMITS = {"layers": (1, 256), "prompts": (1, 1_000_000), "max_new_tokens": (1, 8192), "gen_batch": (1, 4096),
+          "topk": (1, 4096), "steps": (1, 10_000_000), "batch_size": (1, 4096), "save_every": (1, 10_000_000),
+          "vocab": (0, 2 ** 24), "warmup": (0, 10_000_000), "unroll": (1, 16), "eval_prompts": (1, 100_000),
+          "eval_gamma": (1, 64)}
 
 
 # ---------------------------------------------------------------- phase 1: data
@@ -75,7 +89,7 @@ def _prompt_texts(cfg: DistillConfig) -> list[str]:
         path = Path(f)
         if not path.exists():
             raise SpecsweepError(f"--extra-text file {f} does not exist")
-        texts += [p.strip() for p in path.read_text().split("\n\n") if p.strip()]
+        texts += [p.strip() for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()]
     return texts
 
 

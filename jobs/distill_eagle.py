@@ -230,9 +230,7 @@ def held_out_estimate(cfg: EagleDistillConfig, target, tok, folder: Path) -> dic
 def run_distill_eagle(cfg: EagleDistillConfig) -> Path:
     from actors.models import ModelSpec, load_model, load_tokenizer  # heavy: torch
 
-    cfg.validate()
-    if cfg.unroll < 1:
-        raise SpecsweepError(f"distill --unroll must be >= 1, got {cfg.unroll}")
+    cfg.validate()                               # --unroll included (jobs/distill.py's LIMITS)
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 
 from actors.gpus import GB, GPUS
-from actors.memory_plan import VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, pair_plan
+from actors.memory_plan import (VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, load_config_dict,
+                                pair_plan)
 from jobs.config import load_config
+from policies.errors import SpecsweepError
 
 
 def _gb(x: float) -> str:
@@ -41,8 +43,16 @@ def plan_text(plan: PairPlan, positions: int) -> str:
     return "\n".join(lines)
 
 
-def plans(cfg) -> list[PairPlan]:
-    return [pair_plan(p) for p in cfg.pairs]
+def plans(cfg, path: str = "config") -> list[PairPlan]:
+    """Each pair's plan; a config.json or EAGLE head the sweep would refuse is refused here, naming the pair."""
+    out = []
+    for i, p in enumerate(cfg.pairs):
+        for field, step in (("target", lambda: load_config_dict(p.target)), ("draft", lambda: out.append(pair_plan(p)))):
+            try:
+                step()
+            except SpecsweepError as e:
+                raise SpecsweepError(f"{path} pairs[{i}].{field}: {e}") from None
+    return out
 
 
 def check_config(cfg, path: str = "config") -> None:
@@ -54,7 +64,7 @@ def check_config(cfg, path: str = "config") -> None:
 
 def main(a) -> int:
     cfg = load_config(a.config)
-    result = plans(cfg)
+    result = plans(cfg, a.config)
     if a.json:
         print(json.dumps([p.to_dict() for p in result], indent=1))
     else:

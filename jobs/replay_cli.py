@@ -119,6 +119,19 @@ def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=Non
             "draft_time": sum(s.draft_time for s in g.steps), "verify_time": sum(s.verify_time for s in g.steps)}
 
 
+def check_costs(infos, source: str) -> None:
+    """Every cost model in ``infos`` (a calibrate file, or each actor's of an ``actors.json``) passes
+    ``policies/costs.py``'s checks, finite positive times included; one line naming the pair otherwise."""
+    if isinstance(infos, dict) and ("format" in infos or {"draft", "verify"} <= set(infos)):
+        check_cost_dict(infos, source)
+        return
+    for pair, acts in (infos.items() if isinstance(infos, dict) else ()):
+        for info in (acts if isinstance(acts, list) else []):
+            for key in ("costs", "cost_model"):
+                if isinstance(info, dict) and info.get(key):
+                    check_cost_dict(info[key], f"{source} (pair {pair!r}, {key})")
+
+
 def roofline_models(roof: tuple[str, str | None], trace) -> tuple[object, object]:
     """(cost curve, cost model) of the trace's pair on the roofline GPU: one model serves both."""
     model = roofline_cost_model(roof[0], trace.target, trace.draft or None, "bfloat16", roof[1])
@@ -143,6 +156,8 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
             check_replayable(build((name, params), g))
     source = roofline_label(*roof) if roof else (costs_file or str(out / "actors.json"))
     infos = None if roof else _read_json(Path(source), "actor costs")
+    if infos is not None:
+        check_costs(infos, source)                # every stored time checked before a trace is read
     t0 = time.perf_counter()
     traces = [t for t in read_traces(folder) if int(t.meta.get("batch_size", 1)) == 1]   # a row of a batch: skipped
     if not traces:

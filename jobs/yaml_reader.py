@@ -32,6 +32,9 @@ def _mapping(loader, node, deep=False):
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
+MAX_BYTES = 2 ** 20          # a sweep config or policy file: far above any real one, far below a stalled parser
+
+
 def _check_expanded_size(raw, path: str) -> None:
     """Refuse a document whose aliases expand past ``MAX_VALUES`` values (counted without expanding it)."""
     count, stack = 0, [raw]
@@ -56,6 +59,9 @@ def read_yaml_mapping(path: str) -> dict:
         raise SpecsweepError(f"config file {path} does not exist")
     if not p.is_file():
         raise SpecsweepError(f"config file {path} is not a file")
+    if p.stat().st_size > MAX_BYTES:
+        raise SpecsweepError(f"config file {path} holds {p.stat().st_size} bytes; a config is at most {MAX_BYTES} "
+                             "bytes (list questions in a dataset file instead)")
     try:
         raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as e:

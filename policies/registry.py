@@ -184,6 +184,8 @@ def names() -> list[str]:
 
 
 def _convert(policy: str, key: str, p: Param, raw: Any) -> Any:
+    """``raw`` as parameter ``key``'s type when valid: integers are whole finite numbers (no inf, nan or 1.5),
+    floats finite; one line naming the parameter and its rule otherwise."""
     try:
         if p.kind is bool:
             if isinstance(raw, bool):
@@ -195,20 +197,24 @@ def _convert(policy: str, key: str, p: Param, raw: Any) -> Any:
             else:
                 raise ValueError
         elif p.kind is int:
-            value = int(raw) if float(raw) == int(float(raw)) else None
-            if value is None:
-                raise ValueError
+            number = float(raw)
+            if isinstance(raw, bool) or not math.isfinite(number) or number != int(number):
+                raise ValueError          # inf, nan, 1.5, true: not an integer (int(inf) would overflow)
+            value = int(number) if not isinstance(raw, int) else raw
         elif p.kind is float:
             value = float(raw)
+            if isinstance(raw, bool) or not math.isfinite(value):
+                raise ValueError          # every number parameter is finite
         else:
             value = str(raw)
         ok = p.valid(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         ok = False
         value = raw
     if not ok:
-        kind = "true/false" if p.kind is bool else p.kind.__name__
-        raise SpecsweepError(f"{policy}: {key}={raw!r} is out of range: must be {p.rule or kind}")
+        rule = {bool: "true/false", int: f"an integer {p.rule}".strip(),
+                float: p.rule or "a finite number"}.get(p.kind, p.rule or p.kind.__name__)
+        raise SpecsweepError(f"{policy}: {key}={str(raw)[:40]!r} is out of range: must be {rule}")
     return value
 
 

@@ -359,7 +359,7 @@ def test_preflight_finds_what_used_to_fail_in_the_actor(tiny, tmp_path):
     import torch
 
     if not torch.cuda.is_available():
-        cases.append((raw_config(tmp_path, target, draft, pairs=[{"target": target, "device": "cuda"}]),
+        cases.append((raw_config(tmp_path, target, draft, pairs=[{"target": target, "device": "cuda", "num_gpus": 1}]),
                       r"config pairs\[0\]\.device: .*no CUDA GPU"))
     for raw, msg in cases:
         with pytest.raises(SpecsweepError, match=msg) as e:

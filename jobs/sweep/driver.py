@@ -10,7 +10,6 @@ every task already in the log and reuses the MLflow runs.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
@@ -28,6 +27,7 @@ from cluster.ray_session import SweepCluster
 from cluster.ray_setup import check_address, check_resources, target_address
 from jobs.config import SweepConfig, load_config
 from jobs.dataset import load_questions
+from jobs.inputs import OneLineParser
 from jobs.mlflow.client import client_for
 from jobs.mlflow.runs import runs_hint
 from jobs.mlflow.tracking import SweepTracker
@@ -46,7 +46,7 @@ from jobs.sweep.failures import first_line, internal_error_log, record_error, ro
 from jobs.sweep.output import OutputLock, check_usable, record_written
 from jobs.sweep.parquet_log import ParquetLog
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
-from jobs.sweep.preflight import check_pairs, first_run_note
+from jobs.sweep.preflight import check_pairs, check_paths, first_run_note
 from jobs.sweep.signals import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install, interrupted, ray_start,  # noqa: F401
                                 restore, say)
 from policies.errors import SpecsweepError
@@ -104,6 +104,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         for note in replay_partition(cfg)[2]:
             say(f"specsweep: {note}")
     if dry_run:
+        check_paths(cfg, tokenizer=False)     # the local model files, as check_pairs below checks them
         print(describe_plan(cfg, questions, tasks))
         return {"tasks": len(tasks), "dry_run": True}
 
@@ -158,7 +159,6 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
 
 def _open_tracking(cfg: SweepConfig):
     """The MLflow client of the sweep's tracking URI, or one line saying why it cannot be opened."""
-
     _quiet_mlflow()
     try:
         return client_for(cfg.tracking_uri)
@@ -171,7 +171,6 @@ def _open_tracking(cfg: SweepConfig):
 
 def _quiet_mlflow() -> None:
     """MLflow sets its own logger to INFO when imported: keep its store-creation chatter off the console."""
-
     import mlflow  # noqa: F401  (configures the "mlflow" logger; lower it only after that)
 
     for name in ("mlflow", "alembic"):
@@ -180,7 +179,6 @@ def _quiet_mlflow() -> None:
 
 def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, tracker=None) -> int:
     """Start the actors, run ``todo`` on them and write every finished task at once; returns failed tasks."""
-
     q0 = questions[0]
     warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
     t_start = time.time()
@@ -357,7 +355,7 @@ def outcome(res: dict) -> tuple[int, str | None]:
 def main(argv=None) -> int:
     """Exit status: 0 every row ok; 2 bad input (one line); 3 finished with failed rows or tasks;
     4 an unexpected internal error (one line, traceback in a file); 130 SIGINT, 143 SIGTERM."""
-    ap = argparse.ArgumentParser(prog="python -m jobs.sweep")
+    ap = OneLineParser(prog="python -m jobs.sweep")
     ap.add_argument("config")
     ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
     ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
@@ -366,7 +364,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
     ap.add_argument("--backend", choices=["ray", "inprocess"], default="ray",
                     help="inprocess: the same actors and tasks in this process, no Ray (tests, debugging)")
-    a = ap.parse_args(argv)
+    try:
+        a = ap.parse_args(argv)
+    except SpecsweepError as e:           # a bad flag: one line, not the usage text
+        say(f"specsweep: error: {e}")
+        return EXIT_BAD_INPUT
     previous = install()
     cfg = None
     try:

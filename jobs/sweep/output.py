@@ -70,6 +70,14 @@ def _foreign_entries(root: Path) -> list[str]:
 def check_usable(root: str | Path, fresh: bool = False) -> None:
     """Refuse an output path the sweep must not write to (see the module rules); writes nothing."""
     root = Path(root)
+    try:
+        os.stat(root)
+    except (FileNotFoundError, NotADirectoryError):
+        if root.is_symlink():
+            raise SpecsweepError(f"output {root} is a symlink to nothing: point it at a folder or remove it") from None
+    except OSError as e:          # a symlink loop (ELOOP) and its like: the sweep would die at its first write
+        raise SpecsweepError(f"output {root} cannot be used ({e.strerror or type(e).__name__}): choose another "
+                             "output folder") from None
     if root.exists() and not root.is_dir():
         raise SpecsweepError(f"output {root} is a file, not a folder: set output to a new or existing sweep folder")
     if root.is_dir():

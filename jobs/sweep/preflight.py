@@ -1,7 +1,9 @@
 """Checks a sweep runs before Ray starts or anything is written.
 
 For every pair: the target and draft names resolve (built-in alias, local Hugging
-Face folder, or a hub id whose tokenizer loads), the draft's tokenizer maps text to
+Face folder, or a hub id whose tokenizer loads), their local files pass the file rules
+(:func:`check_paths`: config sizes, weights headers, tokenizer files, reduced vocabularies,
+an EAGLE head's config and tensor shapes against the target's config), the draft's tokenizer maps text to
 the same ids as the target's, the calibration context fits the target's positions, a pair that
 reserves GPUs fits a listed GPU kind at its ``num_gpus`` (``actors/memory_plan.py``),
 and, for a cluster started on this machine, the device exists here. Each problem is
@@ -14,8 +16,44 @@ lock: actors/shared_cache.py).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from actors.memory_plan import check_fits, pair_plan
 from policies.errors import SpecsweepError
+
+
+def _at(path: str, check):
+    """``check()``, its refusal prefixed with the config field ``path``."""
+    try:
+        return check()
+    except SpecsweepError as e:
+        raise SpecsweepError(f"config {path}: {e}") from None
+
+
+def _local_name(name: str | None) -> bool:
+    """Whether ``name`` is checked on disk: a path, or a built-in alias other than the GGUF one (hub ids are not)."""
+    from actors.models import ALIASES  # heavy: torch
+
+    if not name or name in ("ngram", "smollm2-135m"):
+        return False
+    return name in ALIASES or name.startswith((".", "/", "~")) or Path(name).expanduser().exists()
+
+
+def check_paths(cfg, tokenizer: bool = True) -> None:
+    """The cheap checks, ``--dry-run`` included: every local target and draft exists, and its files (config sizes,
+    weights headers, tokenizer files unless ``tokenizer`` is False, reduced vocabulary, an EAGLE head's shapes
+    against the target) pass ``actors/model_files.py`` and ``actors/head_files.py`` — before MLflow, Ray or any
+    weight."""
+    from actors.models import check_draft_files, check_target_files, resolve_source  # heavy: torch
+
+    for i, p in enumerate(cfg.pairs):
+        path = f"pairs[{i}]"
+        if _local_name(p.target):
+            _at(f"{path}.target", lambda: resolve_source(p.target))
+        target_config = _at(f"{path}.target", lambda: check_target_files(p.target, tokenizer))
+        if p.drafter_kind == "model" and _local_name(p.draft):
+            _at(f"{path}.draft", lambda: resolve_source(p.draft))
+        _at(f"{path}.draft", lambda: check_draft_files(p.draft, target_config, tokenizer))
 
 
 def _tokenizer(path: str, name: str, trust_remote_code: bool):
@@ -50,14 +88,18 @@ def _max_positions(name: str) -> int | None:
 
 
 def check_pairs(cfg, *, local_cluster: bool) -> None:
+    """Every check of the module docstring, pair by pair; :func:`check_paths` first."""
     from actors.models import check_same_tokenizer, resolve_device  # heavy: torch
 
+    check_paths(cfg)
     for i, p in enumerate(cfg.pairs):
         path = f"pairs[{i}]"
         if p.num_gpus >= 1:            # the memory plan from config.json (actors/memory_plan.py)
             try:
                 plan = pair_plan(p)
-            except SpecsweepError:     # a model without a readable config.json: the tokenizer check names it
+            except SpecsweepError as e:   # a config.json without sizes is refused; a missing one is named below
+                if "no config.json" not in str(e) and "is missing" not in str(e):
+                    raise SpecsweepError(f"config pairs[{i}]: {e}") from None
                 plan = None
             if plan is not None:
                 check_fits(plan, f"config pairs[{i}]")

@@ -1,0 +1,76 @@
+"""Command-line inputs checked where they are read, before any model loads: flags, cost files, output folders
+and text files. Each refusal is one :class:`SpecsweepError` line; the CLI prints it as ``specsweep: error: …``
+and exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+from pathlib import Path
+
+from policies.costs import CostModel, check_cost_dict
+from policies.errors import SpecsweepError
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose every complaint (a bad type, a missing or unknown flag) is one
+    :class:`SpecsweepError` line naming the flag, not the whole usage text; subcommand parsers inherit it."""
+
+    def error(self, message: str):
+        """Raise the complaint as one line (``specsweep: error: …`` and exit status 2 in ``jobs/cli.py``)."""
+        first = " ".join(message.split())
+        raise SpecsweepError(f"{first[:300]} (see `{self.prog} --help`)")
+
+
+def read_cost_file(path: str) -> CostModel:
+    """The cost model stored in ``path`` (``specsweep calibrate --out``), every time in it checked finite and
+    positive (``policies/costs.py``) before any model loads."""
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise SpecsweepError(f"--costs {path}: missing or not valid JSON ({type(e).__name__})") from None
+    check_cost_dict(d, f"--costs {path}")
+    try:
+        return CostModel.from_dict(d)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise SpecsweepError(f"--costs {path}: malformed cost model ({type(e).__name__}: {str(e)[:80]})") from None
+
+
+def check_out_folder(path: str | Path, flag: str) -> None:
+    """Refuse an output folder that cannot be made: a file on the way (``afile/sub``), a symlink loop or a dangling
+    symlink, or an unwritable parent; nothing is created."""
+    path = Path(path)
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise SpecsweepError(f"{flag} {path} is a symlink to nothing: point it at a folder or remove it") from None
+    except NotADirectoryError:
+        pass                                    # a file on the way: named below
+    except OSError as e:
+        why = "a symlink loop" if e.errno == errno.ELOOP else (e.strerror or type(e).__name__)
+        raise SpecsweepError(f"{flag} {path} cannot be used ({why}): choose another folder") from None
+    if path.exists() and not path.is_dir():
+        raise SpecsweepError(f"{flag} {path} is a file, not a folder: choose a new or existing folder")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise SpecsweepError(f"{flag} {path}: {parent} is a file, not a folder: choose another folder")
+    if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise SpecsweepError(f"{flag} {path} cannot be created ({parent} is not writable): choose another folder")
+
+
+def check_text_file(path: str, flag: str) -> str:
+    """The UTF-8 text of ``path``; one line when it is missing, a folder or binary data."""
+    p = Path(path)
+    if not p.is_file():
+        raise SpecsweepError(f"{flag} file {path} does not exist or is not a file")
+    try:
+        return p.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise SpecsweepError(f"{flag} file {path} cannot be read ({e.strerror or type(e).__name__})") from None
+    except UnicodeDecodeError as e:
+        raise SpecsweepError(f"{flag} file {path} is not UTF-8 text (byte {e.start}): give a plain text file") from None
