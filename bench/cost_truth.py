@@ -1,11 +1,11 @@
 """Does the engine-path cost model price a step as the live engine pays it?
 
 Measures, side by side in one run on the default pair: the cost model of ``actors/calibrate.py``
-(c = t_draft / (T(1) + o), Φ(1)) and the same figures implied by live generations of Spec-Bench
+(c = t_draft / (T(1) + o), V(1) = (T(2) + o) / (T(1) + o)) and the same figures implied by live generations of Spec-Bench
 sample questions (first turns) under ``ar`` and ``fixed`` γ = 1:
 
     c_live   = median draft phase of a γ = 1 step  /  median ``ar`` step (wall − prefill) / steps
-    Φ_live(1) = median γ = 1 step without its draft phase  /  the same ``ar`` step
+    V_live(1) = median γ = 1 step without its draft phase  /  the same ``ar`` step
 
 (the first step of each generation, which carries the draft's prompt prefill, is left out of the
 draft median). Prints both, their ratio, and whether c is within 10 % (issue 26's measure).
@@ -27,7 +27,7 @@ from policies.fixed import Fixed, TargetOnly
 
 
 def live_figures(pair, prompts, max_new_tokens: int) -> dict:
-    """c and Φ(1) implied by live ``ar`` and ``fixed`` γ = 1 generations (module docstring)."""
+    """c and V(1) implied by live ``ar`` and ``fixed`` γ = 1 generations (module docstring)."""
     ar_steps, drafts, rests = [], [], []
     for ids in prompts:
         ar = pair.engine.generate(ids, TargetOnly(), max_new_tokens=max_new_tokens)
@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     print(f"{'draft/proposal ms':22s}{model.t_draft * 1e3:10.1f}{live['draft'] * 1e3:10.1f}"
           f"{model.t_draft / live['draft']:12.3f}")
     print(f"{'c':22s}{model.c:10.3f}{live['c']:10.3f}{model.c / live['c']:12.3f}")
-    print(f"{'Φ(1)':22s}{model.phi(1):10.3f}{live['phi1']:10.3f}{model.phi(1) / live['phi1']:12.3f}")
+    print(f"{'V(1) = (T(2)+o)/(T(1)+o)':22s}{model.verify_ratio(1):10.3f}{live['phi1']:10.3f}{model.verify_ratio(1) / live['phi1']:12.3f}")
     ok = abs(model.c / live["c"] - 1) <= 0.10
     print(f"c within 10 % of live γ=1 steps: {'yes' if ok else 'NO'} ({live['generations']} live generations)")
     return 0

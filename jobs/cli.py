@@ -37,6 +37,7 @@ from jobs.report.tables import main as report_main
 from jobs.sweep.answers import answer_records, write_answers
 from jobs.inputs import OneLineParser, read_cost_file
 from policies.costs import CostModel
+from policies.phi import NO_KNEE
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY, build, check_gamma, check_generation, check_seed
 
@@ -189,10 +190,12 @@ def cmd_calibrate(a) -> int:
 
     m = calibrate(pair.engine, context=a.context, max_tokens=a.max_tokens, repeats=a.repeats,
                   label=f"{target} {pair.device}")
+    m.params = pair.param_counts()
     out.write_text(json.dumps(m.to_dict(), indent=1))
-    phi = " ".join(f"Φ({m2 - 1})={m.phi(m2 - 1):.2f}" for m2 in m.table["knots"][1:])
+    phi = " ".join(f"Φ({m2 - 1})={m.phi(m2 - 1) * 1e3:.2f} ms" for m2 in m.table["knots"][1:])
+    knee = "none measured" if m.knee() >= NO_KNEE else str(m.knee())
     print(f"c = {m.c:.3f} · plain target step {m.t_target * 1e3:.1f} ms · draft/token {m.t_draft * 1e3:.1f} ms · "
-          f"overhead {m.overhead * 1e3:.2f} ms · {phi}")
+          f"overhead {m.overhead * 1e3:.2f} ms · knee K = {knee} · {phi} (GT's Φ: what verifying k drafts adds)")
     if not m.reliable:
         print(f"specsweep: UNRELIABLE measurement: {'; '.join(m.trust['reasons'])}; measure again on a quiet machine",
               file=sys.stderr)

@@ -19,16 +19,21 @@ Two ways make one, both instances of :class:`CostModel`:
 
 What policies read, at the model's ``context``: ``t_draft`` (seconds of a step's draft phase with
 one proposal), ``t_target`` = T(1) + o (seconds of a plain target step, the engine's ``ar`` step),
-``step_time(k)`` (a step that drafts and verifies k tokens), ``phi(k)`` = (T(k + 1) + o) / t_target
-(the growth of the target side with the verified length, Φ) and ``c`` = t_draft / t_target — GT's
+``step_time(k)`` (a step that drafts and verifies k tokens), ``c`` = t_draft / t_target — GT's
 cost ratio c = M_D / M_T ("Max-Speedup Speculative Sampling: A Generic Tree Construction
-Principle", §3.1), the price of one draft token in target steps. GammaTune calls the *inverse*
-ratio c (T_target / T_draft, its Eq. 1): it is ``target_over_draft`` here, never ``c``.
+Principle", §3.1), the price of one draft token in target steps — and that paper's Φ (``policies/phi.py``):
+``knee()`` = K, ``phi(k)`` = Φ_{M_T}(k) in seconds (0 below K, T(k + 1) − T(1) from it on) and
+``token_price(i)`` = (M_D + Φ(i) − Φ(i − 1)) / M_T (Eq. 2, 15, 18). ``verify_ratio(k)`` = (T(k + 1) + o) /
+t_target is a step's target side in plain steps (1 + Φ/M_T above the knee). GammaTune calls the *inverse*
+ratio c (T_target / T_draft, its Eq. 1): it is ``target_over_draft`` here, never ``c``. ``params`` holds the
+pair's parameter counts ({"target": n, "draft": n}; {} unknown) and ``c_params`` their ratio, the c of the
+GT paper's A.8 / Table 10.
 
 Batches (docs/definitions.md): ``batch`` holds, per batch size B, a table T_B(L) of one target forward over
 B rows padded to L tokens each (B·L verified slots) and the time of one batched draft forward.
 ``batch_verify(B, L)`` and ``batch_draft(B)`` read it, linear in B between measured sizes and clamped
-outside them; without a table they fall back to the single-row model over B·L tokens.
+outside them; without a table they fall back to the single-row model over B·L tokens. ``batch_knee(B)``
+and ``level_price(B, L)`` are the knee and the token price above on the B-row table (``policies/batch.py``).
 
 Stored (:meth:`CostModel.to_dict`) with the machine it was measured on (``actors/machine.py``),
 how it was measured (``probe``) and whether the measurement can be trusted (``trust``).
@@ -39,6 +44,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from policies import phi as gt_phi
 from policies.errors import SpecsweepError
 
 FORMAT = "specsweep-cost-model/2"
@@ -90,6 +96,7 @@ class CostModel:
     trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/calibrate.py)
     tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
     batch: dict = field(default_factory=dict)      # {B: {"knots": [L…], "values": [T…], "draft": t, "raw"?}}; {} unmeasured
+    params: dict = field(default_factory=dict)     # parameter counts {"target": n, "draft": n} (actors/pair.py); {} unknown
 
     @property
     def reliable(self) -> bool:
@@ -148,9 +155,27 @@ class CostModel:
         c = self.context if context is None else context
         return self.draft_time(k, 0, c) + self.verify_time(k + 1, c) + self.overhead
 
-    def phi(self, k: int) -> float:
-        """Φ(k) = (T(k + 1) + o) / (T(1) + o): the target side of a step verifying k drafts, in plain target steps."""
+    def verify_ratio(self, k: int) -> float:
+        """(T(k + 1) + o) / (T(1) + o): the target side of a step verifying k drafts, in plain target steps."""
         return (self.verify(k + 1) + self.overhead) / self.t_target if self.t_target > 0 else float("inf")
+
+    def knee(self) -> int:
+        """The GT paper's K on this table (``policies/phi.py``): the fewest drafts whose verify is measurably slower."""
+        return gt_phi.knee(self.verify, max(self.table["knots"]))
+
+    def phi(self, k: int) -> float:
+        """The GT paper's Φ_{M_T}(k) in seconds (Eq. 2, 18): 0 below the knee, T(k + 1) − T(1) from it on."""
+        return gt_phi.phi(self.verify, k, self.knee())
+
+    def token_price(self, i: int, k_knee: int | None = None) -> float:
+        """The i-th drafted token's price in plain target steps, (M_D + Φ(i) − Φ(i − 1)) / M_T (``policies/phi.py``)."""
+        return gt_phi.token_price(self.t_draft, self.t_target, self.verify, i, self.knee() if k_knee is None else k_knee)
+
+    @property
+    def c_params(self) -> float | None:
+        """Draft parameters over target parameters (the GT paper's c of A.8 / Table 10); None when not recorded."""
+        t, d = self.params.get("target"), self.params.get("draft")
+        return d / t if t and d else None
 
     @property
     def c(self) -> float:
@@ -187,6 +212,18 @@ class CostModel:
         t = self._by_batch(rows, lambda e: e["draft"])
         return max(0.0, t) if t is not None else self.t_draft
 
+    def batch_knee(self, rows: int) -> int:
+        """K on the ``rows``-row table: the fewest levels whose batch forward is measurably slower (``policies/phi.py``)."""
+        last = max(max((max(e["knots"]) for e in self.batch.values()), default=0), max(self.table["knots"]))
+        return gt_phi.knee(lambda w: self.batch_verify(rows, w), last)
+
+    def level_price(self, rows: int, level: int, k_knee: int | None = None) -> float:
+        """Level L's price in plain batch steps: (T_d(B) + Φ_B(L) − Φ_B(L − 1)) / (T_B(1) + o), Φ_B the GT paper's Φ
+        on the B-row table (``policies/batch.py``); at B = 1 without a batch table, ``token_price(L)``."""
+        k = self.batch_knee(rows) if k_knee is None else k_knee
+        return gt_phi.token_price(self.batch_draft(rows), self.batch_verify(rows, 1) + self.overhead,
+                                  lambda w: self.batch_verify(rows, w), level, k)
+
     @property
     def target_over_draft(self) -> float:
         """GammaTune's ratio T_target / T_draft (the inverse of GT's c)."""
@@ -209,7 +246,10 @@ class CostModel:
                 "batch": {str(b): dict(e) for b, e in self.batch.items()},
                 "t_draft": self.t_draft, "t_target": self.t_target,
                 "t_verify": {str(k): v for k, v in self.t_verify.items()},
-                "phi": {str(m - 1): self.phi(m - 1) for m in self.table["knots"]},
+                "knee": self.knee(), "phi": {str(m - 1): self.phi(m - 1) for m in self.table["knots"]},
+                "phi_meaning": "GT Phi_MT(k): seconds a k-draft verify adds to a plain one, 0 below the knee",
+                "verify_ratio": {str(m - 1): self.verify_ratio(m - 1) for m in self.table["knots"]},
+                "params": dict(self.params), "c_params": self.c_params,
                 "c": self.c, "c_meaning": "GT c = M_D/M_T", "target_over_draft": self.target_over_draft}
 
     @classmethod
@@ -235,10 +275,16 @@ class CostModel:
                    device=d.get("device", "cpu"), label=d.get("label", ""), raw_verify=raw,
                    residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)),
                    machine=dict(d.get("machine", {})), probe=dict(d.get("probe", {})), trust=dict(d.get("trust", {})),
-                   tree=dict(d.get("tree", {})),
+                   tree=dict(d.get("tree", {})), params=_params(d.get("params", {})),
                    batch={int(b): {"knots": [int(k) for k in e["knots"]], "values": [float(x) for x in e["values"]],
                                    "draft": float(e["draft"]), **({"raw": [float(x) for x in e["raw"]]} if "raw" in e else {})}
                           for b, e in d.get("batch", {}).items()})
+
+
+def _params(p) -> dict:
+    """Stored parameter counts: positive integers by role, anything else dropped."""
+    return {k: int(v) for k, v in (p.items() if isinstance(p, dict) else ())
+            if k in ("target", "draft") and isinstance(v, int) and not isinstance(v, bool) and v > 0}
 
 
 def check_cost_dict(d, source: str = "cost model") -> None:

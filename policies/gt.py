@@ -1,48 +1,80 @@
-"""``gt`` — the sequence GT principle (GT paper, Eq. 5).
+"""``gt`` — the sequence GT principle ("Max-Speedup Speculative Sampling: A Generic Tree Construction Principle").
 
-Keep drafting while the estimated acceptance of the whole prefix,
-α̂_i = Π_{j ≤ i} q(x_j), stays above c − ε, where c = T_draft per token / T_target
-per forward is the pair's cost ratio (measured by the actor: ``c=auto``). The first
-token with α̂_i ≤ c − ε is not verified (it costs more to check than it is
-expected to return). The initial γ is ignored; ``cap`` bounds a draft.
+Keep drafting while the estimated acceptance of the whole prefix, α̂_i = Π_{j ≤ i} q(x_j), stays above the
+i-th token's price minus ε (Eq. 5 with the price of Eq. 2 / 15 / 18): price_i = (M_D + Φ(i) − Φ(i − 1)) / M_T,
+Φ the target's extra verify time, zero below the measured knee K (``policies/phi.py``), so below K the test
+is Eq. 5's α̂_i > c − ε with c = M_D / M_T. The first token failing it is not verified (it costs more to
+check than it is expected to return). The initial γ is ignored; ``cap`` bounds a draft.
 
-Under sampling the engine verifies that last token instead of dropping it: dropping
-a sampled token because of its own probability would bias the output (see
-``actors/drafters.py::record_proposal``); greedy decoding drops it as Eq. 5 says.
+``c`` picks M_D / M_T: ``auto`` = the pair's measured cost model, Φ priced; ``params`` = draft parameters /
+target parameters (the paper's A.8 / Table 10 for a draft inside the target, e.g. an EAGLE head), Φ priced
+from the cost model; a number = a fixed threshold as the paper's Table 4 sweeps it, no Φ (no cost model).
+
+Under sampling the engine verifies that last token instead of dropping it: dropping a sampled token because
+of its own probability would bias the output (``actors/drafters.py::record_proposal``); greedy decoding drops
+it as Eq. 5 says.
 """
 from __future__ import annotations
 
 from policies.base import DISCARD, MORE, GenerationContext, SequencePolicy
 from policies.errors import SpecsweepError
 
+C_CHOICES = ("auto", "params")
+
+
+def read_c(name: str, c_param, ctx: GenerationContext, tree: bool = False) -> float:
+    """M_D / M_T for ``c_param`` (auto | params | a number), from the context's cost model where it needs one."""
+    if c_param not in C_CHOICES:
+        return float(c_param)
+    m = ctx.costs
+    if m is None:
+        raise SpecsweepError(f"policy {name} with c={c_param} needs the pair's cost model; pass c=<number> or calibrate")
+    if c_param == "params":
+        if m.c_params is None:
+            raise SpecsweepError(f"policy {name} with c=params needs both models' parameter counts (recorded when "
+                                 "the pair calibrates); pass c=auto or c=<number>")
+        return float(m.c_params)
+    return float(m.c_tree if tree else m.c)
+
+
+def phi_share(m, i: int, k_knee: int) -> float:
+    """(Φ(i) − Φ(i − 1)) / M_T: what the i-th token adds to the step's target side, in plain steps (≥ 0)."""
+    return max(0.0, m.token_price(i, k_knee) - m.t_draft / m.t_target) if m.t_target > 0 else float("inf")
+
 
 class GT(SequencePolicy):
-    """Sequence GT principle ("Max-Speedup Speculative Sampling: A Generic Tree Construction Principle", Eq. 5): draft
-    while α̂_i = Π_{j≤i} q(x_j) > c − ε with c = M_D / M_T; the first token failing it is not verified;
-    k_max = ``cap``."""
+    """Sequence GT principle (the GT paper, Eq. 5 with Eq. 2's price): draft while α̂_i = Π_{j≤i} q(x_j) >
+    c + (Φ(i) − Φ(i − 1)) / M_T − ε; the first token failing it is not verified; k_max = ``cap``."""
 
     name = "gt"
 
     def __init__(self, gamma: int = 0, c: float | str = "auto", eps: float = 0.0, cap: int = 32):
         self.c_param, self.eps, self.cap = c, eps, cap
-        self.c = None if c == "auto" else float(c)
+        self.c = None if c in C_CHOICES else float(c)
         self.gamma = cap
         self.needs_costs = self.c is None
+        self.prices: list[float] = []
 
     def reset(self, ctx: GenerationContext) -> None:
         super().reset(ctx)
-        if self.c_param == "auto":
-            if ctx.costs is None:
-                raise SpecsweepError("policy gt with c=auto needs the actor's cost calibration; pass c=<number> or calibrate")
-            self.c = float(ctx.costs.c)
+        self.c = read_c(self.name, self.c_param, ctx)
+        if self.c_param in C_CHOICES:          # the price of token i = 1 … cap (Φ from the cost model)
+            m, k = ctx.costs, ctx.costs.knee()
+            self.prices = [self.c + phi_share(m, i, k) for i in range(1, self.cap + 1)]
+        else:
+            self.prices = [self.c] * self.cap
         self.alpha = 1.0
 
     def max_draft(self) -> int:
         return self.cap
 
+    def price(self, i: int) -> float:
+        """The i-th token's price in plain target steps (module docstring)."""
+        return self.prices[min(i, len(self.prices)) - 1]
+
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         self.alpha = q_token if i == 1 else self.alpha * q_token     # α̂_i = Π_{j ≤ i} q(x_j)
-        return MORE if self.alpha > self.c - self.eps else DISCARD
+        return MORE if self.alpha > self.price(i) - self.eps else DISCARD
 
     def params(self) -> dict:
         return {"c": self.c_param if self.c is None else round(self.c, 6), "eps": self.eps, "cap": self.cap}

@@ -15,7 +15,9 @@ node on the accepted path; Sequoia §3.1, F(T) = Σ_v f(v)).
                   best(n, d) = 1 + max over splits of n − 1 nodes among children
                   ranked 1, 2, … of Σ_i p_i · best(n_i, d − 1).
 ``gt_static_tree`` keeps exactly the nodes with α̂ > c − ε (GT paper Eq. 9–11): no
-                  budget; depth and branching follow from c.
+                  budget; depth and branching follow from c. ``priced`` then keeps, in
+                  order of falling α̂, the n-th node while α̂ > c − ε + its share of the
+                  verify growth Φ (GT Eq. 6: a node costs M_D + Φ_{M_T}(N); ``policies/phi.py``).
 A tree is a list of nodes in breadth-first order; node = (parent index or −1 for the
 root, rank among its siblings, depth).
 """
@@ -143,6 +145,20 @@ def gt_static_tree(p: list[float], c: float, eps: float = 0.0, max_depth: int = 
                 nxt.append((len(tree) - 1, a * pr, depth + 1))
         frontier = nxt
     return tree
+
+
+def priced(tree: list[Node], p: list[float], c: float, eps: float, share) -> list[Node]:
+    """The nodes of ``tree`` taken by falling α̂ (ties: tree order, so parents first) while the n-th has α̂ > c − ε +
+    share(n), share(n) = (Φ(n) − Φ(n − 1)) / M_T (GT Eq. 6 with Eq. 18's sum; ``policies/phi.py``); ancestor-closed,
+    since a child's α̂ never exceeds its parent's. Breadth-first order kept, parents remapped."""
+    alpha = node_acceptance(tree, p)
+    keep = set()
+    for n, i in enumerate(sorted(range(len(tree)), key=lambda i: (-alpha[i], i)), 1):
+        if alpha[i] <= c - eps + share(n):
+            break
+        keep.add(i)
+    new = {old: k for k, old in enumerate(sorted(keep))}
+    return [Node(-1 if tree[i].parent < 0 else new[tree[i].parent], tree[i].rank, tree[i].depth) for i in sorted(keep)]
 
 
 def _bfs(tree: list[Node]) -> list[Node]:

@@ -6,7 +6,9 @@ Static builders fix the shape from per-rank acceptance probabilities measured pe
 ``accept=0.7/0.1/0.05``):
 
 ``sequoia``     Sequoia's DP under a node budget and depth limit (``policies/tree_shapes.py``).
-``gt-static``   every node with α̂ > c − ε (GT Eq. 9–11), no budget.
+``gt-static``   every node with α̂ > c − ε (GT Eq. 9–11), no budget; with the cost model read
+                (``c=auto|params``) the n-th node by falling α̂ must also pay its share of the
+                verify growth: α̂ > c − ε + (Φ(n) − Φ(n − 1)) / M_T (Eq. 6, ``policies/phi.py``).
 
 Dynamic builders grow the tree from the draft's probabilities at run time:
 
@@ -18,13 +20,21 @@ Dynamic builders grow the tree from the draft's probabilities at run time:
                 expansion / §4.2 reranking: the root's expansion is not counted in ``depth``).
 ``gt-dynamic``  the same expansion, but the depth stops once the best node of a level has
                 cumulative probability <= c − ε (GT Eq. 12), and N = min(D × B, N_max) (Eq. 13)
-                with B = ``topk``.
+                with B = ``topk``. With the cost model read, level L's best node (Eq. 12's proxy for
+                the level) also pays a node's share of the level's verify growth: α̂ > c − ε +
+                (Φ(N_L) − Φ(N_{L−1})) / ((N_L − N_{L−1})·M_T), N_L = min(L·B, N_max) (Eq. 6; our reading:
+                the level's new nodes share its growth).
+
+``c``: ``auto`` (a level's draft forward over a plain target step, measured), ``params`` (draft over target
+parameters: the paper's A.8 / Table 10) or a number (a bare threshold, the paper's Table 4; Φ not priced).
 """
 from __future__ import annotations
 
 from policies.base import GenerationContext, TreePolicy
 from policies.errors import SpecsweepError
-from policies.tree_shapes import Node, gt_static_tree, sequoia_tree
+from policies.gt import C_CHOICES, read_c
+from policies.phi import phi
+from policies.tree_shapes import Node, gt_static_tree, priced, sequoia_tree
 
 
 def parse_accept(value) -> list[float] | None:
@@ -47,11 +57,17 @@ class _Tree(TreePolicy):
     """What the tree builders share: the cost ratio c and the per-rank acceptance they read."""
 
     def _c(self, ctx: GenerationContext, c) -> float:
-        if c == "auto":
-            if ctx.costs is None:
-                raise SpecsweepError(f"policy {self.name} with c=auto needs the actor's cost calibration; pass c=<number>")
-            return min(max(float(ctx.costs.c_tree), 1e-6), 1 - 1e-6)     # a level's draft forward / a target step
+        if c in C_CHOICES:                       # a level's draft forward / a target step, or the parameter ratio
+            return min(max(read_c(self.name, c, ctx, tree=True), 1e-6), 1 - 1e-6)
         return float(c)
+
+    def _share(self, ctx: GenerationContext, c):
+        """n ↦ (Φ(n) − Φ(n − 1)) / M_T over n verified nodes when the cost model is read, else 0 (Eq. 6)."""
+        m = ctx.costs if c in C_CHOICES else None
+        if m is None or m.t_target <= 0:
+            return lambda n: 0.0
+        k = m.knee()
+        return lambda n: max(0.0, phi(m.verify, n, k) - phi(m.verify, n - 1, k)) / m.t_target
 
     def _accept(self, ctx: GenerationContext) -> list[float]:
         if self.accept is not None:
@@ -99,14 +115,16 @@ class GTStatic(_Tree):
         self.c_param, self.eps, self.accept_param, self.max_depth = c, eps, accept, max_depth
         self.accept = parse_accept(accept)
         self.needs_rank_acceptance = self.accept is None
-        self.needs_costs = c == "auto"
+        self.needs_costs = c in C_CHOICES
         self._shape, self._key = None, None
 
     def reset(self, ctx: GenerationContext) -> None:
         super().reset(ctx)
-        p, c = self._accept(ctx), self._c(ctx, self.c_param)
-        if self._key != (tuple(p), c):
-            self._shape, self._key = gt_static_tree(p, c, self.eps, self.max_depth), (tuple(p), c)
+        p, c, share = self._accept(ctx), self._c(ctx, self.c_param), self._share(ctx, self.c_param)
+        key = (tuple(p), c, tuple(share(n) for n in range(1, 65)))
+        if self._key != key:
+            self._shape = priced(gt_static_tree(p, c, self.eps, self.max_depth), p, c, self.eps, share)
+            self._key = key
 
     def shape(self) -> list[Node]:
         return self._shape
@@ -148,15 +166,21 @@ class GTDynamic(Eagle2):
     def __init__(self, gamma: int = 0, c="auto", eps: float = 0.0, topk: int = 10, n_max: int = 60, max_depth: int = 16):
         super().__init__(gamma, depth=max_depth, topk=topk, n=n_max)
         self.c_param, self.eps = c, eps
-        self.needs_costs = c == "auto"
+        self.needs_costs = c in C_CHOICES
 
     def reset(self, ctx: GenerationContext) -> None:
         super().reset(ctx)
         self.c = self._c(ctx, self.c_param)
+        self.share = self._share(ctx, self.c_param)
+
+    def level_share(self, level: int) -> float:
+        """A node's share of level L's verify growth: (Φ(N_L) − Φ(N_{L−1})) / ((N_L − N_{L−1})·M_T) (module docstring)."""
+        lo, hi = self.node_budget(level - 1), self.node_budget(level)
+        return sum(self.share(n) for n in range(lo + 1, hi + 1)) / (hi - lo) if hi > lo else 0.0
 
     def keep_expanding(self, level: int, best_cum_prob: float) -> bool:
-        """GT Eq. 12: a level joins while its best node's α̂ exceeds c − ε."""
-        return level <= self.depth and best_cum_prob > self.c - self.eps
+        """GT Eq. 12 with Eq. 6's price: a level joins while its best node's α̂ exceeds c − ε + its Φ share."""
+        return level <= self.depth and best_cum_prob > self.c - self.eps + self.level_share(level)
 
     def node_budget(self, levels: int) -> int:
         """GT Eq. 13: N = min(D × B, N_max)."""

@@ -48,7 +48,7 @@ def test_calibrate_stores_what_it_measured_on(engine):
     assert m.machine["threads"] >= 1 and m.machine["dtype"] == "float32" and m.machine["device"] == "cpu"
     assert m.probe["lengths"] == [0, 1, 2, 4] and set(m.trust) >= {"reliable", "reasons"}
     assert m.c == pytest.approx(m.t_draft / (m.verify(1) + m.overhead))
-    assert m.phi(0) == pytest.approx(1.0) and all(m.phi(k) >= 1.0 for k in (1, 2, 4))   # T made non-decreasing
+    assert m.verify_ratio(0) == pytest.approx(1.0) and all(m.verify_ratio(k) >= 1.0 for k in (1, 2, 4))   # T made non-decreasing
     back = CostModel.from_dict(json.loads(json.dumps(m.to_dict())))
     assert back == m and back.to_dict()["format"] == FORMAT
     # the tree path is probed too: two static shapes, steps × repeats steps each, the catch-up step dropped
@@ -108,7 +108,7 @@ def test_the_fit_recovers_the_phases_and_the_overhead():
     assert m.overhead == pytest.approx(2e-3, rel=1e-6)                      # acceptance etc. are overhead, not T
     assert [m.verify(k) for k in (1, 2, 3, 5)] == pytest.approx([0.020, 0.030, 0.034, 0.040], rel=1e-6)
     assert m.t_draft == pytest.approx(4e-3) and m.t_target == pytest.approx(0.022)
-    assert m.c == pytest.approx(4e-3 / 0.022) and m.phi(4) == pytest.approx(0.042 / 0.022)
+    assert m.c == pytest.approx(4e-3 / 0.022) and m.verify_ratio(4) == pytest.approx(0.042 / 0.022)
     assert m.step_time(2) == pytest.approx(7e-3 + 0.034 + 2e-3)
     assert m.probe["context_terms"] is False and m.table["per_kctx"] == 0.0       # C does not move the cost
     assert m.trust == {"reliable": True, "reasons": [], "others_load": 0.0}

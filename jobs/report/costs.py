@@ -2,8 +2,9 @@
 
 From ``OUTPUT/actors.json`` (one entry per actor; ``costs`` is the model measured on the engine's
 step path, ``actors/calibrate.py``): per actor the cost ratio c = M_D / M_T that GT reads ("Max-Speedup
-Speculative Sampling: A Generic Tree Construction Principle", §3.1), Φ(k) = the target side of a step
-verifying k drafts in plain target steps, the plain target step T(1) + o, the draft phase per token,
+Speculative Sampling: A Generic Tree Construction Principle", §3.1), that paper's knee K and Φ(k) (Eq. 2,
+18: the milliseconds verifying k drafts adds to a plain target forward, 0 below K; ``policies/phi.py``), the
+parameter ratio c_params (its A.8 / Table 10), the plain target step T(1) + o, the draft phase per token,
 the per-step overhead o, the median relative residual of a step's time, and the trust verdict.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pandas as pd
 
 from jobs.report.agreement import stored_config, untrusted_by_validation
 from policies.costs import CostModel
+from policies.phi import NO_KNEE
 
 PHI_AT = (1, 2, 4, 8, 16)
 REMEASURE = ("re-measure on a quiet machine: `specsweep calibrate --out costs.json` (same pair flags), then "
@@ -42,7 +44,9 @@ def cost_table(infos: dict) -> pd.DataFrame:
                    "device": m.machine.get("device_name", m.device),
                    "c": m.c, "T(1)+o ms": m.t_target * 1e3, "draft/token ms": m.t_draft * 1e3,
                    "overhead ms": m.overhead * 1e3}
-            row.update({f"Φ({k})": m.phi(k) for k in PHI_AT if k + 1 <= max(knots)})
+            row["c_params"] = m.c_params if m.c_params is not None else float("nan")
+            row["K"] = m.knee() if m.knee() < NO_KNEE else float("nan")
+            row.update({f"Φ({k}) ms": m.phi(k) * 1e3 for k in PHI_AT if k + 1 <= max(knots)})
             row["residual"] = m.residuals.get("step", {}).get("median_abs_rel", float("nan"))
             row["trusted"] = "yes" if m.reliable else "NO: " + "; ".join(m.trust.get("reasons", []))
             rows.append(row)
@@ -61,7 +65,9 @@ def costs_text(infos: dict) -> str:
         elif t[c].dtype.kind == "f":
             t[c] = t[c].map(lambda v: f"{v:.3g}" if v == v else "")
     return ("cost model per actor, measured on the engine's step path (c = draft/token over a plain target step; "
-            "Φ(k) = a step verifying k drafts, in plain target steps; residual = a step's median relative miss)\n"
+            "c_params = draft/target parameters; K = the GT paper's knee, the fewest drafts whose verify is measurably "
+            "slower (blank: none); Φ(k) = the GT paper's Φ, what verifying k drafts adds, 0 below K; "
+            "residual = a step's median relative miss)\n"
             + t.to_string(index=False))
 
 
