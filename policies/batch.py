@@ -1,70 +1,45 @@
 """Batch-level policies (docs/definitions.md, Batches): one decision for every row of a batch each step.
 
 ``batch-schedule``
-    γ as a function of the batch size, vLLM's speculative config keyed by batch size: the γ of the
-    largest listed size ≤ B, and no speculation above ``off_above`` rows.
+    γ as a function of the batch size, in TensorRT-LLM's or vLLM's form (``policies/batch_schedule.py``).
 ``tetris``
     Tetris (Wu et al., "TETRIS: Optimal Draft Token Selection for Batch Speculative Decoding",
     ACL 2025): every row drafts γ; a budget of ``round(per_row · B)`` verified draft tokens goes to
     the (row, position) candidates with the highest estimated acceptance Π_{j ≤ i} q(x_j) — greedily,
     so each row gets a prefix (its products only fall along the row).
 ``gt-batch``
-    The GT principle ("Max-Speedup Speculative Sampling: A Generic Tree Construction Principle",
-    Eq. 5: verify a token while its estimated acceptance α̂ exceeds its cost c) over the batch:
-    the rows' level-L drafts are verified while Σ_b α̂_b / B > c_B(L), the price of that level in
-    plain batch steps, c_B(L) = (T_d(B) + T_B(L + 1) − T_B(L)) / T_B(1) from the pair's batch cost
-    surface (``policies/costs.py``), or a fixed ``c``. A plain batch step yields B tokens, so
-    Σ α̂_b / B is the level's expected yield in plain steps; at B = 1 the rule is Eq. 5 with the
-    verify slope counted. The level that fails the test is not verified (greedy).
+    **Our extension** of the GT principle ("Max-Speedup Speculative Sampling: A Generic Tree Construction
+    Principle") to a batch of chains. The paper has no batch equation: its batch results (§4.5.2, Table 5;
+    A.6, Table 9) run its single-sequence / tree rule inside a batching engine. What we take from it is the
+    test of Eq. 5 with the price of Eq. 2 / 18: a drafted level is worth verifying while its estimated yield
+    exceeds its price. What is ours:
+
+    - the price of level L in plain batch steps, c_B(L) = (T_d(B) + Φ_B(L) − Φ_B(L − 1)) / (T_B(1) + o):
+      one batched draft forward plus the level's verify growth Φ_B on the B-row table (the paper's Φ,
+      zero below that table's knee; ``policies/phi.py``), over a plain batch step with the per-step
+      overhead o counted (``policies/costs.py::level_price``); ``c=params`` puts the parameter ratio in
+      place of T_d(B) / (T_B(1) + o), a number replaces the whole price;
+    - ``rule=mean``: the rows' level-L drafts are verified while Σ_b α̂_b / B > c_B(L) — a plain batch step
+      yields B tokens, so Σ α̂_b / B is the level's expected yield in plain batch steps; the first level failing
+      it is not verified by any row and drafting stops;
+    - ``rule=row``: each row's level-L token is judged on its own α̂_b against the same level price; a row
+      whose token fails stops and does not verify it, the others go on;
+    - the test runs on every drafted level in ``select`` — also the level at which every row stopped at its
+      cap, which no ``keep_drafting`` call sees — and ``keep_drafting`` only stops drafting early.
+
+    At B = 1 with the single-row costs both rules are ``gt``'s test (``policies/gt.py``), token for token.
+    Greedy only drops drafts: under sampling every drafted token is verified.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
 from policies.base import BatchPolicy, GenerationContext
+from policies.batch_schedule import BatchSchedule  # noqa: F401  (the registry's batch policies live here)
 from policies.errors import SpecsweepError
+from policies.gt import C_CHOICES, read_c
 
-
-def parse_schedule(text: str) -> dict[int, int] | None:
-    """``"1:4/8:2/32:1"`` → {1: 4, 8: 2, 32: 1} (batch size ≥ 1 : γ ≥ 0), or None when malformed."""
-    out: dict[int, int] = {}
-    try:
-        for item in str(text).split("/"):
-            b, _, g = item.partition(":")
-            b, g = int(b), int(g)
-            if b < 1 or g < 0 or b in out:
-                return None
-            out[b] = g
-    except ValueError:
-        return None
-    return out or None
-
-
-class BatchSchedule(BatchPolicy):
-    """γ(B) from a batch-size schedule; no speculation above ``off_above`` rows (vLLM's batch-size keyed config)."""
-
-    name = "batch-schedule"
-
-    def __init__(self, gamma: int = 4, schedule: str = "1:4/4:3/16:2", off_above: int = 32):
-        self.schedule_text, self.off_above = schedule, off_above
-        self.schedule = parse_schedule(schedule)
-        if self.schedule is None:
-            raise SpecsweepError(f"batch-schedule: schedule={schedule!r} is not like 1:4/8:2 (batch size:γ)")
-
-    def gamma_for(self, rows: int) -> int:
-        """γ at ``rows`` rows: the entry of the largest listed size ≤ rows (the smallest entry below it); 0 above
-        ``off_above``."""
-        if rows > self.off_above:
-            return 0
-        sizes = sorted(self.schedule)
-        return self.schedule[max([b for b in sizes if b <= rows], default=sizes[0])]
-
-    def caps(self, caps: Sequence[int]) -> list[int]:
-        g = self.gamma_for(len(caps))
-        return [min(c, g) for c in caps]
-
-    def params(self) -> dict:
-        return {"schedule": self.schedule_text, "off_above": self.off_above}
+RULES = ("mean", "row")
 
 
 class Tetris(BatchPolicy):
@@ -96,42 +71,71 @@ class Tetris(BatchPolicy):
 
 
 class GTBatch(BatchPolicy):
-    """The GT principle over the batch: verify level L while Σ_b α̂_b / B > c_B(L) (module docstring)."""
+    """Our batch extension of the GT principle: verify level L while the rows' yield beats c_B(L) (module docstring)."""
 
     name = "gt-batch"
 
-    def __init__(self, gamma: int = 0, c: float | str = "auto", cap: int = 16):
-        self.c_param, self.cap = c, cap
-        self.c = None if c == "auto" else float(c)
+    def __init__(self, gamma: int = 0, c: float | str = "auto", cap: int = 16, rule: str = "mean"):
+        if rule not in RULES:
+            raise SpecsweepError(f"gt-batch: rule={rule!r} must be one of {', '.join(RULES)}")
+        self.c_param, self.cap, self.rule = c, cap, rule
+        self.c = None if c in C_CHOICES else float(c)
         self.needs_costs = self.c is None
         self.rows, self.cut = 1, None
+        self._prices: dict[tuple[int, int], float] = {}
+        self._knees: dict[int, int] = {}
 
     def reset(self, ctx: GenerationContext) -> None:
         super().reset(ctx)
-        if self.c is None and ctx.costs is None:
-            raise SpecsweepError("policy gt-batch with c=auto needs the pair's cost model; pass c=<number> or calibrate")
+        self._prices, self._knees = {}, {}
+        self.c_base = read_c(self.name, self.c_param, ctx) if self.c is None else self.c
 
     def level_cost(self, rows: int, level: int) -> float:
-        """c_B(L): another verified level's price in plain batch steps (module docstring)."""
+        """c_B(L): level L's price in plain batch steps (module docstring)."""
         if self.c is not None:
             return self.c
-        m = self.ctx.costs
-        plain = m.batch_verify(rows, 1)
-        extra = m.batch_draft(rows) + m.batch_verify(rows, level + 1) - m.batch_verify(rows, level)
-        return extra / plain if plain > 0 else float("inf")
+        key = (rows, level)
+        if key not in self._prices:
+            m = self.ctx.costs
+            if rows not in self._knees:
+                self._knees[rows] = m.batch_knee(rows)
+            price = m.level_price(rows, level, self._knees[rows])
+            if self.c_param == "params":         # the parameter ratio replaces the measured draft share
+                plain = m.batch_verify(rows, 1) + m.overhead
+                price += self.c_base - (m.batch_draft(rows) / plain if plain > 0 else 0.0)
+            self._prices[key] = price
+        return self._prices[key]
 
     def caps(self, caps: Sequence[int]) -> list[int]:
         self.rows, self.cut = len(caps), None
         return [min(c, self.cap) for c in caps]
 
     def keep_drafting(self, level: int, alphas: dict[int, float]) -> set[int]:
-        if sum(alphas.values()) / self.rows > self.level_cost(self.rows, level):
-            return set(alphas)
-        self.cut = level - 1                      # the failing level is not verified
-        return set()
+        price = self.level_cost(self.rows, level)
+        if self.rule == "row":
+            return {b for b, a in alphas.items() if a > price}
+        return set(alphas) if sum(alphas.values()) / self.rows > price else set()
 
     def select(self, q_tokens: Sequence[Sequence[float]]) -> list[int]:
-        return [len(q) if self.cut is None else min(len(q), self.cut) for q in q_tokens]
+        """How many drafts each row verifies: the rule applied to every drafted level (module docstring)."""
+        rows = len(q_tokens)
+        alpha = [1.0] * rows
+        keep = [len(q) for q in q_tokens]
+        going = [b for b in range(rows) if keep[b] > 0]
+        level = 0
+        while going:
+            level += 1
+            for b in going:
+                alpha[b] *= q_tokens[b][level - 1]
+            price = self.level_cost(rows, level)
+            if self.rule == "row":
+                failed = [b for b in going if alpha[b] <= price]
+            else:
+                failed = going if sum(alpha[b] for b in going) / rows <= price else []
+            for b in failed:
+                keep[b] = level - 1               # the failing level is not verified
+            going = [b for b in going if b not in failed and keep[b] > level]
+        return keep
 
     def params(self) -> dict:
-        return {"c": self.c_param if self.c is None else round(self.c, 6), "cap": self.cap}
+        return {"c": self.c_param if self.c is None else round(self.c, 6), "cap": self.cap, "rule": self.rule}

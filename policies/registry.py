@@ -16,7 +16,8 @@ from typing import Any, Callable
 from policies.adaedl import AdaEDL
 from policies.bandit import Bandit, parse_ints
 from policies.base import Policy
-from policies.batch import BatchSchedule, GTBatch, Tetris, parse_schedule
+from policies.batch import GTBatch, Tetris
+from policies.batch_schedule import OLD_FORM, TRTLLM, VLLM, BatchSchedule, parse_trtllm, parse_vllm
 from policies.dv_threshold import DVThreshold
 from policies.ema_steps import EmaSteps
 from policies.errors import SpecsweepError
@@ -53,6 +54,8 @@ GT_TUNE = {"eta": Param(float, 0.3, lambda v: 0 < v <= 1, "in (0, 1]"),
            "gamma_max": Param(int, 10, lambda v: v >= 1, ">= 1"),
            "expand": Param(str, "ema", lambda v: v in ("ema", "jump"), "ema or jump")}
 
+GT_C = Param(str, "auto", lambda v: v in ("auto", "params") or 0 < float(v) < 1,
+             "auto (measured, Φ priced), params (draft/target parameters, Φ priced) or a number in (0, 1)")
 CAP = lambda default: Param(int, default, lambda v: v >= 1, ">= 1")  # noqa: E731
 ADAPT = {"target": Param(float, 0.9, _prob, "in [0, 1]"),
          "beta1": Param(float, 0.5, lambda v: 0 <= v < 1, "in [0, 1)"),
@@ -68,10 +71,10 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
     "gammatune+": (GammaTunePlus, {**GT_TUNE, "tau": TAU, "adaptive": ADAPTIVE,
                                    "stop_on": Param(str, "max", lambda v: v in ("max", "token"), "max or token")},
                    "GammaTune + stop when the draft's top probability < τ (stop_on=token: q(x_i) < τ)"),
-    "gt": (GT, {"c": Param(str, "auto", lambda v: v == "auto" or 0 < float(v) < 1, "auto or in (0, 1)"),
+    "gt": (GT, {"c": GT_C,
                 "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
                 "cap": Param(int, 32, lambda v: v >= 1, ">= 1")},
-           "draft while Π q > c − ε (GT Eq. 5)"),
+           "draft while Π q > the token's price c + ΔΦ/M_T − ε, Φ = 0 below the knee (GT Eq. 5 with Eq. 2, 18)"),
     "oracle": (Oracle, {"cap": Param(int, 64, lambda v: v >= 1, ">= 1")}, "drafts exactly what will be accepted (greedy)"),
     "goodput": (Goodput, {"cap": Param(int, 16, lambda v: v >= 1, ">= 1"),
                           "decay": Param(float, 0.95, lambda v: 0 < v <= 1, "in (0, 1]"),
@@ -82,21 +85,21 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                           "accept": Param(str, "auto", lambda v: parse_accept(v) is not None or v == "auto",
                                           "auto or probabilities like 0.8/0.3")},
                 "static tree by Sequoia's DP under a node budget (tree)"),
-    "gt-static": (GTStatic, {"c": Param(str, "auto", lambda v: v == "auto" or 0 < float(v) < 1, "auto or in (0, 1)"),
+    "gt-static": (GTStatic, {"c": GT_C,
                              "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
                              "accept": Param(str, "auto", lambda v: parse_accept(v) is not None or v == "auto",
                                              "auto or probabilities like 0.8/0.3"),
                              "max_depth": Param(int, 16, lambda v: v >= 1, ">= 1")},
-                  "static tree of every node with α̂ > c (GT Eq. 9–11) (tree)"),
+                  "static tree of every node with α̂ > c + its Φ share (GT Eq. 6, 9–11) (tree)"),
     "eagle2": (Eagle2, {"depth": Param(int, 5, lambda v: v >= 1, ">= 1"), "topk": Param(int, 10, lambda v: v >= 1, ">= 1"),
                         "n": Param(int, 60, lambda v: v >= 1, ">= 1")},
                "dynamic tree: top-k expansion per depth, keep the top N (EAGLE-2) (tree)"),
-    "gt-dynamic": (GTDynamic, {"c": Param(str, "auto", lambda v: v == "auto" or 0 < float(v) < 1, "auto or in (0, 1)"),
+    "gt-dynamic": (GTDynamic, {"c": GT_C,
                                "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
                                "topk": Param(int, 10, lambda v: v >= 1, ">= 1"),
                                "n_max": Param(int, 60, lambda v: v >= 1, ">= 1"),
                                "max_depth": Param(int, 16, lambda v: v >= 1, ">= 1")},
-                   "dynamic tree, depth while best α̂ > c, N = min(D·B, N_max) (GT Eq. 12–13) (tree)"),
+                   "dynamic tree, depth while best α̂ > c + its Φ share, N = min(D·B, N_max) (GT Eq. 6, 12–13) (tree)"),
     "svip": (SVIP, {"c": Param(float, 0.15, lambda v: v > 0, "> 0"), "h": Param(float, 0.3, lambda v: v >= 0, ">= 0"),
                     "cap": CAP(40)},
              "stop after a draft with √(c·H(q)) > h, H in nats (SVIP)"),
@@ -122,15 +125,20 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                              "ceiling_coeff": Param(float, 0.0, lambda v: v >= 0, ">= 0"),
                              "persist": Param(bool, False)},
                   "EMA of accepted drafts, step up/down a candidate list with hysteresis (SGLang adaptive steps)"),
-    "batch-schedule": (BatchSchedule, {"schedule": Param(str, "1:4/4:3/16:2", lambda v: parse_schedule(v) is not None,
-                                                         "batch size:γ pairs like 1:4/8:2"),
-                                       "off_above": CAP(32)},
-                       "γ by the batch size; no speculation above off_above rows (vLLM) (batch)"),
+    "batch-schedule": (BatchSchedule, {TRTLLM: Param(str, "", lambda v: v == "" or parse_trtllm(v) is not None,
+                                                     "batch size:draft length pairs like 4:4/8:2/32:1"),
+                                       VLLM: Param(str, "", lambda v: v == "" or parse_vllm(v) is not None,
+                                                   "inclusive ranges start-end:K like 1-4:4/5-32:2, from 1, disjoint"),
+                                       "disable_by_batch_size": Param(int, 0, lambda v: v >= 0, ">= 0 (0 = not set)")},
+                       "γ by the batch size: TensorRT-LLM draft_len_schedule (a value up to its key, 0 past the last; "
+                       "default 3:4/15:3/32:2) or vLLM num_speculative_tokens_per_batch_size ranges + "
+                       "disable_by_batch_size (batch)"),
     "tetris": (Tetris, {"per_row": Param(float, 2.0, lambda v: 0 < v <= 64, "in (0, 64]")},
                "draft γ per row, verify the per_row·B drafts with the highest Π q (Tetris) (batch)"),
-    "gt-batch": (GTBatch, {"c": Param(str, "auto", lambda v: v == "auto" or 0 < float(v) < 1, "auto or in (0, 1)"),
-                           "cap": CAP(16)},
-                 "verify a level while Σ α̂ / B exceeds its cost in plain batch steps (GT Eq. 5 over a batch) (batch)"),
+    "gt-batch": (GTBatch, {"c": GT_C, "cap": CAP(16),
+                           "rule": Param(str, "mean", lambda v: v in ("mean", "row"), "mean or row")},
+                 "ours (the GT paper has no batch equation): verify level L while Σ α̂ / B (rule=mean) or each row's "
+                 "α̂ (rule=row) beats its price (T_d + ΔΦ_B) / (T_B(1) + o) in plain batch steps (batch)"),
 }
 
 
@@ -239,6 +247,8 @@ def resolve(name: str, params: dict | None = None) -> tuple[str, dict]:
         raise SpecsweepError(f"unknown policy {name!r}: valid policies are {', '.join(REGISTRY)}")
     _, spec, _ = REGISTRY[name]
     params = dict(params or {})
+    if name == "batch-schedule" and {"schedule", "off_above"} & set(params):
+        raise SpecsweepError(OLD_FORM)
     unknown = sorted(set(params) - set(spec))
     if unknown:
         valid = ", ".join(spec) or "none"

@@ -171,11 +171,11 @@ def test_tetris_gives_the_budget_to_the_most_likely_prefixes():
 
 
 def test_batch_schedule_follows_the_batch_size():
-    pol = build("batch-schedule:schedule=1:5/4:3/16:1,off_above=20", 4)
+    pol = build("batch-schedule:draft_len_schedule=3:5/15:3/20:1", 4)        # TensorRT-LLM's form (tests/test_batch_rules.py)
     assert [pol.gamma_for(b) for b in (1, 3, 4, 15, 16, 20, 21)] == [5, 5, 3, 3, 1, 1, 0]
     assert pol.caps([9, 2, 9, 9]) == [3, 2, 3, 3]
-    with pytest.raises(SpecsweepError, match="schedule"):
-        build("batch-schedule:schedule=4-3", 4)
+    with pytest.raises(SpecsweepError, match="draft_len_schedule"):
+        build("batch-schedule:draft_len_schedule=4-3", 4)
 
 
 def test_gt_batch_prices_a_level_from_the_batch_cost_surface():
