@@ -148,9 +148,20 @@ class Pair:
         read (``actors/calibrate.py``); also the per-rank acceptance static trees read."""
         if self.costs is None:
             self.engine.costs = calibrate(self.engine, label=f"{self.cfg.name or self.cfg.target} {self.device}", **kw)
+        if not self.costs.params:                        # c=params (the GT paper's Table 10) reads them
+            self.costs.params = self.param_counts()
         if self.rank_acceptance is None and self.drafter is not None and self.drafter.supports_trees:
             self.measure_rank_acceptance()
         return self.costs
+
+    def param_counts(self) -> dict[str, int]:
+        """{"target": n, "draft": n}: the target's parameters and the draft module's own (a draft LM's, an EAGLE head's
+        without the target's embedding and LM head it borrows); no "draft" for a lookup or no draft."""
+        out = {"target": sum(p.numel() for p in self.target.parameters())}
+        draft = self.drafter.head if self.cfg.drafter_kind == "eagle" else self.draft_model
+        if draft is not None:
+            out["draft"] = sum(p.numel() for p in draft.parameters())
+        return out
 
     def measure_rank_acceptance(self, prompts: int = 4, max_new_tokens: int = 48) -> list[float]:
         """Per-rank acceptance of this pair on built-in chat prompts (static trees read it)."""

@@ -14,8 +14,9 @@ Two sources, each with its own semantics (B = rows running in the step):
     before it; every K is clamped to ``num_speculative_tokens`` — the initial γ here. vLLM's
     ``disable_by_batch_size``: no speculation once more than N requests run (B > N); 0 = not set.
 
-Exactly one form is given (neither: TensorRT-LLM's form ``3:4/15:3/32:2``, what the old default did). The form this policy used to take (``schedule=1:4/4:3/16:2``, the γ of the
-largest listed size ≤ B, with ``off_above``) is neither engine's rule and is refused (``policies/registry.py``).
+Exactly one form is given (neither: TensorRT-LLM's form ``3:4/15:3/32:2``, what the old default did). The form
+this policy used to take (``schedule=1:4/4:3/16:2``, the γ of the largest listed size ≤ B, with ``off_above``) is
+neither engine's rule and is refused (``policies/registry.py``).
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Results by batch size (docs/definitions.md, Batches; the GT paper's Table 5 layout: one row per batch size).
+"""Results by batch size (docs/definitions.md, Batches): one row per batch size, the best config at each (the GT
+paper's Table 5 layout itself — EAGLE-2 and GT(d) side by side with Δ — is ``jobs/report/gt_tables.py``).
 
 Rows decoded in a batch of B carry ``batch_size`` = B and ``pair`` = ``label@B{B}`` (``actors/schema.py``), and a
 row's ``wall_time`` runs from its batch's start to its own last token — the request's latency. Rules:

@@ -27,6 +27,7 @@ from jobs.dataset import GROUP_ORDER
 from jobs.mlflow.read import read_experiment
 from jobs.report import metrics
 from jobs.report.batches import batch_table_md, by_batch_size
+from jobs.report.gt_tables import gt_paper_text
 from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
                                    mark_untrusted, pair_bias, preferred_mode, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
@@ -212,11 +213,13 @@ def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None 
 
 
 def folder_report(folder: str, fmt: str = "md") -> str:
-    """The full report of a sweep's output folder: floor, Table 2, Spec-Bench table, efficiency, batch sizes,
+    """The full report of a sweep's output folder: floor, Table 2, Spec-Bench table, efficiency, batch sizes, the GT
+    paper's Table 5 / 9 / 4 layouts where their configs ran (``jobs/report/gt_tables.py``),
     acceptance by draft position, replay agreement and bias, costs and the bound (what ``specsweep report OUTPUT`` prints and the sweep writes to report.md)."""
     summary, speed, frac = summary_from_parquet(folder)
     t2, floor = uncertainty_from_parquet(folder)
     return build_report(summary, speed, frac, fmt, t2, floor) + batches_from_parquet(folder) \
+        + gt_paper_text(shown_rows(folder, ParquetLog(folder).read())) \
         + positions_section(folder, shown_rows(folder, ParquetLog(folder).read())) \
         + agreement_from_parquet(folder, speed) + costs_from_parquet(folder)
 
