@@ -10,8 +10,8 @@ Rules:
   metrics are the curves named in ``CHARTED`` (``speedup`` is the summary's overall speedup vs
   ``ar``) and the acceptance rate at each draft position, ``positions/accept_rate_pos_{i}``
   where the summary has it (``jobs/report/positions.py``; a section of its own in the chart
-  view, whose first section then holds only the ``CHARTED`` curves); every other per-γ value of the summary and of
-  the speedup table (``questions``, the ``_lo``/``_hi`` bounds, ``noise_floor``,
+  view, so the keys without a prefix are the ``CHARTED`` curves alone); every other per-γ
+  value of the summary and of the speedup table (``questions``, the ``_lo``/``_hi`` bounds, ``noise_floor``,
   ``speedup_<group>[_lo|_hi]``) goes into the run's ``gamma_points.json``
   (``jobs/mlflow/points.py``). The ``ar`` run repeats its one measurement at each γ.
 - Across-γ metrics (``across_gamma/...``, step 0; ``ACROSS_CHARTED`` as metrics, the rest in
