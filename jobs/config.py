@@ -87,11 +87,12 @@ ENGINE_DEFAULTS = {"engine": None, "inductor": None, "quant_backend": "torchao",
 
 
 class Dataset(BaseModel):
-    """Which questions: a source (``sample``, ``specbench`` or a JSONL path) and optional filters."""
+    """Which questions: a source (``sample``, ``specbench`` or a JSONL path, ``jobs/question_file.py``) and
+    optional filters. Categories of ``sample``/``specbench`` are checked here, a file's by ``load_questions``."""
 
     model_config = _STRICT
     source: str = Field("sample", min_length=1, pattern=r"\S")
-    categories: Optional[list[Literal[CATEGORIES]]] = Field(None, min_length=1)  # type: ignore[valid-type]
+    categories: Optional[list[str]] = Field(None, min_length=1)
     limit_per_category: Optional[int] = Field(None, ge=1)
     question_ids: Optional[list[int]] = Field(None, min_length=1)
 
@@ -371,6 +372,9 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
     for key, what in (("categories", "category"), ("question_ids", "question id")):
         if getattr(cfg.dataset, key):
             _no_duplicates(f"dataset.{key}", getattr(cfg.dataset, key), what)
+    for i, c in enumerate(cfg.dataset.categories or ()):
+        if cfg.dataset.source in ("sample", "specbench") and c not in CATEGORIES:
+            _err(f"dataset.categories[{i}]", f"unknown category {c!r}: valid categories are {', '.join(CATEGORIES)}")
     cfg.generation = check_generation(cfg.generation, lambda key: f"config generation.{key}:")
     if cfg.generation["temperature"] > 0 and any(p[0] == "oracle" for p in cfg.policies):
         _err("policies", "oracle is defined for greedy decoding only; set generation.temperature: 0 or drop it")

@@ -5,18 +5,22 @@ Sources (``dataset.source``):
                 category, the MT-bench ones two-turn; shipped with the package.
 ``specbench``   Spec-Bench's ``question.jsonl`` (480 questions), downloaded once from
                 the Spec-Bench GitHub repository, cached, sha256-checked.
-a path          any local file in the same format.
+a path          a local JSONL file in Spec-Bench's / MT-Bench's ``question.jsonl`` format or
+                SPEED-Bench's (the accepted fields: ``jobs/question_file.py``).
+
+A category filter names categories of the source: Spec-Bench's for ``sample`` and
+``specbench``; for a file, Spec-Bench's or any the file holds (e.g. SPEED-Bench's
+``multilingual``).
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from actors.shared_cache import build_once, cache_root
+from jobs.question_file import Question, parse_jsonl  # noqa: F401  (re-exported: the loader's API)
 from policies.errors import SpecsweepError
 
 MT_BENCH = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
@@ -34,48 +38,6 @@ def group_of(category: str) -> str:
         if category in cats:
             return g
     return "other"
-
-
-@dataclass(frozen=True)
-class Question:
-    question_id: int
-    category: str
-    turns: tuple[str, ...]
-    reference: tuple = field(default=(), compare=False)
-
-
-def parse_jsonl(path: Path) -> list[Question]:
-    """Questions from a Spec-Bench-format file; any malformed line is named by file and line number."""
-    out, seen = [], set()
-    with open(path, encoding="utf-8") as f:
-        for no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{no}"
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise SpecsweepError(f"{where}: not valid JSON ({e.msg})") from None
-            if not isinstance(d, dict):
-                raise SpecsweepError(f"{where}: expected a JSON object with question_id, category, turns")
-            missing = [k for k in ("question_id", "category", "turns") if k not in d]
-            if missing:
-                raise SpecsweepError(f"{where}: missing field {missing[0]!r} (need question_id, category, turns)")
-            turns = d["turns"]
-            if not isinstance(turns, list) or not turns:
-                raise SpecsweepError(f"{where}: question {d['question_id']} has no turns (need a non-empty list of strings)")
-            if not all(isinstance(t, str) and t.strip() for t in turns):
-                raise SpecsweepError(f"{where}: question {d['question_id']} has a turn that is not a non-empty string")
-            if not isinstance(d["question_id"], int) or isinstance(d["question_id"], bool):
-                raise SpecsweepError(f"{where}: question_id must be an integer, got {d['question_id']!r}")
-            if d["question_id"] in seen:
-                raise SpecsweepError(f"{where}: duplicate question_id {d['question_id']}")
-            seen.add(d["question_id"])
-            ref = d.get("reference") or ()
-            out.append(Question(d["question_id"], str(d["category"]), tuple(turns), tuple(ref)))
-    if not out:
-        raise SpecsweepError(f"{path}: no questions in file")
-    return out
 
 
 def specbench_path(cache: Path | None = None) -> Path:
@@ -119,9 +81,11 @@ def load_questions(source: str = "sample", categories: Iterable[str] | None = No
     qs = parse_jsonl(path)
     if categories:
         cats = list(categories)
-        bad = [c for c in cats if c not in CATEGORIES]
+        valid = CATEGORIES if source in ("sample", "specbench") else \
+            CATEGORIES + tuple(sorted({q.category for q in qs} - set(CATEGORIES)))
+        bad = [c for c in cats if c not in valid]
         if bad:
-            raise SpecsweepError(f"unknown category {bad[0]!r}: valid categories are {', '.join(CATEGORIES)}")
+            raise SpecsweepError(f"unknown category {bad[0]!r}: valid categories are {', '.join(valid)}")
         qs = [q for q in qs if q.category in cats]
     if question_ids:
         ids = set(int(i) for i in question_ids)

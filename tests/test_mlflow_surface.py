@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("mlflow")
 
 from jobs.config import parse_config  # noqa: E402
+from jobs.mlflow.points import read_points  # noqa: E402
 from jobs.mlflow.read import read_experiment  # noqa: E402
 from jobs.mlflow.runs import KIND, KIND_TAG, SWEEP_KEY  # noqa: E402
 from jobs.redact import redact  # noqa: E402
@@ -68,7 +69,7 @@ def test_streaming_layout_statuses_and_once_only_points(tmp_path, capsys):
     tracker.flush()
     fixed = next(r for r in runs_of(c, cfg, "policy") if r.data.tags["policy"] == "fixed")
     g0 = first["configs"][0][2]
-    assert history(c, fixed, f"live/throughput_g{g0:02d}")[0][0] == 1           # step = questions measured
+    assert [s for s, _ in history(c, fixed, "live/speedup")] == GAMMAS         # one key, step = γ
     assert "throughput" not in fixed.data.metrics                              # the config is not complete yet
     assert runs_of(c, cfg, "sweep")[0].data.metrics["progress/tasks_done"] == 1
     for t in tasks[1:]:
@@ -77,7 +78,8 @@ def test_streaming_layout_statuses_and_once_only_points(tmp_path, capsys):
     tracker.flush()
     fixed = c.get_run(fixed.info.run_id)
     assert [s for s, _ in history(c, fixed, "throughput")] == GAMMAS          # each γ once, when it completed
-    assert [s for s, _ in history(c, fixed, f"live/throughput_g{g0:02d}")] == [1, 2, 3]
+    live = history(c, fixed, "live/mean_accepted_length")                    # one running estimate per question
+    assert [s for s, _ in live if s == g0] == [g0] * len(QUESTIONS) and {s for s, _ in live} == set(GAMMAS)
     summarise_into(tracker, tables)
     for r in runs_of(c, cfg):
         assert r.info.status == "FINISHED"
@@ -85,10 +87,12 @@ def test_streaming_layout_statuses_and_once_only_points(tmp_path, capsys):
         steps = [s for s, _ in history(c, r, "throughput")]
         assert steps == GAMMAS, (r.info.run_name, steps)                       # exactly the sweep's γ values
         if r.data.tags["policy"] != "ar":
-            for key in ("speedup", "mean_accepted_length", "acceptance_rate", "speedup_qa"):
+            for key in ("speedup", "mean_accepted_length", "acceptance_rate"):
                 assert [s for s, _ in history(c, r, key)] == GAMMAS, key
             assert "across_gamma/table2_speedup_mean" in r.data.metrics
-            assert "across_gamma/table2_speedup_std" in r.data.metrics
+            points = read_points(c, r.info.run_id)                             # the detail, not charted
+            assert sorted(points) == GAMMAS and all("speedup_qa" in points[g] for g in GAMMAS)
+            assert "speedup_qa" not in r.data.metrics and "throughput_lo" not in r.data.metrics
     fx = c.get_run(fixed.info.run_id).data.metrics
     assert fx["across_gamma/table2_speedup_mean"] == pytest.approx(1.0)
     # a resume that adds nothing writes no history point and reuses every run
@@ -311,7 +315,8 @@ def test_planned_modes_summary_by_mode_curves_and_dataset(tmp_path):
         got = dict(history(c, r, "throughput"))
         if spec != "ar":
             assert got == pytest.approx(dict(zip(want["gamma"], want["throughput"]))), (spec, m)
-            assert [s for s, _ in history(c, r, "throughput_lo")] == GAMMAS
+            assert sorted(read_points(c, r.info.run_id)) == GAMMAS                # intervals per γ, not charted
+            assert all(points["throughput_lo"] <= got[g] for g, points in read_points(c, r.info.run_id).items())
             assert "across_gamma/best_gamma" in r.data.metrics
             arts = {a.path: a.file_size for a in c.list_artifacts(r.info.run_id)}
             assert arts.get("gamma_curve.png", 0) > 1000, arts

@@ -4,7 +4,9 @@ Rules:
 - The sweep read is the one whose output folder is ``output``, else the latest started; with
   more than one sweep in the experiment a line on stderr names the one read.
 - Per-γ values are the latest point at each step of each policy run's metrics (a changed value
-  is appended, so the latest wins).
+  is appended, so the latest wins), joined with that γ's row of the run's ``gamma_points.json``
+  (intervals, ``questions``, per-group speedups; ``jobs/mlflow/points.py``); the
+  ``positions/`` section's keys are read back as the summary's ``accept_rate_pos_{i}`` columns.
 - When a config was measured both live and replayed, the rows come from the sweep's preferred
   mode (``live`` for a ``mode: both`` sweep, else ``replay``), the same choice the sweep's own
   summary makes; the other mode's run is not mixed in.
@@ -18,7 +20,8 @@ import pandas as pd
 
 from jobs.dataset import GROUP_ORDER
 from jobs.mlflow.client import client_for
-from jobs.mlflow.runs import ACROSS_PREFIXES, ROLE, SWEEP_KEY
+from jobs.mlflow.points import read_points
+from jobs.mlflow.runs import ACROSS_PREFIXES, POSITIONS, ROLE, SWEEP_KEY
 from jobs.redact import redact
 from jobs.report.agreement import mode_shown
 from policies.errors import SpecsweepError
@@ -75,12 +78,14 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
             if key.startswith(ACROSS_PREFIXES):
                 continue
             for m in sorted(client.get_metric_history(r.info.run_id, key), key=lambda m: m.timestamp):
-                hist.setdefault(m.step, {})[key] = m.value
+                hist.setdefault(m.step, {})[key.removeprefix(POSITIONS)] = m.value
+        detail = read_points(client, r.info.run_id) if hist else {}
         for step, vals in sorted(hist.items()):
             if "throughput" not in vals:
                 continue
             base = {"pair": t["pair"], "policy": t["policy"], "policy_spec": t["policy_spec"],
                     "gamma": 0 if t["policy"] == "ar" else int(step)}
+            vals = {**detail.get(base["gamma"], {}), **vals}
             rows.append({**base, **{k: v for k, v in vals.items() if not k.startswith("speedup_")}})
             if t["policy"] != "ar" and ("speedup" in vals or any(k.startswith("speedup_") for k in vals)):
                 sp = {**base}

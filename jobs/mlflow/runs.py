@@ -30,6 +30,8 @@ KIND_TAG, KIND = "mlflow.experimentKind", "custom_model_development"
 MODES = ("live", "replay")
 LIVE, ACROSS, PROGRESS = "live/", "across_gamma/", "progress/"     # metric sections that are not per-γ values
 ACROSS_PREFIXES = (LIVE, ACROSS, PROGRESS)
+LIVE_KEYS = ("speedup", "mean_accepted_length", "acceptance_rate")    # streamed as live/<key>, step = γ
+POSITIONS = "positions/"     # positions/accept_rate_pos_{i}: their own chart section, after the comparison
 
 
 def first_line(e: BaseException) -> str:

@@ -6,11 +6,16 @@ Rules:
   preferred mode (``live`` for ``mode: both``, else ``replay``) when that config has rows in
   it, else to the config's other mode. ``ar`` rows belong to the live ``ar`` run. Rows of a
   run the sweep never had are not logged.
-- Per-γ values are logged at step = γ: the summary's columns named in ``AT_COMPLETION`` and
-  ``FROM_SUMMARY``, the acceptance rate at each draft position ``accept_rate_pos_{i}`` where the summary has it
-  (``jobs/report/positions.py``), the overall speedup as ``speedup[_lo|_hi]`` and each group's as
-  ``speedup_<group>[_lo|_hi]``. The ``ar`` run repeats its one measurement at each γ.
-- Across-γ metrics (``across_gamma/...``, step 0) go to a run only when it holds every γ of its
+- Per-γ values are logged at step = γ, split so that the chart view holds the comparison:
+  metrics are the curves named in ``CHARTED`` (``speedup`` is the summary's overall speedup vs
+  ``ar``) and the acceptance rate at each draft position, ``positions/accept_rate_pos_{i}``
+  where the summary has it (``jobs/report/positions.py``; a section of its own in the chart
+  view, so the keys without a prefix are the ``CHARTED`` curves alone); every other per-γ
+  value of the summary and of the speedup table (``questions``, the ``_lo``/``_hi`` bounds, ``noise_floor``,
+  ``speedup_<group>[_lo|_hi]``) goes into the run's ``gamma_points.json``
+  (``jobs/mlflow/points.py``). The ``ar`` run repeats its one measurement at each γ.
+- Across-γ metrics (``across_gamma/...``, step 0; ``ACROSS_CHARTED`` as metrics, the rest in
+  ``gamma_points.json``) go to a run only when it holds every γ of its
   (pair, policy spec) in the summary (per mode when the summary has a mode column): an
   across-γ figure never mixes live and replayed values.
 - Every speculative run whose curve has a point gets ``gamma_curve.png``: its summary rows
@@ -22,15 +27,18 @@ from __future__ import annotations
 import pandas as pd
 
 from jobs.mlflow.artifacts import log_gamma_curve
-from jobs.mlflow.runs import ACROSS, MODES, finite, row_mode
+from jobs.mlflow.points import log_points
+from jobs.mlflow.runs import ACROSS, MODES, POSITIONS, finite, row_mode
 from jobs.mlflow.stream import MAX_BATCH, measure
 from jobs.report import metrics
 from jobs.report.agreement import mode_shown
 from jobs.report.derived import RATE_PREFIX
 
-AT_COMPLETION = ("throughput", "mean_accepted_length", "acceptance_rate", "questions")
-FROM_SUMMARY = ("throughput_lo", "throughput_hi", "mal_lo", "mal_hi", "speedup", "speedup_lo", "speedup_hi",
-                "noise_floor")
+AT_COMPLETION = ("throughput", "mean_accepted_length", "acceptance_rate")     # logged when a config completes
+CHARTED = AT_COMPLETION + ("speedup",)                                          # per-γ metrics (step = γ)
+FROM_SUMMARY = ("questions", "throughput_lo", "throughput_hi", "mal_lo", "mal_hi", "speedup", "speedup_lo",
+                "speedup_hi", "noise_floor")
+ACROSS_CHARTED = tuple(ACROSS + k for k in ("table2_speedup_mean", "best_gamma", "fraction_of_oracle"))
 _IDENTITY = ("policy", "pair", "policy_spec", "gamma", "mode")
 
 
@@ -71,14 +79,15 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
         if run["id"] is None:
             continue
         part = summary[pd.Series([o == rk for o in owner], index=summary.index)]
-        batch = []
+        batch, detail, across_detail = [], {}, {}
         if spec == "ar":
             if len(part):
                 r = part.iloc[0]
                 for g in tracker.cfg.gammas:   # one measurement, drawn as a flat baseline across γ
-                    batch += tracker.new_points(run["id"], {k: r[k] for k in ("throughput", "mean_accepted_length",
-                                                                               "questions") if k in r}, g, now)
+                    batch += tracker.new_points(run["id"], {k: r[k] for k in ("throughput", "mean_accepted_length")
+                                                            if k in r}, g, now)
                 c.log_batch(run["id"], metrics=batch)
+                log_points(c, run["id"], {0: {k: r[k] for k in FROM_SUMMARY if k in r}}, {})
             continue
         for _, r in part.iterrows():
             g = int(r["gamma"])
@@ -92,14 +101,20 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
                     vals.setdefault("speedup" + col[len("overall"):], row[col])
                 else:
                     vals[f"speedup_{col}"] = row[col]
-            batch += tracker.new_points(run["id"], vals, g, now)
+            charted = {k: v for k, v in vals.items() if k in CHARTED}
+            charted.update({POSITIONS + k: v for k, v in vals.items() if k.startswith(RATE_PREFIX)})
+            detail[g] = {k: v for k, v in vals.items() if k not in CHARTED and not k.startswith(RATE_PREFIX)}
+            batch += tracker.new_points(run["id"], charted, g, now)
         key = mode if None not in scopes else None
         scope = scopes.get(key, summary.iloc[0:0])
         whole = scope[(scope["pair"] == pair) & (scope["policy_spec"] == spec)]
         if len(part) and len(part) == len(whole):      # never an across-γ figure that mixes modes
-            batch += tracker.new_points(run["id"], across(part, table2[key], scope, pair, spec), 0, now)
+            figs = across(part, table2[key], scope, pair, spec)
+            across_detail = {k: v for k, v in figs.items() if k not in ACROSS_CHARTED}
+            batch += tracker.new_points(run["id"], {k: v for k, v in figs.items() if k in ACROSS_CHARTED}, 0, now)
         for i in range(0, len(batch), MAX_BATCH):
             c.log_batch(run["id"], metrics=batch[i:i + MAX_BATCH])
+        log_points(c, run["id"], detail, across_detail)
         log_gamma_curve(c, run["id"], curve_points(tracker, rk, part), ar_of.get(pair),
                         f"{spec} · {pair}" + ("" if mode == "live" else f" · {mode}"))
 

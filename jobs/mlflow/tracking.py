@@ -2,9 +2,8 @@
 
 Layout (the "MLflow" section of docs/sweeps.md says why); opening the store is
 ``jobs/mlflow/client.py``, run identity and tags ``jobs/mlflow/runs.py``, running sums and the
-sender thread ``jobs/mlflow/stream.py``, the summary into the runs ``jobs/mlflow/summary.py``,
-the γ-curve figure and the dataset input ``jobs/mlflow/artifacts.py``, reading back
-``jobs/mlflow/read.py``.
+sender thread ``jobs/mlflow/stream.py``, the summary into the runs ``jobs/mlflow/summary.py`` and
+``points.py``, the γ-curve figure and dataset input ``artifacts.py``, reading back ``read.py``.
 
 - The experiment (the sweep's ``experiment`` or ``name``) carries the tag
   ``mlflow.experimentKind = custom_model_development``, the value with which MLflow 3's UI
@@ -18,20 +17,21 @@ the γ-curve figure and the dataset input ``jobs/mlflow/artifacts.py``, reading 
   sweep run by the tag ``specsweep.parent_run``. Tags ``pair``, ``policy``, ``policy_spec``,
   ``mode`` (live or replay), ``dataset``, ``output``; params = the policy's resolved parameters;
   the questions as its dataset input; ``gamma_curve.png`` as its artifact.
-- Per-config metrics use ``step = initial γ``, so the chart of ``throughput`` is the policy's
-  curve over γ. ``throughput``, ``mean_accepted_length``, ``acceptance_rate`` and
-  ``questions`` are logged the moment the last task of that (pair, policy, γ, mode) finishes;
-  ``speedup`` (vs ``ar``, overall), ``speedup_<group>`` and every interval bound present in
-  the summary are logged when the sweep is summarised (they need every ``ar`` row). The
-  ``ar`` run repeats its one measurement at each γ of the sweep so it draws as a flat baseline.
+- Every metric of a policy run uses ``step = initial γ`` (across-γ ones step 0), one key per
+  quantity, so the chart view opens on the policies' curves over γ (about ten charts; see
+  ``jobs/mlflow/summary.py`` for what is charted and what goes into ``gamma_points.json``).
+  ``throughput``, ``mean_accepted_length`` and ``acceptance_rate`` are logged the moment the
+  last task of that (pair, policy, γ, mode) finishes; ``speedup`` (vs ``ar``, overall) when the
+  sweep is summarised (it needs every ``ar`` row). The ``ar`` run repeats its one measurement
+  at each γ of the sweep so it draws as a flat baseline.
 - A summary row goes to the run of its ``mode`` column; without that column (one mode per
   config, as the sweep's figures use) to the run of the sweep's preferred mode (``live`` for
   ``mode: both``, else ``replay``) when that config has rows in it, else to its other mode.
-- The across-γ summary (``across_gamma/table2_speedup_mean`` and ``_std``,
-  ``across_gamma/fraction_of_oracle``, ``best_gamma``, ...) is logged at step 0, only to a run
-  that holds every γ of its (pair, policy) in that summary (never a mix of modes).
-- ``live/<metric>_g<γ>`` streams after every task: the running estimate of that config, with
-  ``step`` = questions measured so far; the sweep run gets ``progress/tasks_done``.
+- The across-γ summary (``across_gamma/table2_speedup_mean``, ``best_gamma``, ``fraction_of_oracle``;
+  the rest in ``gamma_points.json``) is logged at step 0, only to a run that holds every γ of
+  its (pair, policy) in that summary (never a mix of modes).
+- ``live/<LIVE_KEYS>`` stream after each task that added questions to a speculative config: its
+  running estimate at ``step`` = γ (a step's latest point is current); the sweep run: ``progress/*``.
 
 Rules:
 - A (metric, step) point is written once: a value equal (relative 1e-9) to the latest point at
@@ -64,6 +64,7 @@ from jobs.mlflow.artifacts import dataset_entity, log_dataset
 from jobs.redact import redact
 from jobs.mlflow.runs import (
     LIVE,
+    LIVE_KEYS,
     PROGRESS,
     ROLE,
     SWEEP,
@@ -297,12 +298,9 @@ class SweepTracker:
             if k in self.untrusted and run_id not in self.tagged_untrusted:     # its time metrics are not logged
                 out.append(RunTag(TIMES_TAG, UNTRUSTED))
                 self.tagged_untrusted.add(run_id)
-            if m["questions"] > conf.live_step:
+            if m["questions"] > conf.live_step and spec != "ar":      # the running estimate at step = γ
                 conf.live_step = m["questions"]
-                suffix = "" if spec == "ar" else f"_g{g:02d}"
-                for name in ("throughput", "mean_accepted_length", "speedup"):
-                    if finite(m[name]) and not (spec == "ar" and name != "throughput"):
-                        out.append(Metric(f"{LIVE}{name}{suffix}", float(m[name]), now, conf.live_step))
+                out.extend(Metric(LIVE + n, float(m[n]), now, g) for n in LIVE_KEYS if finite(m[n]))
             if spec != "ar" and self.complete(conf):
                 out.extend(self.new_points(run_id, {n: m[n] for n in AT_COMPLETION}, g, now))
         self.progress_step += 1
@@ -360,14 +358,16 @@ class SweepTracker:
     def finish(self, status: str, summary: pd.DataFrame | None, speed: pd.DataFrame | None, failed_rows: int = 0,
                artifacts=(), tables: dict | None = None) -> str:
         """Log the summary (per-γ points, across-γ metrics, γ curves, artifacts) and set every run's status."""
+        from mlflow.entities import RunTag  # heavy: mlflow
+
         t0 = time.perf_counter()
         self._stop_sender()
         now = int(time.time() * 1000)
         c = self.client
         if summary is not None and len(summary):
             log_summary(self, summary.reset_index(drop=True), speed, now)
-        c.log_batch(self.parent, metrics=self.new_points(self.parent, {"configs": 0 if summary is None else len(summary),
-                                                                    "failed_rows": failed_rows}, 0, now))
+        c.log_batch(self.parent, tags=[RunTag("configs", str(0 if summary is None else len(summary))),
+                                       RunTag("failed_rows", str(failed_rows))])      # tags: no chart of their own
         for path in artifacts:
             c.log_artifact(self.parent, str(path))
         for name, table in (tables or {}).items():     # MLflow tables, viewable in the UI's artifact pane
