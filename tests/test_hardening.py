@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 from jobs.config import load_config, parse_config
@@ -529,7 +530,13 @@ def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path,
     target, draft = cluster
     broken = tmp_path / "broken"
     shutil.copytree(target, broken)
-    (broken / "model.safetensors").write_bytes(b"\x00" * 64)   # the tokenizer loads; the weights do not
+    # a well-formed weights file that passes the preflight's file checks but does not fit the model: only the
+    # actor, loading the weights, finds out
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(broken / "model.safetensors"))
+    state[next(k for k in state if k.endswith("mlp.down_proj.weight"))] = torch.zeros(3, 3)
+    save_file(state, str(broken / "model.safetensors"), metadata={"format": "pt"})
     raw = raw_config(tmp_path, str(broken), draft)
     with pytest.raises(SpecsweepError) as e:
         run_sweep(parse_config(raw), log_mlflow=False)
