@@ -29,7 +29,6 @@ from typing import NamedTuple
 import torch
 
 from actors.batch_costs import measure_batch_costs
-from actors.batch_engine import BatchEngine
 from actors.conversation import run_question, run_questions_batch
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
@@ -73,7 +72,6 @@ class PairActor:
         self.warmup_question = _question(warmup_question) if warmup_question else None
         self.warm_tokens = min(32, (generation or {}).get("max_new_tokens", 32))
         self.warmed: set[str] = set()
-        self.batch_engine = None                   # made the first time a batch runs
         self._warm_up("ar", {}, 0)
         self.replay = dict(replay or {})           # rollout_length, fit_gammas; None: this actor only runs live
         if self.pair.drafter is not None:          # one cost model: the probe, plus the replay fit's runs
@@ -103,11 +101,9 @@ class PairActor:
         seeded = {} if seed is None else {"seed": seed}
         if len(questions) == 1 and not isinstance(policy, BatchPolicy):
             return [run_question(self.pair, questions[0].turns, policy, template=self.template, **seeded, **gen)]
-        if self.batch_engine is None:
-            self.batch_engine = BatchEngine.like(self.pair.engine)
         if isinstance(policy, BatchPolicy) and policy.needs_costs:
             self._batch_costs(len(questions))
-        return run_questions_batch(self.pair, self.batch_engine, [q.turns for q in questions],
+        return run_questions_batch(self.pair, self.pair.engine, [q.turns for q in questions],
                                    _row_policies(policy, config), template=self.template, **seeded, **gen)
 
     def info(self) -> dict:

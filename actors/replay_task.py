@@ -12,7 +12,7 @@ A sweep in ``mode: replay`` (or ``both``) runs, per task (question × block of c
 
 A batch task (B questions decoded together) does the same with the batch ``ar`` run: one trace per
 row and turn along it (:func:`trace_batch_turns`; the reference is what the batch ``ar`` emitted for
-that row), then every replayable config by :func:`actors.batch_replay.replay_batch`, turn by turn as
+that row), then every replayable config by :func:`actors.replay.replay_batch`, turn by turn as
 the live batch runs (:func:`replay_batch_turns`).
 
 The actor has one cost model (``actors/calibrate.py``), measured when it starts on the engine's
@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from actors.batch_replay import replay_batch
 from actors.conversation import run_question
-from actors.replay import replay
+from actors.replay import replay, replay_batch
 from actors.rollouts import Trace, record_pair_trace
 from policies.base import BatchPolicy
 from policies.costs import CostModel

@@ -3,7 +3,7 @@
 Rules:
 - every non-empty line of FILE is one prompt: a user message rendered with the pair's chat template
   exactly as ``--prompt`` is (``--raw``: no template); the prompts run in file order, in batches of B
-  consecutive lines on ``actors/batch_engine.py`` (a last batch smaller than B is normal);
+  consecutive lines on the pair's engine (``actors/engine.py``) (a last batch smaller than B is normal);
 - a per-row policy is built fresh for every row (``policies.registry.build``), a batch policy once per batch;
 - row r of a batch samples with seed ``--seed`` + (the prompt's index in the file), so a prompt's draw does
   not depend on the batch around it;
@@ -108,7 +108,6 @@ def _batch_engine(pair, policy, size: int, prompt_lengths):
     """The pair's batch engine; for a batch policy that reads costs, the batch cost surface is measured first
     (sizes 1, 2, 4, … up to B, at the prompts' median length) unless the cost model already holds one."""
     from actors.batch_costs import measure_batch_costs  # heavy: torch
-    from actors.batch_engine import BatchEngine  # heavy: torch
 
     costs = pair.costs
     if isinstance(policy, BatchPolicy) and policy.needs_costs and costs is not None and not costs.batch:
@@ -116,7 +115,7 @@ def _batch_engine(pair, policy, size: int, prompt_lengths):
         context = sorted(prompt_lengths)[len(prompt_lengths) // 2]
         print(f"specsweep: measuring the batch cost surface at B = {sizes} (context {context})", file=sys.stderr)
         costs.batch = measure_batch_costs(pair.target, pair.cost_draft, sizes=sizes, context=context, repeats=3)
-    return BatchEngine.like(pair.engine)
+    return pair.engine
 
 
 def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]], target: str, draft) -> int:

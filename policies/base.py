@@ -17,7 +17,7 @@ as base classes; the engine dispatches on the class, never by probing attributes
 :class:`TreePolicy` — drafts a token tree each step: a static ``shape()`` fixed at ``reset``,
 or (``dynamic``) a frontier expansion steered by ``keep_expanding`` / ``node_budget``.
 
-:class:`BatchPolicy` — decides for a whole batch of rows (GUIDE §3.9): each step's per-row caps
+:class:`BatchPolicy` — decides for a whole batch of rows: each step's per-row caps
 (``caps``), whether the batch drafts another level (``keep_drafting``) and how many of each row's
 drafts are verified (``select``); every row drafts with the plain ``row_policy()``.
 

@@ -1,4 +1,4 @@
-"""Batch-level policies (GUIDE §3.9): one decision for every row of a batch each step.
+"""Batch-level policies: one decision for every row of a batch each step.
 
 ``batch-schedule``
     γ as a function of the batch size, vLLM's speculative config keyed by batch size: the γ of the

@@ -1,4 +1,4 @@
-"""Results by batch size (GUIDE §3.9; the GT paper's Table 5 layout: one row per batch size).
+"""Results by batch size (the GT paper's Table 5 layout: one row per batch size).
 
 Rows decoded in a batch of B carry ``batch_size`` = B and ``pair`` = ``label@B{B}`` (``actors/schema.py``), and a
 row's ``wall_time`` runs from its batch's start to its own last token — the request's latency. Rules:
