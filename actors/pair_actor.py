@@ -100,7 +100,7 @@ class PairActor:
         seeded = {} if seed is None else {"seed": seed}
         if isinstance(policy, BatchPolicy) and policy.needs_costs:
             self._batch_costs(len(questions))
-        return run_questions(self.pair, [q.turns for q in questions], _row_policies(policy, config, len(questions)),
+        return run_questions(self.pair, [q.turns for q in questions], _row_policies(policy, config, len(questions) == 1),
                              template=self.template, **seeded, **gen)
 
     def info(self) -> dict:
@@ -121,9 +121,10 @@ class PairActor:
         """task: task_key, question (one) or questions (B of them, decoded together as one batch per turn), configs
         [(name, params, gamma)], repeats, seed, generation; optional ``live`` / ``replay``: the configs to run live /
         to replay (default: all live, none replayed). ``ar`` first, the configs shuffled with the sweep seed, ``ar``
-        last; every row carries the batch size. One question is a batch of one: its policy instance persists across
-        tasks (``persist=true``) and its replayed rows add the oracle bound."""
-        qs = [_question(d) for d in (task["questions"] if "questions" in task else [task["question"]])]
+        last; every row carries the batch size. A single question's task is a batch of one: its policy instance
+        persists across tasks (``persist=true``) and its replayed rows add the oracle bound."""
+        alone = "questions" not in task
+        qs = [_question(d) for d in ([task["question"]] if alone else task["questions"])]
         gen = task["generation"]
         live = [tuple(c) for c in task.get("live", task["configs"])]
         to_replay = [tuple(c) for c in task.get("replay", ())]
@@ -137,7 +138,7 @@ class PairActor:
                 bases = [{**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": ar_timing} for q in qs]
                 try:
                     self._warm_up(name, params, gamma)
-                    policy = self._policy(name, params, gamma) if len(qs) == 1 else build((name, params), max(gamma, 1))
+                    policy = self._policy(name, params, gamma) if alone else build((name, params), max(gamma, 1))
                     per_q = self._turns(qs, policy, (name, params, gamma), task["seed"] + rep, gen)
                 except Exception as e:  # recorded, never silently lost
                     rows += [self._failed(b, e) for b in bases]
@@ -150,12 +151,12 @@ class PairActor:
                         traces = trace_turns(self.pair, per_q, max_new_tokens=gen["max_new_tokens"],
                                              rollout_length=self.replay.get("rollout_length"), key=task["task_key"],
                                              metas=[{"question_id": q.question_id, "category": q.category,
-                                                     **({"batch_size": int(task["batch_size"])} if len(qs) > 1 else {})}
-                                                    for q in qs])
+                                                     **({} if alone else {"batch_size": int(task["batch_size"])})}
+                                                    for q in qs], batched=not alone)
                     except Exception as e:  # the replayed rows carry it
                         why = f"tracing the ar run failed: {type(e).__name__}: {e}"
             if rep == 0:        # a replay is exact and untimed: a repeat would copy it (repeats are for live noise)
-                rows += self._replayed(task, qs, gen, rep, to_replay, traces, why)
+                rows += self._replayed(task, qs, gen, rep, to_replay, traces, why, alone)
         flat = [t for row_traces in traces for t in row_traces]
         return {"rows": to_table(rows), "traces": traces_to_table(flat) if flat else None}
 
@@ -176,10 +177,10 @@ class PairActor:
             costs.batch.update(measure_batch_costs(self.pair.target, self.pair.cost_draft, sizes=sizes,
                                                    context=self.calibration_context, repeats=3))
 
-    def _replayed(self, task, qs, gen, rep, configs, traces, why: str) -> list[dict]:
+    def _replayed(self, task, qs, gen, rep, configs, traces, why: str, alone: bool) -> list[dict]:
         """Rows of the replayed configs (one per question and traced turn, ``actors/replay_task.py``'s
         :func:`replay_turns`: one question under the per-row cost clock, a batch under the batch cost surface at B),
-        or one failed row per config; one question also gets the oracle bound's rows."""
+        or one failed row per config; a single question's task (``alone``) also gets the oracle bound's rows."""
         rows = []
         for name, params, gamma in configs:
             bases = [{**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": "", "mode": "replay",
@@ -187,11 +188,11 @@ class PairActor:
             try:
                 if not traces:
                     raise RuntimeError(why)
-                policy = (self._policy(name, params, gamma, "replay") if len(qs) == 1
+                policy = (self._policy(name, params, gamma, "replay") if alone
                           else build((name, params), max(gamma, 1)))
                 if len(qs) > 1 or isinstance(policy, BatchPolicy):
                     self._batch_costs(len(qs))
-                per_q = replay_turns(self.pair, traces, _row_policies(policy, (name, params, gamma), len(qs)),
+                per_q = replay_turns(self.pair, traces, _row_policies(policy, (name, params, gamma), len(qs) == 1),
                                      self.cost_model)
             except Exception as e:  # recorded, never silently lost
                 rows.append(self._failed(bases[0], e))
@@ -201,7 +202,7 @@ class PairActor:
                 for t, (trace, g) in enumerate(zip(q_traces, gens)):
                     text = self.pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
                     rows.append(self._row(base, t, g, text, trace.prompt_ids, done))
-        if len(qs) == 1 and configs and traces and self.cost_model is not None:   # the least time any chain reaches
+        if alone and configs and traces and self.cost_model is not None:   # the least time any chain reaches
             rows += self._bound_rows(task, qs[0], gen, rep, traces[0])
         return rows
 
@@ -267,14 +268,14 @@ class TaskQuestion(NamedTuple):
     turns: tuple[str, ...]
 
 
-def _row_policies(policy, config, questions: int):
-    """``policies(n)`` of a run of ``questions`` questions under ``config`` = (name, params, γ): a batch policy is
-    ``policy`` itself (one instance for every turn); one question keeps ``policy`` across its turns (the config's
-    instance); a batch of questions gets a fresh per-row instance of ``config`` for every row of every turn."""
+def _row_policies(policy, config, carried: bool):
+    """``policies(n)`` of a run under ``config`` = (name, params, γ): a batch policy is ``policy`` itself (one
+    instance for every turn); one question (``carried``) keeps ``policy`` across its turns, as a conversation
+    carries it; a batch of questions gets a fresh per-row instance of ``config`` for every row of every turn."""
     name, params, gamma = config
     if isinstance(policy, BatchPolicy):
         return lambda n: policy
-    if questions == 1:
+    if carried:
         return lambda n: [policy]
     return lambda n: [build((name, params), max(gamma, 1)) for _ in range(n)]
 

@@ -56,12 +56,12 @@ def trace_turn(pair, t: int, prompt_ids, generation, *, max_new_tokens: int, rol
 
 
 def trace_turns(pair, batch_turns: Sequence[Sequence], *, max_new_tokens: int, rollout_length: int | None,
-                key: str, metas: Sequence[dict]) -> list[list[Trace]]:
+                key: str, metas: Sequence[dict], batched: bool = False) -> list[list[Trace]]:
     """One trace per row and turn of an ``ar`` run (``batch_turns[i]``: question i's turns, as
     ``actors.conversation.run_questions`` gives them; outside every timing): each row's own output is its reference.
-    One question's traces are keyed ``{key}|t{t}``; in a batch, row i's are keyed ``{key}|r{i}|t{t}`` and carry the
-    row. Each carries ``metas[i]``."""
-    if len(batch_turns) == 1:
+    A question run alone has its traces keyed ``{key}|t{t}``; in a batch task (``batched``), row i's are keyed
+    ``{key}|r{i}|t{t}`` and carry the row. Each carries ``metas[i]``."""
+    if not batched:
         return [[trace_turn(pair, t, turn.prompt_ids, turn.generation, max_new_tokens=max_new_tokens,
                             rollout_length=rollout_length, key=key, meta=metas[0])
                  for t, turn in enumerate(batch_turns[0])]]
