@@ -148,11 +148,13 @@ def chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, verifie
     and ``verifier.keep(rows)`` crops every row's cache to its committed tokens but the last. A row's
     ``Step.k_max`` is its policy's answer, or the cap a batch policy set.
     """
-    asked = [int(p.max_draft()) for p in policies]
-    for p, k in zip(policies, asked):
+    asked, caps = [], []
+    for r, p in zip(rows, policies):
+        k = int(p.max_draft())
         if k < 0:
             raise RuntimeError(f"policy {p!r} asked for {k} drafts; must be >= 0")
-    caps = [min(k, r.remaining - 1) if p.needs_draft else 0 for r, p, k in zip(rows, policies, asked)]
+        asked.append(k)
+        caps.append(min(k, r.remaining - 1) if p.needs_draft else 0)
     if batch_policy is not None:
         caps = asked = batch_policy.caps(caps)
     clock.start()
@@ -179,17 +181,19 @@ def chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, verifie
     draft_time = clock.drafted(bases, proposed, levels)
     width = 1 + max(len(p.tokens) for p in props)
     results = verifier.check(rows, [p.tokens for p in props], [p.q_rows for p in props])
-    steps = []
+    steps, drafted, accepted = [], [], []
     for b, (row, prop, (n, nxt)) in enumerate(zip(rows, props, results)):
         new = row.emit(prop.tokens[:n] + [nxt])
         if prop.proposed:
             drafter.rollback(b, bases[b] + n)
+        drafted.append(len(prop.tokens))
+        accepted.append(n)
         steps.append(Step(k_max=asked[b], drafted=len(prop.tokens), accepted=n, emitted=len(new),
                           q_tokens=prop.q_tokens, q_max=prop.q_max, entropy=prop.entropy, draft_time=draft_time,
                           proposed=prop.proposed, forward_time=verifier.forward_time, batch_rows=len(rows),
                           batch_width=width))
     verifier.keep(rows)
-    verify_time = clock.verified(bases, [s.drafted for s in steps], [s.accepted for s in steps], proposed, width)
+    verify_time = clock.verified(bases, drafted, accepted, proposed, width)
     for s in steps:
         s.verify_time = verify_time
     return steps
@@ -245,24 +249,29 @@ def decode(rows: Sequence[Row], policies: Sequence[Policy], ctxs: Sequence[Gener
     live = [i for i, r in enumerate(rows) if not r.done]
     if len(live) < len(rows) and leave is not None:
         leave(live)
+    live_rows, live_policies, live_ctxs = [rows[i] for i in live], [policies[i] for i in live], [ctxs[i] for i in live]
     steps_run = 0
     while live and (max_steps is None or steps_run < max_steps):
-        for i in live:
-            ctxs[i].generated = rows[i].generated
-        steps = step([rows[i] for i in live], [policies[i] for i in live])
+        for row, ctx in zip(live_rows, live_ctxs):
+            ctx.generated = row.generated
+        steps = step(live_rows, live_policies)
         steps_run += 1
-        for i, s in zip(live, steps):
-            rows[i].out.steps.append(s)
-            policies[i].update(s)
+        for row, policy, s in zip(live_rows, live_policies, steps):
+            row.out.steps.append(s)
+            policy.update(s)
         if batch_policy is not None:
             batch_policy.update(steps)
-        kept = [j for j, i in enumerate(live) if not rows[i].done]
-        for j, i in enumerate(live):
-            if rows[i].done and on_done is not None:
-                on_done(i)
-        if len(kept) < len(live) and leave is not None:
+        if not any(row.done for row in live_rows):
+            continue
+        kept = [j for j, row in enumerate(live_rows) if not row.done]
+        if on_done is not None:
+            for i, row in zip(live, live_rows):
+                if row.done:
+                    on_done(i)
+        if leave is not None:
             leave(kept)
         live = [live[j] for j in kept]
+        live_rows, live_policies, live_ctxs = [rows[i] for i in live], [policies[i] for i in live], [ctxs[i] for i in live]
     for i in live:                                  # stopped by max_steps
         if on_done is not None:
             on_done(i)
