@@ -160,10 +160,6 @@ class PairActor:
         flat = [t for row_traces in traces for t in row_traces]
         return {"rows": to_table(rows), "traces": traces_to_table(flat) if flat else None}
 
-    def run_batch_task(self, task: dict) -> dict:
-        """A task of B questions decoded together: :meth:`run_task` (kept for callers that name it)."""
-        return self.run_task(task)
-
     def _batch_costs(self, rows: int) -> None:
         """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows, and
         before anything is replayed at ``rows`` rows (replay's clock reads it): the batch cost surface at sizes 1
