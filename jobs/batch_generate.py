@@ -20,7 +20,8 @@ Rules:
   a summary line and, with ``--answers``, the Spec-Bench answer file;
 - bad input is one line (``SpecsweepError``), before any model loads: an unreadable or empty file, B not an
   integer >= 1, ``--prompt-file`` beside ``--prompt`` or ``--dataset``, ``--answers`` with ``--prompt-file``,
-  ``--batch-size`` with a single ``--prompt``; a policy or drafter the batch engine cannot run is refused by
+  ``--batch-size`` with a single ``--prompt``, ``--engine static|compiled`` with B > 1 (those engines run one row
+  at a time for now); a policy or drafter the batch engine cannot run is refused by
   it in one line after the pair loads.
 """
 from __future__ import annotations
@@ -88,6 +89,10 @@ def check_batch_flags(a) -> list[tuple[int, str]] | None:
     """Check the batch flags before any model loads (module docstring); the prompt file's prompts, or None
     when ``--prompt-file`` was not given."""
     size = batch_size_of(a)
+    engine = getattr(a, "engine", None)
+    if size is not None and size > 1 and engine in ("static", "compiled"):
+        raise SpecsweepError(f"engine {engine} runs one row at a time (batch size 1 for now); "
+                             f"--batch-size {size} needs --engine eager")
     path = getattr(a, "prompt_file", None)
     if path is None:
         if size is not None and not a.dataset:
