@@ -36,8 +36,8 @@ records the method so a mismatch can be traced.
 EAGLE heads (``method="eagle"``): a head's proposals from a committed prefix depend on that
 prefix and the target's features along it only (``actors/eagle_drafter.py``: every catch-up
 re-feeds the accepted positions with the target's own features). The target's features over
-prompt + reference come from one forward; the rollout at j is the live drafter's own
-``propose`` from prompt + y_<j, asked for more until the cap or an EOS. The same
+prompt + reference come from one forward; the rollout at j is the live drafter's own chain at one row
+(``actors/drafters.py::propose_chain``) from prompt + y_<j, asked for more until the cap or an EOS. The same
 floating-point caveat applies (live features come from verify forwards of k + 1 tokens).
 """
 from __future__ import annotations
