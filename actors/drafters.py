@@ -314,7 +314,9 @@ class NgramDrafter(Drafter):
 
     def next(self, active) -> dict:
         """The next token of each active row's continuation (None past its end); q is a point mass."""
-        picks = {b: ((self.queue[b][self.level], 1.0, 1.0, 0.0, None) if self.level < len(self.queue[b]) else None)
-                 for b in active}
+        level, picks = self.level, {}
+        for b in active:
+            queue = self.queue[b]
+            picks[b] = (queue[level], 1.0, 1.0, 0.0, None) if level < len(queue) else None
         self.level += 1
         return picks

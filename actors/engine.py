@@ -65,13 +65,19 @@ class TargetVerifier:
     def check(self, rows: Sequence[Row], drafts, q_rows) -> list[tuple[int, int]]:
         """(n accepted, next token) per row."""
         t = self._clock()
-        logits = self.runner.forward([[r.tokens[-1], *d] for r, d in zip(rows, drafts)])    # B × [k_b + 1, V]
+        feeds = []
+        for r, d in zip(rows, drafts):
+            feeds.append([r.tokens[-1], *d])
+        logits = self.runner.forward(feeds)    # B × [k_b + 1, V]
         self.forward_time = self._clock() - t
         if self.sink is not None:
             for b, r in enumerate(rows):
                 self.sink(b, len(r.tokens) - 1, self.runner.features[b])
         if self.sampling is None:
-            return [accept_greedy(lg.argmax(-1).tolist(), d) for lg, d in zip(logits, drafts)]
+            out = []
+            for lg, d in zip(logits, drafts):
+                out.append(accept_greedy(lg.argmax(-1).tolist(), d))
+            return out
         T, p = self.sampling["temperature"], self.sampling["top_p"]
         return [accept_sampling(warp(lg, T, p), q, d, g) for lg, q, d, g in zip(logits, q_rows, drafts, self.generators)]
 
@@ -243,11 +249,16 @@ class SpecEngine:
         clock = LiveClock(self._clock)
         sampled = sampling is not None
 
-        def step(batch_rows, batch_policies):
-            """One step of the rows still running."""
-            if trees:
+        if trees:
+            def step(batch_rows, batch_policies):
+                """One tree step of the rows still running."""
                 return tree_step(batch_rows, batch_policies, row_drafters, verifier, clock)
-            return chain_step(batch_rows, batch_policies, self.drafter, verifier, clock, batch_policy, sampled=sampled)
+        else:
+            drafter = self.drafter
+
+            def step(batch_rows, batch_policies):
+                """One chain step of the rows still running."""
+                return chain_step(batch_rows, batch_policies, drafter, verifier, clock, batch_policy, sampled)
 
         def leave(kept):
             """Finished rows leave the caches and the generator list."""

@@ -148,27 +148,33 @@ def chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, verifie
     and ``verifier.keep(rows)`` crops every row's cache to its committed tokens but the last. A row's
     ``Step.k_max`` is its policy's answer, or the cap a batch policy set.
     """
-    asked, caps = [], []
+    asked, caps, props = [], [], []      # plain loops, not comprehensions: this runs once per step at B = 1 too
     for r, p in zip(rows, policies):
         k = int(p.max_draft())
         if k < 0:
             raise RuntimeError(f"policy {p!r} asked for {k} drafts; must be >= 0")
         asked.append(k)
         caps.append(min(k, r.remaining - 1) if p.needs_draft else 0)
+        props.append(Proposal())
     if batch_policy is not None:
         caps = asked = batch_policy.caps(caps)
     clock.start()
-    props = [Proposal() for _ in rows]
-    active = [b for b, c in enumerate(caps) if c > 0]
+    active = []
+    for b, c in enumerate(caps):
+        if c > 0:
+            active.append(b)
     levels = 0
     if active:
         drafter.begin([r.tokens for r in rows], caps)
     while active:
         picks = drafter.next(active)
         levels += 1
-        going = [b for b in active if picks[b] is not None and record_proposal(
-            policies[b].after_draft, props[b], picks[b][0], picks[b][1], picks[b][2], picks[b][4], caps[b],
-            rows[b].eos, sampled=sampled, entropy=picks[b][3])]
+        going = []
+        for b in active:
+            pick = picks[b]         # (x, q(x), max q, H(q), q_row) or None
+            if pick is not None and record_proposal(policies[b].after_draft, props[b], pick[0], pick[1], pick[2],
+                                                    pick[4], caps[b], rows[b].eos, sampled, pick[3]):
+                going.append(b)
         if batch_policy is not None and going:
             alphas = {b: _product(props[b].q_tokens) for b in going}
             going = sorted(batch_policy.keep_drafting(levels, alphas) & set(going))
@@ -176,11 +182,15 @@ def chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, verifie
     if batch_policy is not None and not sampled:     # a sampled draft is never dropped for its own probability
         for b, keep in enumerate(batch_policy.select([p.q_tokens for p in props])):
             _truncate(props[b], keep)
-    bases = [len(r.tokens) for r in rows]
-    proposed = [p.proposed for p in props]
+    bases, proposed, drafts, q_rows = [], [], [], []
+    for r, p in zip(rows, props):
+        bases.append(len(r.tokens))
+        proposed.append(p.proposed)
+        drafts.append(p.tokens)
+        q_rows.append(p.q_rows)
     draft_time = clock.drafted(bases, proposed, levels)
-    width = 1 + max(len(p.tokens) for p in props)
-    results = verifier.check(rows, [p.tokens for p in props], [p.q_rows for p in props])
+    width = 1 + max(map(len, drafts))
+    results = verifier.check(rows, drafts, q_rows)
     steps, drafted, accepted = [], [], []
     for b, (row, prop, (n, nxt)) in enumerate(zip(rows, props, results)):
         new = row.emit(prop.tokens[:n] + [nxt])
@@ -261,12 +271,15 @@ def decode(rows: Sequence[Row], policies: Sequence[Policy], ctxs: Sequence[Gener
             policy.update(s)
         if batch_policy is not None:
             batch_policy.update(steps)
-        if not any(row.done for row in live_rows):
+        finished = []
+        for row in live_rows:
+            finished.append(row.done)
+        if True not in finished:
             continue
-        kept = [j for j, row in enumerate(live_rows) if not row.done]
+        kept = [j for j, f in enumerate(finished) if not f]
         if on_done is not None:
-            for i, row in zip(live, live_rows):
-                if row.done:
+            for i, f in zip(live, finished):
+                if f:
                     on_done(i)
         if leave is not None:
             leave(kept)
