@@ -26,7 +26,6 @@ from typing import Sequence
 
 import torch
 
-from actors.batch_eagle import BatchEagleDrafter
 from actors.batch_runner import BatchRunner
 from actors.calibrate import block_prompt
 from actors.eagle_drafter import EagleDrafter
@@ -79,7 +78,7 @@ def forward_medians(model, rows: int, widths: Sequence[int], context: int, repea
 def head_level_median(drafter: EagleDrafter, rows: int, context: int, repeats: int, vocab: int,
                       seed: int = 0) -> float:
     """Median seconds of one batched level of an EAGLE head over ``rows`` rows (the module docstring's rule)."""
-    batch = BatchEagleDrafter(drafter)
+    batch = drafter.twin()                                # the drafter seam at B rows, the engine's own path
     batch.reset(rows)
     gen = torch.Generator().manual_seed(seed)
     width = drafter.w.shape[1]

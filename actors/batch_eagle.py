@@ -1,6 +1,7 @@
-"""An EAGLE head for a batch: one head forward per draft level for every drafting row.
+"""An EAGLE head's cache for a batch of rows (B > 1): one head forward per draft level for every drafting row.
 
-The rule per row is the single-row drafter's (``actors/eagle_drafter.py``): head position i reads
+``actors/eagle_drafter.py``'s ``EagleDrafter`` runs one row on its own head cache and hands a batch of rows to
+:class:`EagleRows`. The rule per row is the same: head position i reads
 the target's feature f_i and token t_{i+1}, and a step first *catches up* — positions up to N − 2
 re-fed from true features, predicted positions dropped — then drafts on its own predicted
 features. Here every row lives in one head cache ``[B, kv_heads, slots, head_dim]`` with the
@@ -11,7 +12,7 @@ dropping predicted positions only masks their slots, and :func:`~actors.batch_ru
 compacts the cache when masked slots outnumber valid ones.
 
 Each row's drafts depend on its own committed prefix and features alone (its own generator under
-sampling), so a row drafts what the single-row head drafts, up to floating-point differences of
+sampling), so a row drafts what it drafts in a batch of one, up to floating-point differences of
 padded batch forwards.
 """
 from __future__ import annotations
@@ -22,22 +23,19 @@ import torch
 
 from actors.batch_runner import packed_order
 from actors.drafters import pick_draft_token
-from actors.eagle_drafter import EagleDrafter
 from actors.eagle_head import HeadCache
 
 
-class BatchEagleDrafter:
-    """The batch drafter seam (``actors/batch_drafters.py``) for an EAGLE head, plus ``see_features(row, start,
-    hidden)``: row ``row``'s target features [m, h] at positions start … start + m − 1."""
+class EagleRows:
+    """The chain half of the drafter seam (``actors/drafters.py``) for B rows of one EAGLE head, plus
+    ``see_features(row, start, hidden)``: row ``row``'s target features [m, h] at positions start … start + m − 1."""
 
-    name = "eagle"
-    needs_features = True
     COMPACT_SLACK = 64      # compact when slots exceed 2 · the most valid slots of a row + this (tests set 0)
 
-    def __init__(self, single: EagleDrafter):
-        self.single = single              # the head, its drafting vocabulary and embeddings (one home: _logits)
-        self.head = single.head
-        self.dtype, self.device = single.dtype, single.device
+    def __init__(self, drafter):
+        self.drafter = drafter            # the head, its drafting vocabulary and embeddings (one home: _logits)
+        self.head = drafter.head
+        self.dtype, self.device = drafter.dtype, drafter.device
         self.reset(0)
 
     def reset(self, rows: int, sampling=None, generators=None, stop_ids=frozenset()) -> None:
@@ -46,7 +44,7 @@ class BatchEagleDrafter:
         self.cache = HeadCache()
         self.valid = torch.zeros(rows, 0, dtype=torch.bool, device=self.device)     # [B, slots]
         self.pos = torch.zeros(rows, 0, dtype=torch.long, device=self.device)       # [B, slots]
-        width = self.single.w.shape[1]
+        width = self.drafter.w.shape[1]
         self.feats = [torch.zeros(0, width, dtype=self.dtype, device=self.device) for _ in range(rows)]
         self.true_len = [0] * rows        # head positions of each row computed from true features
         self.g: list[torch.Tensor | None] = [None] * rows
@@ -94,7 +92,7 @@ class BatchEagleDrafter:
             for b, (_, ids, _) in feeds.items():
                 self.g[b] = g[b, len(ids) - 1]
                 gen = self.generators[b] if self.generators is not None else None
-                picks[b] = pick_draft_token(self.single.draft_logits(self.g[b][None])[0], self.sampling, gen)
+                picks[b] = pick_draft_token(self.drafter.draft_logits(self.g[b][None])[0], self.sampling, gen)
                 self.seqs[b].append(picks[b][0])
         return picks
 
@@ -103,7 +101,7 @@ class BatchEagleDrafter:
         if self.valid.shape[1] > 2 * int(self.valid.sum(1).max()) + self.COMPACT_SLACK:
             self.compact()
         B, T = self.rows, max(len(ids) for _, ids, _ in feeds.values())
-        h = self.single.w.shape[1]
+        h = self.drafter.w.shape[1]
         x = torch.zeros(B, T, h, dtype=self.dtype, device=self.device)
         ids = torch.zeros(B, T, dtype=torch.long, device=self.device)
         pos = torch.zeros(B, T, dtype=torch.long, device=self.device)
@@ -119,7 +117,7 @@ class BatchEagleDrafter:
         allowed[:, 0, :, past:] = torch.tril(torch.ones(T, T, dtype=torch.bool, device=self.device)) & new_valid[:, None]
         diag = torch.arange(T, device=self.device)
         allowed[:, 0, diag, past + diag] = True           # a padding query sees itself (never an empty softmax)
-        emb = self.single.embed(ids).to(self.dtype)
+        emb = self.drafter.embed(ids).to(self.dtype)
         g = self.head(x, emb, pos, allowed, self.cache)                                # [B, T, h]
         self.valid = torch.cat([self.valid, new_valid], 1)
         self.pos = torch.cat([self.pos, pos], 1)

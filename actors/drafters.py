@@ -1,7 +1,8 @@
 """Drafters propose tokens; the policy decides how many (see ``policies/base.py``).
 
+Every drafter is batch-shaped (:class:`Drafter`): a single generation is a batch of one row.
 ``ModelDrafter`` runs any HF causal LM that shares the target's tokenizer, keeping
-its own KV cache: each call feeds only what the draft has not seen yet, and
+its own KV cache: each level feeds only what the draft has not seen yet, and
 ``rollback`` crops it to the accepted prefix, so accepted tokens are never
 recomputed. ``NgramDrafter`` is model-free prompt lookup: it proposes the
 continuation of the most recent earlier occurrence of the last n tokens of
@@ -17,6 +18,7 @@ import torch
 
 from actors.acceptance import warp
 from actors.kv import cached_length
+from actors.batch_runner import BatchRunner
 from actors.runners import EagerRunner, make_runner
 from actors.tree_step import draft_tree, keep_positions, model_dists
 from policies.base import DISCARD, MORE, STOP
@@ -36,45 +38,66 @@ class Proposal:
 
 
 class Drafter:
-    """The drafter seam: everything the engine asks of a drafter.
+    """The drafter seam: everything the engine asks of a drafter, for a batch of rows (B = 1 included).
 
-    ``reset(sampling, generator, stop_ids, tree)`` fixes a generation's settings: ``sampling``
-    ``{"temperature", "top_p"}`` or None for greedy; ``generator`` the ``torch.Generator`` that
-    sampled drafts draw from; ``stop_ids`` the EOS ids (a draft ends after one); ``tree`` whether
-    this generation drafts trees. A drafter with ``needs_features`` (an EAGLE head) is handed the
-    target's final hidden states of every forward the engine runs through ``see_features``. ``propose(tokens, k_max, ask)`` drafts a chain after the
-    committed ``tokens`` (prompt + output so far), asking the policy ``ask(i, x_i, q(x_i), max q,
-    H(q))`` after each proposal (:func:`record_proposal`). ``rollback(valid)`` forgets everything
-    after the first ``valid`` committed tokens. Tree drafters (``supports_trees``) also give
-    ``propose_tree(tokens, policy, max_depth)`` and ``keep_tree_path(committed, tree, path)``.
-    The engine reaches a drafter only through these methods.
+    ``reset(rows, sampling, generators, stop_ids, tree)`` starts a generation of ``rows`` rows: ``sampling``
+    ``{"temperature", "top_p"}`` or None for greedy; ``generators[b]`` the ``torch.Generator`` row b's sampled
+    drafts draw from (each row its own, so a row's drafts do not depend on the rows beside it); ``stop_ids``
+    the EOS ids (a draft ends after one); ``tree`` whether this generation drafts trees (one row per drafter:
+    a batch's other rows draft their trees on a :meth:`twin`).
+
+    Chains, one draft forward per level for every row still drafting:
+
+    * ``begin(seqs, caps)`` starts a step: ``seqs[b]`` is row b's committed tokens, ``caps[b]`` its cap;
+    * ``next(active)`` drafts one more token for each row in ``active`` and returns, per row, the pick
+      ``(x, q(x), max q, H(q), q_row)`` of :func:`pick_draft_token`, or None when the row has nothing to
+      propose (n-gram without a match, a one-token prompt for an EAGLE head); the step asks the row's policy
+      through :func:`record_proposal`;
+    * ``rollback(row, valid)`` keeps row ``row``'s first ``valid`` committed tokens;
+    * ``keep_rows(rows)`` drops finished rows (the rest renumbered in the given order).
+
+    A drafter with ``needs_features`` (an EAGLE head) is handed the target's final hidden states of every
+    forward the engine runs through ``see_features(row, start, hidden)``. Tree drafters (``supports_trees``)
+    also give ``propose_tree(tokens, policy, max_depth)`` and ``keep_tree_path(committed, tree, path)`` for
+    their one row. The engine reaches a drafter only through these methods.
     """
 
     name = "drafter"
     supports_trees = False
     needs_features = False
     sampling: dict | None = None
-    generator: torch.Generator | None = None
+    generators: list | None = None
     stop_ids: frozenset = frozenset()
 
-    def reset(self, sampling: dict | None = None, generator: torch.Generator | None = None,
+    def reset(self, rows: int = 1, sampling: dict | None = None, generators=None,
               stop_ids: frozenset = frozenset(), tree: bool = False) -> None:
-        """Start a generation with these settings (see the class docstring); forgets any cached context."""
-        self.sampling, self.generator, self.stop_ids = sampling, generator, frozenset(stop_ids)
+        """Start a generation of ``rows`` rows with these settings (class docstring); forgets any cached context."""
+        self.sampling, self.generators, self.stop_ids = sampling, generators, frozenset(stop_ids)
 
-    def propose(self, tokens: Sequence[int], k_max: int, ask: Callable) -> Proposal:
-        """At most ``k_max`` draft tokens after ``tokens`` (prompt + output so far), stopping when ``ask`` says so,
-        after a stop id, or when there is nothing to propose."""
+    @property
+    def generator(self) -> torch.Generator | None:
+        """Row 0's generator (a tree drafter drafts one row)."""
+        return self.generators[0] if self.generators else None
+
+    def begin(self, seqs: Sequence[Sequence[int]], caps: Sequence[int]) -> None:
+        """Start a chain step after each row's committed ``seqs[b]``."""
         raise NotImplementedError
 
-    def rollback(self, valid: int) -> None:
-        """Keep only what was computed for the first ``valid`` committed tokens."""
+    def next(self, active: Sequence[int]) -> dict:
+        """One more draft token for each row in ``active``: its pick, or None."""
+        raise NotImplementedError
 
-    def see_features(self, start: int, hidden) -> None:
-        """The target's final hidden states [m, hidden] at positions start … start + m − 1 (``needs_features`` only)."""
+    def rollback(self, row: int, valid: int) -> None:
+        """Row ``row`` keeps only what was computed for its first ``valid`` committed tokens."""
+
+    def keep_rows(self, rows: Sequence[int]) -> None:
+        """Drop every row not in ``rows``."""
+
+    def see_features(self, row: int, start: int, hidden) -> None:
+        """Row ``row``'s target hidden states [m, hidden] at positions start … start + m − 1 (``needs_features``)."""
 
     def use_engine(self, engine: str, capacity: int, inductor: bool | None) -> None:
-        """Run on the target's engine kind (``actors/runners.py``); drafters without a model ignore it."""
+        """Run one row on the target's engine kind (``actors/runners.py``); drafters without a model ignore it."""
 
     def prepare(self) -> None:
         """Compile/capture before anything is timed; a no-op for drafters without a model."""
@@ -91,6 +114,21 @@ class Drafter:
     def twin(self) -> "Drafter":
         """A drafter with this one's weights and state of its own (a batch's per-row tree drafters)."""
         raise SpecsweepError(f"the {self.name} drafter does not draft trees")
+
+
+def propose_chain(drafter: Drafter, tokens: Sequence[int], k_max: int, ask: Callable,
+                  sampled: bool = False) -> Proposal:
+    """One row's chain through the seam: at most ``k_max`` drafts after ``tokens``, asking ``ask`` after each
+    (what a step does for a batch of one; traces record rollouts with it, ``actors/rollouts.py``)."""
+    prop = Proposal()
+    if k_max <= 0:
+        return prop
+    drafter.begin([tokens], [k_max])
+    while True:
+        pick = drafter.next([0])[0]
+        if pick is None or not record_proposal(ask, prop, pick[0], pick[1], pick[2], pick[4], k_max,
+                                               drafter.stop_ids, sampled=sampled, entropy=pick[3]):
+            return prop
 
 
 def record_proposal(ask, prop: Proposal, token: int, q_tok: float, q_max: float, q_row, k_max: int, stop_ids,
@@ -152,26 +190,31 @@ def token_stats(probs: torch.Tensor, token: int) -> tuple[float, float, float]:
 
 
 class ModelDrafter(Drafter):
-    """A draft LM behind a runner (``actors/runners.py``): feeds only what its cache lacks, one token per proposal.
+    """A draft LM: each level feeds each drafting row what its cache lacks (the step's catch-up first, then one
+    token), so accepted tokens are never recomputed.
 
-    Trees: a tree generation runs eagerly (tree steps edit a ``DynamicCache`` in place,
-    ``actors/tree_step.py``); after verification only the committed prefix and the accepted
-    path stay in the draft's cache.
+    One row runs on a plain runner (``actors/runners.py``: eager, or the target's static/compiled engine); a batch
+    of rows on the gap-masked cache of ``actors/batch_runner.py``. Trees: a tree generation runs eagerly (tree
+    steps edit a ``DynamicCache`` in place, ``actors/tree_step.py``); after verification only the committed prefix
+    and the accepted path stay in the draft's cache.
     """
 
     name = "model"
     supports_trees = True
 
-    def __init__(self, model, runner=None):
+    def __init__(self, model, runner=None, pad_id: int = 0):
         self.model = model
+        self.pad_id = int(pad_id)
         self.runner = runner if runner is not None else EagerRunner(model)
         self._main = self.runner
         self._eager = self.runner if isinstance(self.runner, EagerRunner) else None
+        self._batch: BatchRunner | None = None     # made the first time a batch of rows drafts
+        self._rows: BatchRunner | None = None      # the batch runner while B > 1, None for one row
         self.reset()
 
     def twin(self) -> "ModelDrafter":
         """The same draft model with a cache of its own (eager)."""
-        return ModelDrafter(self.model)
+        return ModelDrafter(self.model, pad_id=self.pad_id)
 
     def use_engine(self, engine: str, capacity: int, inductor: bool | None) -> None:
         if engine != "eager" and isinstance(self._main, EagerRunner):
@@ -180,27 +223,51 @@ class ModelDrafter(Drafter):
     def prepare(self) -> None:
         self._main.prepare(2)     # a step feeds the draft one token, or two after a fully accepted draft
 
-    def reset(self, sampling=None, generator=None, stop_ids=frozenset(), tree: bool = False) -> None:
-        super().reset(sampling, generator, stop_ids, tree)
+    def reset(self, rows: int = 1, sampling=None, generators=None, stop_ids=frozenset(), tree: bool = False) -> None:
+        super().reset(rows, sampling, generators, stop_ids, tree)
+        if rows > 1:
+            if self._batch is None:
+                self._batch = BatchRunner(self.model, self.pad_id)
+            self._rows = self._batch
+            self._rows.reset(rows)
+            return
+        self._rows = None
         if tree and self._eager is None:
             self._eager = EagerRunner(self.model)
         self.runner = self._eager if tree else self._main
         self.runner.reset()
 
-    @torch.no_grad()
-    def propose(self, tokens, k_max, ask) -> Proposal:
-        prop = Proposal()
-        feed = list(tokens[self.runner.length:])
-        while True:
-            logits = self.runner.forward(feed, last_only=True)[-1]
-            token, q_tok, q_max, h, q_row = pick_draft_token(logits, self.sampling, self.generator)
-            if not record_proposal(ask, prop, token, q_tok, q_max, q_row, k_max, self.stop_ids,
-                                   sampled=self.sampling is not None, entropy=h):
-                return prop
-            feed = [token]
+    def begin(self, seqs, caps) -> None:
+        self.seqs = [list(s) for s in seqs]
 
-    def rollback(self, valid: int) -> None:
-        self.runner.rollback(valid)
+    @torch.no_grad()
+    def next(self, active) -> dict:
+        if self._rows is None:                          # one row: the plain cache
+            seq = self.seqs[0]
+            logits = self.runner.forward(seq[self.runner.length:], last_only=True)[-1]
+            pick = pick_draft_token(logits, self.sampling, self.generator)
+            seq.append(pick[0])
+            return {0: pick}
+        act = set(active)
+        runner = self._rows
+        feeds = [self.seqs[b][runner.lengths[b]:] if b in act else [] for b in range(runner.rows)]
+        logits = runner.forward(feeds, last_only=True)
+        picks = {}
+        for b in active:
+            gen = self.generators[b] if self.generators is not None else None
+            picks[b] = pick_draft_token(logits[b][-1], self.sampling, gen)
+            self.seqs[b].append(picks[b][0])
+        return picks
+
+    def rollback(self, row: int, valid: int) -> None:
+        if self._rows is None:
+            self.runner.rollback(valid)
+        else:
+            self._rows.rollback(row, valid)
+
+    def keep_rows(self, rows) -> None:
+        if self._rows is not None:
+            self._rows.keep_rows(rows)
 
     def propose_tree(self, tokens, policy, max_depth):
         """The policy's tree after the committed ``tokens`` (``actors.tree_step.draft_tree``)."""
@@ -240,10 +307,16 @@ class NgramDrafter(Drafter):
                     return seq[L:]
         return []
 
-    def propose(self, tokens, k_max, ask) -> Proposal:
-        prop = Proposal()
-        for token in self.continuation(tokens, k_max):
-            if not record_proposal(ask, prop, token, 1.0, 1.0, None, k_max, self.stop_ids):
-                break
-        return prop
+    def begin(self, seqs, caps) -> None:
+        """Each drafting row's continuation of up to its cap tokens."""
+        self.queue = [self.continuation(s, c) if c > 0 else [] for s, c in zip(seqs, caps)]
+        self.level = 0
 
+    def next(self, active) -> dict:
+        """The next token of each active row's continuation (None past its end); q is a point mass."""
+        level, picks = self.level, {}
+        for b in active:
+            queue = self.queue[b]
+            picks[b] = (queue[level], 1.0, 1.0, 0.0, None) if level < len(queue) else None
+        self.level += 1
+        return picks

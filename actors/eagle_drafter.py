@@ -21,13 +21,15 @@ from __future__ import annotations
 import torch
 
 from actors.acceptance import warp
-from actors.drafters import Drafter, Proposal, pick_draft_token, record_proposal
+from actors.batch_eagle import EagleRows
+from actors.drafters import Drafter, pick_draft_token
 from actors.eagle_head import HeadCache, causal_allowed, load_head, target_parts
 from actors.tree_step import Tree, draft_tree
 
 
 class EagleDrafter(Drafter):
-    """Drafts with an EAGLE head on the target's features; ``kept``: the drafting vocabulary subset (None = all)."""
+    """Drafts with an EAGLE head on the target's features; ``kept``: the drafting vocabulary subset (None = all).
+    One row keeps its head cache here; a batch of rows keeps one gap-masked head cache (``actors/batch_eagle.py``)."""
 
     name = "eagle"
     supports_trees = True
@@ -55,16 +57,24 @@ class EagleDrafter(Drafter):
         """The same head with state of its own (a batch's per-row tree drafters)."""
         return EagleDrafter(self.head, self.target, self.kept.tolist() if self.kept is not None else None)
 
-    def reset(self, sampling=None, generator=None, stop_ids=frozenset(), tree: bool = False) -> None:
-        super().reset(sampling, generator, stop_ids, tree)
+    def reset(self, rows: int = 1, sampling=None, generators=None, stop_ids=frozenset(), tree: bool = False) -> None:
+        super().reset(rows, sampling, generators, stop_ids, tree)
+        self._rows = None          # B > 1: the rows' head cache (``actors/batch_eagle.py``); one row: the fields below
+        if rows > 1:
+            self._rows = EagleRows(self)
+            self._rows.reset(rows, sampling, generators, stop_ids)
         self.cache = HeadCache()
         self.true_len = 0          # head positions computed from the target's true features
         self.n_feat = 0            # target features held: positions 0 … n_feat − 1
         self._g: dict[int, torch.Tensor] = {}
 
     # ------------------------------------------------------------ features from the target
-    def see_features(self, start: int, hidden: torch.Tensor) -> None:
-        """The target's final hidden states [m, h] of positions start … start + m − 1 (from a forward it ran)."""
+    def see_features(self, row: int, start: int, hidden: torch.Tensor) -> None:
+        """Row ``row``'s target final hidden states [m, h] of positions start … start + m − 1 (from a forward the
+        engine ran)."""
+        if self._rows is not None:
+            self._rows.see_features(row, start, hidden)
+            return
         m = hidden.shape[0]
         if start > self.n_feat:
             raise RuntimeError(f"eagle drafter: features from position {start} but only {self.n_feat} held")
@@ -76,7 +86,10 @@ class EagleDrafter(Drafter):
         self._buf[start:start + m] = hidden.detach().to(self._buf.dtype)
         self.n_feat = start + m
 
-    def rollback(self, valid: int) -> None:
+    def rollback(self, row: int, valid: int) -> None:
+        if self._rows is not None:
+            self._rows.rollback(row, valid)
+            return
         self.n_feat = min(self.n_feat, valid)
         self.true_len = min(self.true_len, max(valid - 1, 0))
 
@@ -121,22 +134,33 @@ class EagleDrafter(Drafter):
         return self.head(feats[None], self._emb(ids)[None], pos, allowed, self.cache)[0]
 
     # ------------------------------------------------------------ the seam
+    def keep_rows(self, rows) -> None:
+        if self._rows is not None:
+            self._rows.keep_rows(rows)
+
+    def begin(self, seqs, caps) -> None:
+        if self._rows is not None:
+            self._rows.begin(seqs, caps)
+            return
+        self.seq, self.level = list(seqs[0]), 0
+
     @torch.no_grad()
-    def propose(self, tokens, k_max, ask) -> Proposal:
-        prop = Proposal()
-        N = len(tokens)
-        if N < 2:                  # no target feature yet (a one-token prompt): nothing to draft from
-            return prop
-        g = self._catch_up(tokens)
-        pos = N - 2
-        while True:
-            token, q_tok, q_max, h, q_row = pick_draft_token(self.draft_logits(g[None])[0], self.sampling, self.generator)
-            if not record_proposal(ask, prop, token, q_tok, q_max, q_row, k_max, self.stop_ids,
-                                   sampled=self.sampling is not None, entropy=h):
-                return prop
-            pos += 1
+    def next(self, active) -> dict:
+        """One head forward: the catch-up at the first level (g_{N−2} gives x_1), then one predicted position."""
+        if self._rows is not None:
+            return self._rows.next(active)
+        if self.level == 0:
+            if len(self.seq) < 2:  # no target feature yet (a one-token prompt): nothing to draft from
+                return {0: None}
+            g = self._catch_up(self.seq)
+        else:
             allowed = torch.ones(1, 1, 1, len(self.cache) + 1, dtype=torch.bool, device=self.device)
-            g = self._feed(g[None], [token], [pos], allowed)[0]
+            g = self._feed(self._last[None], [self.seq[-1]], [len(self.seq) - 2], allowed)[0]
+        self.level += 1
+        self._last = g
+        pick = pick_draft_token(self.draft_logits(g[None])[0], self.sampling, self.generator)
+        self.seq.append(pick[0])
+        return {0: pick}
 
     def propose_tree(self, tokens, policy, max_depth):
         """The policy's tree (``actors.tree_step.draft_tree``) grown in the head's cache."""

@@ -29,14 +29,12 @@ from typing import NamedTuple
 import torch
 
 from actors.batch_costs import measure_batch_costs
-from actors.batch_engine import BatchEngine
-from actors.conversation import run_question, run_questions_batch
+from actors.conversation import run_questions
 from actors.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
 from actors.quiet import VERBOSE_ENV, quiet_third_party
 from actors import oracle_bound
-from actors.replay_task import (FIT_GAMMAS, fit_runs, replay_batch_turns, replay_turns, trace_batch_turns,
-                                traced_ar)
+from actors.replay_task import FIT_GAMMAS, fit_runs, replay_turns, trace_turns
 from actors.rollouts import traces_to_table
 from actors.schema import batch_label, config_key, to_table
 from actors.templates import default_template
@@ -73,7 +71,6 @@ class PairActor:
         self.warmup_question = _question(warmup_question) if warmup_question else None
         self.warm_tokens = min(32, (generation or {}).get("max_new_tokens", 32))
         self.warmed: set[str] = set()
-        self.batch_engine = None                   # made the first time a batch runs
         self._warm_up("ar", {}, 0)
         self.replay = dict(replay or {})           # rollout_length, fit_gammas; None: this actor only runs live
         if self.pair.drafter is not None:          # one cost model: the probe, plus the replay fit's runs
@@ -97,18 +94,14 @@ class PairActor:
                         {"max_new_tokens": self.warm_tokens})
 
     def _turns(self, questions, policy, config, seed: int | None, gen: dict) -> list:
-        """Each question's turns under ``policy``: one question alone through the pair's engine, or the questions
-        as one batch (``actors/batch_engine.py``; a batch policy always runs there, at batch size 1 too) with a
-        fresh per-row instance of ``config`` for each row. ``seed`` None: the engines' default (warm-up runs)."""
+        """Each question's turns under ``policy``, the questions decoded together as one batch per turn
+        (``actors/conversation.py``; one question is a batch of one) with :func:`_row_policies`. ``seed`` None: the
+        engine's default (warm-up runs)."""
         seeded = {} if seed is None else {"seed": seed}
-        if len(questions) == 1 and not isinstance(policy, BatchPolicy):
-            return [run_question(self.pair, questions[0].turns, policy, template=self.template, **seeded, **gen)]
-        if self.batch_engine is None:
-            self.batch_engine = BatchEngine.like(self.pair.engine)
         if isinstance(policy, BatchPolicy) and policy.needs_costs:
             self._batch_costs(len(questions))
-        return run_questions_batch(self.pair, self.batch_engine, [q.turns for q in questions],
-                                   _row_policies(policy, config), template=self.template, **seeded, **gen)
+        return run_questions(self.pair, [q.turns for q in questions], _row_policies(policy, config, len(questions) == 1),
+                             template=self.template, **seeded, **gen)
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,
@@ -125,42 +118,47 @@ class PairActor:
         return self.policies[key]
 
     def run_task(self, task: dict) -> dict:
-        """task: task_key, question, configs [(name, params, gamma)], repeats, seed, generation; optional
-        ``live`` / ``replay``: the configs to run live / to replay (default: all live, none replayed).
-        A batch task has ``questions`` (B of them, decoded together) instead of ``question``."""
-        if "questions" in task:
-            return self.run_batch_task(task)
-        q = _question(task["question"])
+        """task: task_key, question (one) or questions (B of them, decoded together as one batch per turn), configs
+        [(name, params, gamma)], repeats, seed, generation; optional ``live`` / ``replay``: the configs to run live /
+        to replay (default: all live, none replayed). ``ar`` first, the configs shuffled with the sweep seed, ``ar``
+        last; every row carries the batch size. A single question's task is a batch of one: its policy instance
+        persists across tasks (``persist=true``) and its replayed rows add the oracle bound."""
+        alone = "questions" not in task
+        qs = [_question(d) for d in ([task["question"]] if alone else task["questions"])]
         gen = task["generation"]
         live = [tuple(c) for c in task.get("live", task["configs"])]
         to_replay = [tuple(c) for c in task.get("replay", ())]
         rows: list[dict] = []
-        traces: list = []
+        traces: list[list] = []
+        why = "the traced ar run failed; nothing to replay"
         for rep in range(task["repeats"]):
             random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(live)
             timed = [("ar", {}, 0, "first")] + [(*c, "") for c in live] + [("ar", {}, 0, "last")]
             for name, params, gamma, ar_timing in timed:
-                base = {**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": ar_timing}
+                bases = [{**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": ar_timing} for q in qs]
                 try:
                     self._warm_up(name, params, gamma)
-                    if ar_timing == "first" and to_replay and rep == 0:
-                        turns, traces = traced_ar(self.pair, q.turns, template=self.template,
-                                                  max_new_tokens=gen["max_new_tokens"],
-                                                  rollout_length=self.replay.get("rollout_length"),
-                                                  key=task["task_key"],
-                                                  meta={"question_id": q.question_id, "category": q.category})
-                    else:
-                        turns = self._turns([q], self._policy(name, params, gamma), (name, params, gamma),
-                                            task["seed"] + rep, gen)[0]
+                    policy = self._policy(name, params, gamma) if alone else build((name, params), max(gamma, 1))
+                    per_q = self._turns(qs, policy, (name, params, gamma), task["seed"] + rep, gen)
                 except Exception as e:  # recorded, never silently lost
-                    rows.append(self._failed(base, e))
+                    rows += [self._failed(b, e) for b in bases]
                     continue
                 done = time.time()
-                rows += [self._row(base, t, turn.generation, turn.text, turn.prompt_ids, done)
-                         for t, turn in enumerate(turns)]
+                rows += [self._row(b, t, turn.generation, turn.text, turn.prompt_ids, done)
+                         for b, turns in zip(bases, per_q) for t, turn in enumerate(turns)]
+                if ar_timing == "first" and to_replay and rep == 0:     # outside the timing: after the ar run
+                    try:
+                        traces = trace_turns(self.pair, per_q, max_new_tokens=gen["max_new_tokens"],
+                                             rollout_length=self.replay.get("rollout_length"), key=task["task_key"],
+                                             metas=[{"question_id": q.question_id, "category": q.category,
+                                                     **({} if alone else {"batch_size": int(task["batch_size"])})}
+                                                    for q in qs], batched=not alone)
+                    except Exception as e:  # the replayed rows carry it
+                        why = f"tracing the ar run failed: {type(e).__name__}: {e}"
             if rep == 0:        # a replay is exact and untimed: a repeat would copy it (repeats are for live noise)
-                rows += self._replayed(task, q, gen, rep, to_replay, traces)
-        return {"rows": to_table(rows), "traces": traces_to_table(traces) if traces else None}
+                rows += self._replayed(task, qs, gen, rep, to_replay, traces, why, alone)
+        flat = [t for row_traces in traces for t in row_traces]
+        return {"rows": to_table(rows), "traces": traces_to_table(flat) if flat else None}
 
     def _batch_costs(self, rows: int) -> None:
         """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows, and
@@ -175,58 +173,10 @@ class PairActor:
             costs.batch.update(measure_batch_costs(self.pair.target, self.pair.cost_draft, sizes=sizes,
                                                    context=self.calibration_context, repeats=3))
 
-    def run_batch_task(self, task: dict) -> dict:
-        """A block of questions decoded as one batch per turn for each config: ``ar`` first, the configs shuffled with
-        the sweep seed, ``ar`` last, as :meth:`run_task` times them; every row carries the batch size."""
-        qs = [_question(d) for d in task["questions"]]
-        gen = task["generation"]
-        live = [tuple(c) for c in task.get("live", task["configs"])]
-        to_replay = [tuple(c) for c in task.get("replay", ())]
-        rows: list[dict] = []
-        traces: list[list] = []
-        why = "the batch ar run failed; nothing to replay"
-        for rep in range(task["repeats"]):
-            random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(live)
-            timed = [("ar", {}, 0, "first")] + [(*c, "") for c in live] + [("ar", {}, 0, "last")]
-            for name, params, gamma, ar_timing in timed:
-                bases = [{**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": ar_timing} for q in qs]
-                try:
-                    self._warm_up(name, params, gamma)
-                    per_q = self._turns(qs, build((name, params), max(gamma, 1)), (name, params, gamma),
-                                        task["seed"] + rep, gen)
-                except Exception as e:  # recorded, never silently lost
-                    rows += [self._failed(b, e) for b in bases]
-                    continue
-                done = time.time()
-                rows += [self._row(b, t, turn.generation, turn.text, turn.prompt_ids, done)
-                         for b, turns in zip(bases, per_q) for t, turn in enumerate(turns)]
-                if ar_timing == "first" and to_replay and rep == 0:     # outside the timing: after the batch ar
-                    try:
-                        traces = trace_batch_turns(self.pair, per_q,
-                                                   max_new_tokens=gen["max_new_tokens"],
-                                                   rollout_length=self.replay.get("rollout_length"),
-                                                   key=task["task_key"],
-                                                   metas=[{"question_id": q.question_id, "category": q.category,
-                                                           "batch_size": int(task["batch_size"])} for q in qs])
-                    except Exception as e:  # the replayed rows carry it
-                        why = f"tracing the batch ar run failed: {type(e).__name__}: {e}"
-            if rep == 0:        # a replay is exact and untimed: a repeat would copy it (repeats are for live noise)
-                rows += self._batch_replayed(task, qs, gen, rep, to_replay, traces, why)
-        flat = [t for row_traces in traces for t in row_traces]
-        return {"rows": to_table(rows), "traces": traces_to_table(flat) if flat else None}
-
-    def _replay_turns(self, traces, policy, config) -> list:
-        """Each question's replayed generations (``traces[i]``: its traces, one per turn) on the path :meth:`_turns`
-        runs them live: one question under a per-row policy as a single-row replay (the policy carried across
-        turns), else as a batch (``replay_batch_turns``) timed by the batch cost surface at ``len(traces)`` rows."""
-        if len(traces) == 1 and not isinstance(policy, BatchPolicy):
-            return [replay_turns(self.pair, traces[0], policy, self.cost_model)]
-        self._batch_costs(len(traces))
-        return replay_batch_turns(self.pair, traces, _row_policies(policy, config), self.cost_model)
-
-    def _batch_replayed(self, task, qs, gen, rep, configs, traces, why: str) -> list[dict]:
-        """Rows of a batch task's replayed configs (one per question and traced turn, ``actors/replay_task.py``'s
-        :func:`replay_batch_turns` under the batch cost surface at B), or one failed row per config."""
+    def _replayed(self, task, qs, gen, rep, configs, traces, why: str, alone: bool) -> list[dict]:
+        """Rows of the replayed configs (one per question and traced turn, ``actors/replay_task.py``'s
+        :func:`replay_turns`: one question under the per-row cost clock, a batch under the batch cost surface at B),
+        or one failed row per config; a single question's task (``alone``) also gets the oracle bound's rows."""
         rows = []
         for name, params, gamma in configs:
             bases = [{**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": "", "mode": "replay",
@@ -234,7 +184,12 @@ class PairActor:
             try:
                 if not traces:
                     raise RuntimeError(why)
-                per_q = self._replay_turns(traces, build((name, params), max(gamma, 1)), (name, params, gamma))
+                policy = (self._policy(name, params, gamma, "replay") if alone
+                          else build((name, params), max(gamma, 1)))
+                if len(qs) > 1 or isinstance(policy, BatchPolicy):
+                    self._batch_costs(len(qs))
+                per_q = replay_turns(self.pair, traces, _row_policies(policy, (name, params, gamma), len(qs) == 1),
+                                     self.cost_model)
             except Exception as e:  # recorded, never silently lost
                 rows.append(self._failed(bases[0], e))
                 continue
@@ -243,28 +198,8 @@ class PairActor:
                 for t, (trace, g) in enumerate(zip(q_traces, gens)):
                     text = self.pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
                     rows.append(self._row(base, t, g, text, trace.prompt_ids, done))
-        return rows
-
-    def _replayed(self, task, q, gen, rep, configs, traces) -> list[dict]:
-        """Rows of the replayed configs (one per traced turn), or one failed row per config."""
-        rows = []
-        for name, params, gamma in configs:
-            base = {**self._base_row(task, q, name, params, gamma, rep, gen), "ar_timing": "", "mode": "replay",
-                    "time_reliable": self.cost_model is not None and self.cost_model.reliable}
-            try:
-                if not traces:
-                    raise RuntimeError("the traced ar run of this question failed; nothing to replay")
-                gens = self._replay_turns([traces], self._policy(name, params, gamma, "replay"),
-                                          (name, params, gamma))[0]
-            except Exception as e:
-                rows.append(self._failed(base, e))
-                continue
-            done = time.time()
-            for t, (trace, g) in enumerate(zip(traces, gens)):
-                text = self.pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
-                rows.append(self._row(base, t, g, text, trace.prompt_ids, done))
-        if configs and traces and self.cost_model is not None:      # the least time any chain schedule reaches
-            rows += self._bound_rows(task, q, gen, rep, traces)
+        if alone and configs and traces and self.cost_model is not None:   # the least time any chain reaches
+            rows += self._bound_rows(task, qs[0], gen, rep, traces[0])
         return rows
 
     def _bound_rows(self, task, q, gen, rep, traces) -> list[dict]:
@@ -329,13 +264,16 @@ class TaskQuestion(NamedTuple):
     turns: tuple[str, ...]
 
 
-def _row_policies(policy, config):
-    """``make_policy`` of a batch run under ``config`` = (name, params, γ): the batch policy ``policy`` itself (one
-    instance for every turn), or a fresh per-row instance of ``config`` per call."""
+def _row_policies(policy, config, carried: bool):
+    """``policies(n)`` of a run under ``config`` = (name, params, γ): a batch policy is ``policy`` itself (one
+    instance for every turn); one question (``carried``) keeps ``policy`` across its turns, as a conversation
+    carries it; a batch of questions gets a fresh per-row instance of ``config`` for every row of every turn."""
     name, params, gamma = config
     if isinstance(policy, BatchPolicy):
-        return lambda: policy
-    return lambda: build((name, params), max(gamma, 1))
+        return lambda n: policy
+    if carried:
+        return lambda n: [policy]
+    return lambda n: [build((name, params), max(gamma, 1)) for _ in range(n)]
 
 
 def _question(d: dict) -> TaskQuestion:

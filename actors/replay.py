@@ -1,21 +1,25 @@
-"""Exact counterfactual replay of greedy speculative decoding from a :class:`~actors.rollouts.Trace`.
+"""Exact counterfactual replay of greedy speculative decoding from :class:`~actors.rollouts.Trace` s, one per row.
 
-Replay runs the live engine's own step (``actors/step.py``) with three seams swapped:
+Replay runs the live engine's own step (``actors/step.py``'s ``chain_step``, the same for one row and for a
+batch) with three seams swapped:
 
-- **drafter** (:class:`TraceDrafter`): the rollout recorded at reference position j, served
-  one proposal at a time through :func:`~actors.drafters.record_proposal` with its q(x),
-  max q and H(q), so the policy's MORE / STOP / DISCARD answers, the cap and the stop at an
-  EOS proposal act exactly as live;
-- **verifier** (:class:`ReferenceVerifier`): under greedy decoding every emitted token equals
-  the target-only output y, so a generation is always at some position j (prompt + y_<j) and
-  the target's argmax after prompt + y_<j+i *is* y_{j+i}: greedy acceptance
-  (``actors/acceptance.py``) against y_j, y_{j+1}, … accepts what the live forward would;
-- **clock** (:class:`CostClock`): each step's draft and verify times are the cost model's
-  predictions; ``wall_time`` = the trace's measured prefill + Σ predicted steps.
+- **drafter** (:class:`TraceDrafter`): each drafting row's rollout recorded at its reference position j,
+  served one level at a time with its q(x), max q and H(q), so the policy's MORE / STOP / DISCARD answers
+  (:func:`~actors.drafters.record_proposal`), the cap and the stop at an EOS proposal act exactly as live;
+- **verifier** (:class:`ReferenceVerifier`): under greedy decoding every emitted token equals the
+  target-only output y, so a row is always at some position j (prompt + y_<j) and the target's argmax
+  after prompt + y_<j+i *is* y_{j+i}: greedy acceptance (``actors/acceptance.py``) against y_j, y_{j+1}, …
+  accepts what the live forward would;
+- **clock**: the cost model's predictions. One row under a per-row policy (:class:`CostClock`): draft time with
+  its catch-up term and verify time at the row's context. A batch, or a batch policy (``tetris``, ``gt-batch``,
+  ``batch-schedule``), at any B (:class:`BatchCostClock`): a level of drafting costs ``batch_draft(B)``, the
+  target forward ``batch_verify(B, width)``, plus the per-step overhead.
 
-Nothing else in the step depends on the models, so the policy sees the same numbers and
-makes the same decisions: token ids, (drafted, accepted) and k_max per step are those of
-the live run (up to the floating-point caveat of ``actors/rollouts.py``).
+Nothing else in the step depends on the models, so the policies see the same numbers and make the same
+decisions: token ids, (drafted, accepted) and k_max per step are those of the live run, and finished rows
+leave the replayed batch when they left the live one (up to the floating-point caveat of
+``actors/rollouts.py``: live batch drafts come from padded batch forwards). A row's ``wall_time`` is its
+prefill (a batch: the longest of its traces' measured prefills) plus the predicted steps until it finished.
 
 Not replayed (refused with one line): sampling (temperature > 0: acceptance is random
 and depends on the target's full distribution), tree policies (static trees are not
@@ -25,13 +29,13 @@ budgets or draft lengths the trace did not record.
 """
 from __future__ import annotations
 
-import itertools
+from typing import Sequence
 
 from actors.acceptance import accept_greedy
-from actors.drafters import Drafter, Proposal, record_proposal
-from actors.step import Generation, Row, chain_step, decode
+from actors.drafters import Drafter
 from actors.rollouts import Trace
-from policies.base import GenerationContext, Policy, SequencePolicy
+from actors.step import Generation, Row, chain_step, decode
+from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy
 from policies.cost_fit import turn_scale
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
@@ -66,51 +70,70 @@ def check_trace(trace: Trace, *, pair: str | None = None, tokenizer_hash: str | 
 
 
 class TraceDrafter(Drafter):
-    """The rollout recorded at the current reference position, proposed one token at a time like the live drafter."""
+    """Each drafting row's recorded rollout at its current reference position, a level at a time."""
 
     name = "trace"
 
-    def __init__(self, trace: Trace):
-        super().__init__()
-        self.trace = trace
-        self.stop_ids = frozenset(trace.eos_ids)
+    def __init__(self, traces: Sequence[Trace]):
+        self.traces = list(traces)
 
-    def propose(self, tokens, k_max, ask) -> Proposal:
-        j = len(tokens) - len(self.trace.prompt_ids)
-        r = self.trace.rollouts[j]
-        prop = Proposal()
-        for i in itertools.count():
-            if i >= len(r):
-                raise SpecsweepError(
-                    f"trace {self.trace.key!r} recorded {len(r)} draft proposals at position {j} "
-                    f"(max_draft={self.trace.max_draft}); the policy asked for more: record with a larger max_draft")
-            if not record_proposal(ask, prop, r.tokens[i], r.q_tokens[i], r.q_max[i], None, k_max, self.stop_ids,
-                                   sampled=False, entropy=r.entropy[i]):
-                return prop
+    def begin(self, seqs, caps) -> None:
+        """The rollouts at each row's reference position."""
+        self.level = 0
+        self.positions = [len(s) - len(t.prompt_ids) for t, s in zip(self.traces, seqs)]
+        self.rollouts = [t.rollouts[j] if c > 0 else None for t, j, c in zip(self.traces, self.positions, caps)]
+
+    def next(self, active) -> dict[int, tuple]:
+        """Proposal ``level`` of each active row's rollout (x, q(x), max q, H(q), None)."""
+        picks = {}
+        for b in active:
+            r = self.rollouts[b]
+            if self.level >= len(r):
+                raise SpecsweepError(f"trace {self.traces[b].key!r} recorded {len(r)} draft proposals at position "
+                                     f"{self.positions[b]} (max_draft={self.traces[b].max_draft}); the policy asked "
+                                     "for more: record with a larger max_draft")
+            picks[b] = (r.tokens[self.level], r.q_tokens[self.level], r.q_max[self.level], r.entropy[self.level], None)
+        self.level += 1
+        return picks
+
+    def keep_rows(self, rows) -> None:
+        """Finished rows leave."""
+        self.traces = [self.traces[r] for r in rows]
 
 
 class ReferenceVerifier:
-    """The target's greedy answer read from the recorded target-only output instead of a forward."""
+    """Each row's greedy answer read from its own recorded target-only output instead of a forward."""
 
     forward_time = 0.0
 
-    def __init__(self, trace: Trace, reference):
-        self.prompt_len = len(trace.prompt_ids)
-        self.reference = reference
+    def __init__(self, traces: Sequence[Trace], references: Sequence[Sequence[int]]):
+        self.prompt_lens = [len(t.prompt_ids) for t in traces]
+        self.references = [list(r) for r in references]
 
-    def check(self, row: Row, drafted, q_rows) -> tuple[int, int]:
-        j = len(row.tokens) - self.prompt_len
-        argmax = list(self.reference[j: j + len(drafted) + 1])
-        argmax += [-1] * (len(drafted) + 1 - len(argmax))   # beyond the reference only after an EOS: cut by emit
-        return accept_greedy(argmax, drafted)
+    def check(self, rows: Sequence[Row], drafts, q_rows) -> list[tuple[int, int]]:
+        """(n accepted, next token) per row."""
+        out = []
+        for row, d, plen, ref in zip(rows, drafts, self.prompt_lens, self.references):
+            j = len(row.tokens) - plen
+            argmax = ref[j: j + len(d) + 1]
+            argmax += [-1] * (len(d) + 1 - len(argmax))     # beyond the reference only after an EOS: cut by emit
+            out.append(accept_greedy(argmax, d))
+        return out
 
-    def keep(self, row: Row) -> None:
-        if row.out.token_ids and row.out.token_ids[-1] < 0:
-            raise AssertionError("replay emitted past the reference")
+    def keep(self, rows: Sequence[Row]) -> None:
+        """Nothing cached; a row never emits past its reference."""
+        for row in rows:
+            if row.out.token_ids and row.out.token_ids[-1] < 0:
+                raise AssertionError("replay emitted past the reference")
+
+    def keep_rows(self, rows) -> None:
+        """Finished rows leave."""
+        self.prompt_lens = [self.prompt_lens[r] for r in rows]
+        self.references = [self.references[r] for r in rows]
 
 
 class CostClock:
-    """Step times predicted by a :class:`~policies.costs.CostModel`, times ``scale``; 0 without a model.
+    """One row's step times predicted by a :class:`~policies.costs.CostModel`, times ``scale``; 0 without a model.
 
     Tracks the draft's cache length as the live drafter's would be, since a draft forward's cost depends on
     the committed tokens it must catch up on.
@@ -124,55 +147,129 @@ class CostClock:
     def start(self) -> None:
         pass
 
-    def drafted(self, base: int, proposed: int) -> float:
+    def drafted(self, bases, proposed, levels: int) -> float:
         if self.model is None:
             return 0.0
-        catchup = max(base - self.dlen - 1, 0) if proposed else 0
-        d = self.scale * self.model.draft_time(proposed, catchup, base)
+        (base,), (p,) = bases, proposed
+        catchup = max(base - self.dlen - 1, 0) if p else 0
+        d = self.scale * self.model.draft_time(p, catchup, base)
         self.wall += d
         return d
 
-    def verified(self, base: int, drafted: int, accepted: int, proposed: int) -> float:
-        if proposed:
-            self.dlen = base + proposed - 1
-            if drafted:
-                self.dlen = min(self.dlen, base + accepted)
+    def verified(self, bases, drafted, accepted, proposed, width: int) -> float:
+        (base,), (k,), (n,), (p,) = bases, drafted, accepted, proposed
+        if p:
+            self.dlen = base + p - 1
+            if k:
+                self.dlen = min(self.dlen, base + n)
         if self.model is None:
             return 0.0
-        v = self.scale * self.model.verify_time(drafted + 1, base)
+        v = self.scale * self.model.verify_time(k + 1, base)
         self.wall += v + self.scale * self.model.overhead
         return v
+
+
+class BatchCostClock:
+    """Batch step times from a :class:`~policies.costs.CostModel`'s batch surface (0 without a model)."""
+
+    def __init__(self, model: CostModel | None):
+        self.model = model
+        self.wall = 0.0
+
+    def start(self) -> None:
+        """Nothing to read."""
+
+    def drafted(self, bases, proposed, levels: int) -> float:
+        """``levels`` batched draft forwards over the rows."""
+        t = levels * self.model.batch_draft(len(bases)) if self.model is not None and levels else 0.0
+        self.wall += t
+        return t
+
+    def verified(self, bases, drafted, accepted, proposed, width: int) -> float:
+        """One target forward over the rows × ``width`` tokens, plus the per-step overhead."""
+        if self.model is None:
+            return 0.0
+        t = self.model.batch_verify(len(bases), width)
+        self.wall += t + self.model.overhead
+        return t
+
+
+def check_batch_replayable(policy: Policy, temperature: float = 0.0) -> None:
+    """Refuse (one line) what a sweep cannot replay exactly: a batch policy when it has a blocker of its own or its
+    rows' policy fails :func:`check_replayable`; any other policy by that rule alone."""
+    if isinstance(policy, BatchPolicy):
+        if policy.replay_blocker is not None:
+            raise SpecsweepError(f"policy {policy.name} cannot be replayed ({policy.replay_blocker}); run it live")
+        policy = policy.row_policy()
+    check_replayable(policy, temperature)
 
 
 def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, costs=None,
            cost_model: CostModel | None = None, temperature: float = 0.0, pair: str | None = None,
            tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = False,
            prefill_time: float | None = None) -> Generation:
-    """Replay ``policy`` on ``trace``: the :class:`~actors.step.Generation` the live engine would produce.
-
-    ``costs``: the actor's measured :class:`~policies.costs.CostModel` — the same object live runs hand
-    to policies through :class:`~policies.base.GenerationContext` (``gt``, ``goodput``,
-    ``bandit`` read it). ``cost_model``: the fitted one, predicts each step's draft and verify times
-    (0 without one); ``wall_time`` = the trace's measured prefill + Σ predicted steps.
-    ``pair`` / ``tokenizer_hash``: when given, the trace must match them. ``calibrate``:
-    scale predicted step times by the trace's own ``ar`` run (:func:`~policies.cost_fit.turn_scale`);
-    off by default: one ``ar`` run is a noisy gauge of the machine's speed (docs/replay.md, "Time").
-    ``prefill_time``: a predicted prefill in place of the trace's measured one (what-if costs of another device).
-    """
+    """Replay ``policy`` on ``trace``: the :class:`~actors.step.Generation` the live engine would produce — a batch
+    of one row (:func:`replay_batch`)."""
     check_replayable(policy, temperature)
-    budget = check_trace(trace, pair=pair, tokenizer_hash=tokenizer_hash, max_new_tokens=max_new_tokens)
-    reference = trace.reference[:budget]
-    ctx = GenerationContext(costs=costs, reference=reference if policy.needs_reference else None,
-                            greedy=True, rank_acceptance=rank_acceptance)
-    policy.reset(ctx)
+    return replay_batch([trace], [policy], max_new_tokens=max_new_tokens,
+                        costs=costs, cost_model=cost_model, pair=pair, tokenizer_hash=tokenizer_hash,
+                        rank_acceptance=rank_acceptance, calibrate=calibrate, prefill_time=prefill_time)[0]
 
-    row = Row(tokens=list(trace.prompt_ids), budget=budget, eos=frozenset(trace.eos_ids),
-              out=Generation(token_ids=[], prefill_time=(trace.prefill_time if prefill_time is None else prefill_time)
-                             if len(trace.prompt_ids) > 1 else 0.0))
-    scale = (turn_scale(cost_model, len(row.tokens), trace.ar_step_times)
-             if cost_model is not None and calibrate else 1.0)
-    drafter, verifier, clock = TraceDrafter(trace), ReferenceVerifier(trace, reference), CostClock(cost_model, scale)
-    out = decode(row, policy, ctx, lambda r: chain_step(r, policy, drafter, verifier, clock))
-    out.wall_time = out.prefill_time + clock.wall
-    return out
 
+def replay_batch(traces: Sequence[Trace], policy: BatchPolicy | Sequence[Policy], *, max_new_tokens: int | None = None,
+                 costs=None, cost_model: CostModel | None = None, pair: str | None = None,
+                 tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = False,
+                 prefill_time: float | None = None) -> list[Generation]:
+    """Replay a greedy batch of ``len(traces)`` rows (one row included): one :class:`Generation` per trace, as the
+    live engine gives them.
+
+    ``policy``: a batch policy, or one fresh per-row policy per trace. ``costs``: the actor's measured
+    :class:`~policies.costs.CostModel` policies read through :class:`~policies.base.GenerationContext` (``gt``,
+    ``goodput``, ``bandit``), the same object live runs hand them. ``cost_model``: predicts each step's times (0
+    without one; module docstring for which clock). ``pair`` / ``tokenizer_hash``: when given, every trace must
+    match them. ``calibrate`` (one row): scale predicted step times by the trace's own ``ar`` run
+    (:func:`~policies.cost_fit.turn_scale`); off by default: one ``ar`` run is a noisy gauge of the machine's speed
+    (docs/replay.md, "Time"). ``prefill_time``: a predicted prefill in place of the traces' measured one (what-if
+    costs of another device)."""
+    batch_policy = policy if isinstance(policy, BatchPolicy) else None
+    policies = [batch_policy.row_policy() for _ in traces] if batch_policy else list(policy)
+    if len(policies) != len(traces):
+        raise SpecsweepError(f"{len(policies)} policies for {len(traces)} traces: give one per trace")
+    for p in policies:
+        check_replayable(p)
+    if batch_policy is not None:
+        check_batch_replayable(batch_policy)
+    budgets = [check_trace(t, pair=pair, tokenizer_hash=tokenizer_hash, max_new_tokens=max_new_tokens) for t in traces]
+    refs = [t.reference[:n] for t, n in zip(traces, budgets)]
+    ctxs = [GenerationContext(costs=costs, reference=r if p.needs_reference else None, greedy=True,
+                              rank_acceptance=rank_acceptance) for p, r in zip(policies, refs)]
+    for p, c in zip(policies, ctxs):
+        p.reset(c)
+    if batch_policy is not None:
+        batch_policy.reset(GenerationContext(costs=costs, greedy=True))
+    if prefill_time is None:
+        prefill_time = max(t.prefill_time if len(t.prompt_ids) > 1 else 0.0 for t in traces)
+    elif all(len(t.prompt_ids) <= 1 for t in traces):
+        prefill_time = 0.0
+    rows = [Row(tokens=list(t.prompt_ids), budget=n, eos=frozenset(t.eos_ids),
+                out=Generation(token_ids=[], prefill_time=prefill_time)) for t, n in zip(traces, budgets)]
+    if len(traces) == 1 and batch_policy is None:
+        scale = (turn_scale(cost_model, len(rows[0].tokens), traces[0].ar_step_times)
+                 if cost_model is not None and calibrate else 1.0)
+        clock = CostClock(cost_model, scale)
+    else:
+        clock = BatchCostClock(cost_model)
+    drafter, verifier = TraceDrafter(traces), ReferenceVerifier(traces, refs)
+
+    def leave(kept):
+        """Finished rows leave the drafter and the verifier."""
+        drafter.keep_rows(kept)
+        verifier.keep_rows(kept)
+
+    def done(i):
+        """Row i's latency: prefill + the predicted steps so far."""
+        rows[i].out.wall_time = prefill_time + clock.wall
+
+    decode(rows, policies, ctxs, lambda rs, ps: chain_step(rs, ps, drafter, verifier, clock, batch_policy),
+           leave, done, batch_policy)
+    return [r.out for r in rows]

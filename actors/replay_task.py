@@ -3,17 +3,17 @@
 A sweep in ``mode: replay`` (or ``both``) runs, per task (question × block of configs):
 
 1. ``ar`` live and timed, as always, and along each of its turns the draft's rollouts
-   (:func:`actors.rollouts.record_pair_trace`; the rollouts are outside the ``ar`` timing);
-2. each replayable config by :func:`actors.replay.replay` on those traces — token ids,
+   (:func:`trace_turns` → :func:`actors.rollouts.record_pair_trace`; the rollouts are outside the ``ar`` timing);
+2. each replayable config by :func:`actors.replay.replay_batch` on those traces (one row) — token ids,
    accept lengths, (k_max, drafted, accepted) per step exactly as a live run under greedy
    decoding; ``wall_time`` = the ``ar`` turn's measured prefill + the actor's cost model's
    predicted steps (:mod:`policies.cost_fit`);
 3. the configs chosen for live validation (and those that cannot be replayed) live.
 
 A batch task (B questions decoded together) does the same with the batch ``ar`` run: one trace per
-row and turn along it (:func:`trace_batch_turns`; the reference is what the batch ``ar`` emitted for
-that row), then every replayable config by :func:`actors.batch_replay.replay_batch`, turn by turn as
-the live batch runs (:func:`replay_batch_turns`).
+row and turn along it (the reference is what the batch ``ar`` emitted for that row), then every
+replayable config by :func:`actors.replay.replay_batch`, turn by turn as the live batch runs
+(:func:`replay_turns`).
 
 The actor has one cost model (``actors/calibrate.py``), measured when it starts on the engine's
 step path; in a replay sweep it is fitted on the probe's runs together with live generations of
@@ -25,11 +25,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from actors.batch_replay import replay_batch
 from actors.conversation import run_question
-from actors.replay import replay
+from actors.replay import replay_batch
 from actors.rollouts import Trace, record_pair_trace
-from policies.base import BatchPolicy
 from policies.costs import CostModel
 from policies.fixed import Fixed, TargetOnly
 
@@ -47,23 +45,6 @@ def fit_runs(pair, user_turns: Sequence[str], *, template: str, max_new_tokens: 
     return runs
 
 
-def traced_ar(pair, user_turns: Sequence[str], *, template: str, max_new_tokens: int,
-              rollout_length: int | None, key: str, meta: dict) -> tuple[list, list[Trace]]:
-    """The ``ar`` turns of one question (timed as usual) and one trace per turn.
-
-    ``meta``: facts stored with every trace (question id, category); the turn index is added.
-    """
-    traces: list[Trace] = []
-
-    def record(t: int, ids: list, generation) -> None:
-        traces.append(trace_turn(pair, t, ids, generation, max_new_tokens=max_new_tokens,
-                                 rollout_length=rollout_length, key=key, meta=meta))
-
-    turns = run_question(pair, user_turns, TargetOnly(), template=template, max_new_tokens=max_new_tokens,
-                         after_turn=record)
-    return turns, traces
-
-
 def trace_turn(pair, t: int, prompt_ids, generation, *, max_new_tokens: int, rollout_length: int | None, key: str,
                meta: dict) -> Trace:
     """The trace of turn ``t`` of an ``ar`` run: its output is the reference, the draft's rollouts are computed along
@@ -74,35 +55,34 @@ def trace_turn(pair, t: int, prompt_ids, generation, *, max_new_tokens: int, rol
     return trace
 
 
-def trace_batch_turns(pair, batch_turns: Sequence[Sequence], *, max_new_tokens: int, rollout_length: int | None,
-                      key: str, metas: Sequence[dict]) -> list[list[Trace]]:
-    """One trace per row and turn of a batch ``ar`` run (``batch_turns[i]``: question i's turns, as
-    ``actors.conversation.run_questions_batch`` gives them): each row's own output is its reference. Row i's traces
-    are keyed ``{key}|r{i}|t{t}`` and carry ``metas[i]`` and the row."""
+def trace_turns(pair, batch_turns: Sequence[Sequence], *, max_new_tokens: int, rollout_length: int | None,
+                key: str, metas: Sequence[dict], batched: bool = False) -> list[list[Trace]]:
+    """One trace per row and turn of an ``ar`` run (``batch_turns[i]``: question i's turns, as
+    ``actors.conversation.run_questions`` gives them; outside every timing): each row's own output is its reference.
+    A question run alone has its traces keyed ``{key}|t{t}``; in a batch task (``batched``), row i's are keyed
+    ``{key}|r{i}|t{t}`` and carry the row. Each carries ``metas[i]``."""
+    if not batched:
+        return [[trace_turn(pair, t, turn.prompt_ids, turn.generation, max_new_tokens=max_new_tokens,
+                            rollout_length=rollout_length, key=key, meta=metas[0])
+                 for t, turn in enumerate(batch_turns[0])]]
     return [[trace_turn(pair, t, turn.prompt_ids, turn.generation, max_new_tokens=max_new_tokens,
                         rollout_length=rollout_length, key=f"{key}|r{i}", meta={**meta, "row": i})
              for t, turn in enumerate(turns)]
             for i, (turns, meta) in enumerate(zip(batch_turns, metas))]
 
 
-def replay_turns(pair, traces: Sequence[Trace], policy, cost_model: CostModel | None) -> list:
-    """One replayed :class:`~actors.step.Generation` per traced turn, the policy's state carried across turns
-    as a live conversation carries it."""
-    return [replay(t, policy, costs=pair.costs, cost_model=cost_model,
-                   rank_acceptance=pair.rank_acceptance) for t in traces]
-
-
-def replay_batch_turns(pair, traces: Sequence[Sequence[Trace]], make_policy, cost_model: CostModel | None) -> list:
-    """Questions decoded together, replayed as ``actors.conversation.run_questions_batch`` runs them live: turn t is
-    one batch of the questions that have a turn t (``traces[i][t]``), ``make_policy()`` gives a batch policy (one
-    call per turn) or a fresh per-row policy (one call per row). One list of
-    :class:`~actors.step.Generation` per question, one per turn."""
+def replay_turns(pair, traces: Sequence[Sequence[Trace]], policies, cost_model: CostModel | None) -> list:
+    """Questions decoded together, replayed as ``actors.conversation.run_questions`` runs them live: turn t is
+    one batch of the questions that have a turn t (``traces[i][t]``), ``policies(n)`` gives the policy of a batch
+    of n rows (a batch policy, or n per-row policies; one question's instance is carried across its turns as a live
+    conversation carries it). One list of :class:`~actors.step.Generation` per question,
+    one per turn."""
     out: list[list] = [[] for _ in traces]
     for t in range(max(len(q) for q in traces)):
         rows = [i for i, q in enumerate(traces) if t < len(q)]
-        first = make_policy()
-        policy = first if isinstance(first, BatchPolicy) else [first] + [make_policy() for _ in rows[1:]]
-        gens = replay_batch([traces[i][t] for i in rows], policy, costs=pair.costs, cost_model=cost_model)
+        policy = policies(len(rows))
+        gens = replay_batch([traces[i][t] for i in rows], policy, costs=pair.costs, cost_model=cost_model,
+                            rank_acceptance=pair.rank_acceptance)
         for i, g in zip(rows, gens):
             out[i].append(g)
     return out

@@ -36,8 +36,8 @@ records the method so a mismatch can be traced.
 EAGLE heads (``method="eagle"``): a head's proposals from a committed prefix depend on that
 prefix and the target's features along it only (``actors/eagle_drafter.py``: every catch-up
 re-feeds the accepted positions with the target's own features). The target's features over
-prompt + reference come from one forward; the rollout at j is the live drafter's own
-``propose`` from prompt + y_<j, asked for more until the cap or an EOS. The same
+prompt + reference come from one forward; the rollout at j is the live drafter's own chain at one row
+(``actors/drafters.py::propose_chain``) from prompt + y_<j, asked for more until the cap or an EOS. The same
 floating-point caveat applies (live features come from verify forwards of k + 1 tokens).
 """
 from __future__ import annotations
@@ -53,7 +53,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from actors.drafters import ModelDrafter, pick_draft_token
+from actors.drafters import ModelDrafter, pick_draft_token, propose_chain
 from policies.base import MORE
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
@@ -188,18 +188,18 @@ def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequen
     """Rollouts of an :class:`~actors.eagle_drafter.EagleDrafter` at every reference position (module docstring)."""
     seq = [int(t) for t in prompt_ids] + [int(t) for t in reference]
     P, N = len(prompt_ids), len(reference)
-    drafter.reset(None, None, frozenset(int(t) for t in eos_ids))
+    drafter.reset(1, None, None, frozenset(int(t) for t in eos_ids))
     if len(seq) > 2:
         hidden = target(input_ids=torch.tensor([seq[:-2]], device=target.device),
                         output_hidden_states=True).hidden_states[-1][0]
-        drafter.see_features(0, hidden)          # f_0 … f_{P+N−3}: every prefix the rollouts start from
+        drafter.see_features(0, 0, hidden)       # f_0 … f_{P+N−3}: every prefix the rollouts start from
     out, forwards = [], 0
     for j in range(N):
         left = max_new_tokens - j - 1
         cap = left if max_draft is None else min(max_draft, left)
         r = Rollout()
         if cap > 0:
-            prop = drafter.propose(seq[:P + j], cap, lambda *a: MORE)
+            prop = propose_chain(drafter, seq[:P + j], cap, lambda *a: MORE)
             forwards += prop.proposed
             for x, q, m, h in zip(prop.tokens, prop.q_tokens, prop.q_max, prop.entropy):
                 r.add(x, q, m, h)

@@ -1,33 +1,34 @@
-"""The speculative step, written once for the live engine and for replay (docs/definitions.md, One speculative step).
+"""The speculative step, written once for every batch size, live and replayed (docs/definitions.md, One
+speculative step; a batch: docs/definitions.md, Batches).
 
-One step on one row (a row = one sequence being generated):
+One step over a batch of rows (a row = one sequence being generated; a single generation is a
+batch of one row):
 
-1. the policy gives k_max; the cap is ``min(k_max, remaining − 1)`` (0 for a policy that needs
-   no draft, so ``ar`` runs this same step), so no draft is ever wasted past the budget;
-2. the drafter proposes at most cap tokens, asking the policy after each (chains), or grows
-   the policy's tree (trees);
-3. the verifier says how many drafts the target accepts and the token it emits after them
-   (live: one target forward + ``actors/acceptance.py``; replay: the recorded reference);
+1. each row's policy gives k_max; the row's cap is ``min(k_max, remaining − 1)`` (0 for a policy
+   that needs no draft, so ``ar`` runs this same step), so no draft is ever wasted past the budget;
+   a batch-level policy (``policies/batch.py``) may then lower the caps;
+2. the drafter proposes at most cap tokens per row, one draft forward per level for the rows still
+   drafting, asking each row's policy after each proposal (chains), or each row's drafter grows its
+   policy's tree (trees);
+3. the verifier says, per row, how many drafts the target accepts and the token it emits after them
+   (live: one target forward over every row + ``actors/acceptance.py``; replay: the recorded reference);
 4. the accepted tokens and that next token are emitted, cut after the first EOS and at the
    budget (:meth:`Row.emit`);
-5. both caches keep only the accepted prefix; the policy is told the :class:`~policies.base.Step`.
+5. both caches keep only the accepted prefix of each row; each policy is told its
+   :class:`~policies.base.Step`.
 
-Three seams make the same step live or replayed: the **drafter** (``actors/drafters.py``, or the
-trace's recorded rollouts), the **verifier** (:class:`Verifier`: a target forward, or the trace's
-reference) and the **clock** (:class:`Clock`: a timer, or the cost model's predictions). All
-per-sequence state is in :class:`Row`, so a batch of B rows needs only a row index to reach
-its own tokens, budget and record.
-
-A batch step (:func:`batch_chain_step`, docs/definitions.md, Batches) is the same step for B rows at once: each
-row's cap from its own policy (then the batch policy's), one draft forward per level for the rows
-still drafting, one target forward for every row, and per row the same accept, emit and crop.
+Three seams make the same step live or replayed: the **drafter** (``actors/drafters.py``: the
+draft model, n-gram lookup, an EAGLE head, or replay's recorded rollouts), the **verifier**
+(:class:`Verifier`: a target forward, or the traces' references) and the **clock** (:class:`Clock`:
+a timer, or the cost model's predictions). All per-sequence state is in :class:`Row`, so a row
+needs only its index in the batch to reach its own tokens, budget and record.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
-from actors.drafters import Drafter, Proposal, record_proposal
+from actors.drafters import Proposal, record_proposal
 from policies.base import BatchPolicy, GenerationContext, Policy, Step
 
 
@@ -113,109 +114,68 @@ class Row:
 
 
 class Verifier(Protocol):
-    """Where the target's answer comes from. ``forward_time``: seconds of the last check's target forward
-    alone (0 when there was none, as in replay)."""
+    """Where the target's answer comes from, for every row of a step. ``forward_time``: seconds of the last
+    check's target forward alone (0 when there was none, as in replay)."""
 
     forward_time: float
 
-    def check(self, row: Row, drafted: Sequence[int], q_rows: Sequence) -> tuple[int, int]:
-        """(n accepted of ``drafted``, the target's next token) after ``row.tokens``."""
+    def check(self, rows: Sequence[Row], drafts: Sequence[Sequence[int]], q_rows) -> list[tuple[int, int]]:
+        """Per row: (n accepted of ``drafts[b]``, the target's next token) after ``rows[b].tokens``."""
 
-    def keep(self, row: Row) -> None:
-        """After emitting: the target's cache holds every committed token but the last."""
+    def keep(self, rows: Sequence[Row]) -> None:
+        """After emitting: the target's cache holds every committed token of each row but the last."""
 
 
 class Clock(Protocol):
-    """Where a step's times come from: measured (live) or predicted (replay)."""
+    """Where a step's times come from: measured (live) or predicted (replay). ``bases[b]``: row b's committed
+    tokens when the step began; ``proposed[b]``: its draft proposals (tree steps: nodes)."""
 
     def start(self) -> None:
         """The step begins."""
 
-    def drafted(self, base: int, proposed: int) -> float:
-        """Seconds spent drafting ``proposed`` draft forwards after ``base`` committed tokens."""
+    def drafted(self, bases: Sequence[int], proposed: Sequence[int], levels: int) -> float:
+        """Seconds spent drafting (``levels`` draft forwards over the batch)."""
 
-    def verified(self, base: int, drafted: int, accepted: int, proposed: int) -> float:
-        """Seconds spent verifying ``drafted`` tokens (acceptance and cache crop included)."""
-
-
-def chain_step(row: Row, policy: Policy, drafter: Drafter | None, verifier: Verifier, clock: Clock) -> Step:
-    """One step with a chain of drafts (docs/definitions.md, One speculative step, 1–6)."""
-    k_max = int(policy.max_draft())
-    if k_max < 0:
-        raise RuntimeError(f"policy {policy!r} asked for {k_max} drafts; must be >= 0")
-    cap = min(k_max, row.remaining - 1) if policy.needs_draft else 0
-    clock.start()
-    prop = drafter.propose(row.tokens, cap, policy.after_draft) if cap > 0 else Proposal()
-    base = len(row.tokens)
-    draft_time = clock.drafted(base, prop.proposed)
-    k = len(prop.tokens)
-    n, nxt = verifier.check(row, prop.tokens, prop.q_rows)
-    new = row.emit(prop.tokens[:n] + [nxt])
-    verifier.keep(row)
-    if k:
-        drafter.rollback(base + n)
-    verify_time = clock.verified(base, k, n, prop.proposed)
-    return Step(k_max=k_max, drafted=k, accepted=n, emitted=len(new), q_tokens=prop.q_tokens, q_max=prop.q_max,
-                entropy=prop.entropy, draft_time=draft_time, verify_time=verify_time, proposed=prop.proposed,
-                forward_time=verifier.forward_time)
+    def verified(self, bases: Sequence[int], drafted: Sequence[int], accepted: Sequence[int],
+                 proposed: Sequence[int], width: int) -> float:
+        """Seconds spent verifying (one target forward over rows of ``width`` tokens, acceptance and crops)."""
 
 
-def tree_step(row: Row, policy: Policy, drafter: Drafter, verifier, clock: Clock) -> Step:
-    """One step with a token tree: draft the policy's tree, verify every node in one target forward, keep the
-    accepted path (``actors/tree_step.py``; acceptance in ``actors/acceptance.py``). ``verifier`` has
-    ``check_tree(row, tree)`` and ``keep_path(row, base, path)``."""
-    clock.start()
-    tree = drafter.propose_tree(row.tokens, policy, row.remaining - 1)
-    base = len(row.tokens)
-    draft_time = clock.drafted(base, len(tree))
-    path, nxt = verifier.check_tree(row, tree)
-    new = row.emit([tree.tokens[i] for i in path] + [nxt])
-    verifier.keep_path(row, base, path)
-    drafter.keep_tree_path(base, tree, path)
-    verify_time = clock.verified(base, len(tree), len(path), len(tree))
-    depth = max(tree.depths, default=0)
-    return Step(k_max=depth, drafted=len(tree), accepted=len(path), emitted=len(new),
-                q_tokens=[tree.cum[i] for i in path], draft_time=draft_time, verify_time=verify_time,
-                tree_nodes=len(tree), tree_depth=depth)
+def chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, verifier, clock,
+               batch_policy: BatchPolicy | None = None, sampled: bool = False) -> list[Step]:
+    """One chain step for every row (module docstring; the drafter seam in ``actors/drafters.py``).
 
-
-def decode(row: Row, policy: Policy, ctx: GenerationContext, step: Callable[[Row], Step],
-           max_steps: int | None = None) -> Generation:
-    """Run ``step`` until the row is done (or ``max_steps`` steps ran), telling the policy each
-    :class:`~policies.base.Step`."""
-    while not row.done and (max_steps is None or len(row.out.steps) < max_steps):
-        ctx.generated = row.generated
-        s = step(row)
-        row.out.steps.append(s)
-        policy.update(s)
-    return row.out
-
-
-def batch_chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, verifier, clock,
-                     batch_policy: BatchPolicy | None = None, sampled: bool = False) -> list[Step]:
-    """One chain step for every row of a batch (module docstring; seams in ``actors/batch_drafters.py``).
-
-    ``verifier.check_batch(rows, drafts, q_rows)`` gives each row's (n accepted, next token) from one target
-    forward and ``verifier.keep_batch(rows)`` crops every row's cache to its committed tokens but the last;
-    ``clock.drafted_batch(levels, rows)`` and ``clock.verified_batch(rows, width)`` time the two phases.
+    ``verifier.check(rows, drafts, q_rows)`` gives each row's (n accepted, next token) from one target forward
+    and ``verifier.keep(rows)`` crops every row's cache to its committed tokens but the last. A row's
+    ``Step.k_max`` is its policy's answer, or the cap a batch policy set.
     """
-    caps = [min(int(p.max_draft()), r.remaining - 1) if p.needs_draft else 0 for r, p in zip(rows, policies)]
-    if any(c < 0 for c in caps):
-        raise RuntimeError(f"a policy asked for a negative draft: caps {caps}")
+    asked, caps, props = [], [], []      # plain loops, not comprehensions: this runs once per step at B = 1 too
+    for r, p in zip(rows, policies):
+        k = int(p.max_draft())
+        if k < 0:
+            raise RuntimeError(f"policy {p!r} asked for {k} drafts; must be >= 0")
+        asked.append(k)
+        caps.append(min(k, r.remaining - 1) if p.needs_draft else 0)
+        props.append(Proposal())
     if batch_policy is not None:
-        caps = batch_policy.caps(caps)
+        caps = asked = batch_policy.caps(caps)
     clock.start()
-    props = [Proposal() for _ in rows]
-    active = [b for b, c in enumerate(caps) if c > 0]
+    active = []
+    for b, c in enumerate(caps):
+        if c > 0:
+            active.append(b)
     levels = 0
     if active:
         drafter.begin([r.tokens for r in rows], caps)
     while active:
         picks = drafter.next(active)
         levels += 1
-        going = [b for b in active if picks[b] is not None and record_proposal(
-            policies[b].after_draft, props[b], picks[b][0], picks[b][1], picks[b][2], picks[b][4], caps[b],
-            rows[b].eos, sampled=sampled, entropy=picks[b][3])]
+        going = []
+        for b in active:
+            pick = picks[b]         # (x, q(x), max q, H(q), q_row) or None
+            if pick is not None and record_proposal(policies[b].after_draft, props[b], pick[0], pick[1], pick[2],
+                                                    pick[4], caps[b], rows[b].eos, sampled, pick[3]):
+                going.append(b)
         if batch_policy is not None and going:
             alphas = {b: _product(props[b].q_tokens) for b in going}
             going = sorted(batch_policy.keep_drafting(levels, alphas) & set(going))
@@ -223,47 +183,54 @@ def batch_chain_step(rows: Sequence[Row], policies: Sequence[Policy], drafter, v
     if batch_policy is not None and not sampled:     # a sampled draft is never dropped for its own probability
         for b, keep in enumerate(batch_policy.select([p.q_tokens for p in props])):
             _truncate(props[b], keep)
-    base = [len(r.tokens) for r in rows]
-    draft_time = clock.drafted_batch(levels, len(rows))
-    width = 1 + max(len(p.tokens) for p in props)
-    results = verifier.check_batch(rows, [p.tokens for p in props], [p.q_rows for p in props])
-    steps = []
+    bases, proposed, drafts, q_rows = [], [], [], []
+    for r, p in zip(rows, props):
+        bases.append(len(r.tokens))
+        proposed.append(p.proposed)
+        drafts.append(p.tokens)
+        q_rows.append(p.q_rows)
+    draft_time = clock.drafted(bases, proposed, levels)
+    width = 1 + max(map(len, drafts))
+    results = verifier.check(rows, drafts, q_rows)
+    steps, drafted, accepted = [], [], []
     for b, (row, prop, (n, nxt)) in enumerate(zip(rows, props, results)):
         new = row.emit(prop.tokens[:n] + [nxt])
         if prop.proposed:
-            drafter.rollback(b, base[b] + n)
-        steps.append(Step(k_max=caps[b], drafted=len(prop.tokens), accepted=n, emitted=len(new),
+            drafter.rollback(b, bases[b] + n)
+        drafted.append(len(prop.tokens))
+        accepted.append(n)
+        steps.append(Step(k_max=asked[b], drafted=len(prop.tokens), accepted=n, emitted=len(new),
                           q_tokens=prop.q_tokens, q_max=prop.q_max, entropy=prop.entropy, draft_time=draft_time,
                           proposed=prop.proposed, forward_time=verifier.forward_time, batch_rows=len(rows),
                           batch_width=width))
-    verifier.keep_batch(rows)
-    verify_time = clock.verified_batch(len(rows), width)
+    verifier.keep(rows)
+    verify_time = clock.verified(bases, drafted, accepted, proposed, width)
     for s in steps:
         s.verify_time = verify_time
     return steps
 
 
-def batch_tree_step(rows: Sequence[Row], policies: Sequence[Policy], drafters: Sequence[Drafter], verifier,
-                    clock) -> list[Step]:
-    """One tree step for every row of a batch: each row's own drafter grows its policy's tree (``drafters[b]``, a
-    single-row tree drafter), one target forward verifies every row's tree (``verifier.check_trees(rows, trees)``
-    → (path, next token) per row), and each row keeps its accepted path (``verifier.keep_tree(b, row, path)``)."""
+def tree_step(rows: Sequence[Row], policies: Sequence[Policy], drafters: Sequence, verifier, clock) -> list[Step]:
+    """One tree step for every row: each row's own tree drafter grows its policy's tree (``drafters[b]``), one
+    target forward verifies every row's tree (``verifier.check_trees(rows, trees)`` → (path, next token) per
+    row), and each row keeps its accepted path (``verifier.keep_tree(b, row, path)``)."""
     clock.start()
     trees = [d.propose_tree(r.tokens, p, r.remaining - 1) for r, p, d in zip(rows, policies, drafters)]
-    base = [len(r.tokens) for r in rows]
-    draft_time = clock.drafted_batch(max((max(t.depths, default=0) for t in trees), default=0), len(rows))
+    bases = [len(r.tokens) for r in rows]
+    nodes = [len(t) for t in trees]
+    draft_time = clock.drafted(bases, nodes, max((max(t.depths, default=0) for t in trees), default=0))
     results = verifier.check_trees(rows, trees)
-    width = 1 + max(len(t) for t in trees)
+    width = 1 + max(nodes)
     steps = []
     for b, (row, tree, (path, nxt)) in enumerate(zip(rows, trees, results)):
         new = row.emit([tree.tokens[i] for i in path] + [nxt])
         verifier.keep_tree(b, row, path)
-        drafters[b].keep_tree_path(base[b], tree, path)
+        drafters[b].keep_tree_path(bases[b], tree, path)
         depth = max(tree.depths, default=0)
         steps.append(Step(k_max=depth, drafted=len(tree), accepted=len(path), emitted=len(new),
                           q_tokens=[tree.cum[i] for i in path], draft_time=draft_time, tree_nodes=len(tree),
                           tree_depth=depth, batch_rows=len(rows), batch_width=width))
-    verify_time = clock.verified_batch(len(rows), width)
+    verify_time = clock.verified(bases, nodes, [s.accepted for s in steps], nodes, width)
     for s in steps:
         s.verify_time = verify_time
     return steps
@@ -283,27 +250,42 @@ def _truncate(prop: Proposal, keep: int) -> None:
         setattr(prop, name, getattr(prop, name)[:keep])
 
 
-def decode_batch(rows: Sequence[Row], policies: Sequence[Policy], ctxs: Sequence[GenerationContext],
-                 step: Callable[[list[Row], list[Policy]], list[Step]], leave: Callable[[list[int]], None],
-                 on_done: Callable[[int], None] | None = None, batch_policy: BatchPolicy | None = None) -> None:
-    """Run batch steps until every row is done. After each step the finished rows leave the batch
-    (``leave(kept indices)`` drops them from the caches) and ``on_done(i)`` is told the original index of each."""
+def decode(rows: Sequence[Row], policies: Sequence[Policy], ctxs: Sequence[GenerationContext],
+           step: Callable[[list[Row], list[Policy]], list[Step]], leave: Callable[[list[int]], None] | None = None,
+           on_done: Callable[[int], None] | None = None, batch_policy: BatchPolicy | None = None,
+           max_steps: int | None = None) -> None:
+    """Run steps until every row is done (or ``max_steps`` steps ran). After each step the finished rows leave
+    the batch (``leave(kept indices)`` drops them from the caches) and ``on_done(i)`` is told the original index
+    of each; with ``max_steps``, the rows still running are told too when it stops them."""
     live = [i for i, r in enumerate(rows) if not r.done]
-    if len(live) < len(rows):
+    if len(live) < len(rows) and leave is not None:
         leave(live)
-    while live:
-        for i in live:
-            ctxs[i].generated = rows[i].generated
-        steps = step([rows[i] for i in live], [policies[i] for i in live])
-        for i, s in zip(live, steps):
-            rows[i].out.steps.append(s)
-            policies[i].update(s)
+    live_rows, live_policies, live_ctxs = [rows[i] for i in live], [policies[i] for i in live], [ctxs[i] for i in live]
+    steps_run = 0
+    while live and (max_steps is None or steps_run < max_steps):
+        for row, ctx in zip(live_rows, live_ctxs):
+            ctx.generated = row.generated
+        steps = step(live_rows, live_policies)
+        steps_run += 1
+        for row, policy, s in zip(live_rows, live_policies, steps):
+            row.out.steps.append(s)
+            policy.update(s)
         if batch_policy is not None:
             batch_policy.update(steps)
-        kept = [j for j, i in enumerate(live) if not rows[i].done]
-        for j, i in enumerate(live):
-            if rows[i].done and on_done is not None:
-                on_done(i)
-        if len(kept) < len(live):
+        finished = []
+        for row in live_rows:
+            finished.append(row.done)
+        if True not in finished:
+            continue
+        kept = [j for j, f in enumerate(finished) if not f]
+        if on_done is not None:
+            for i, f in zip(live, finished):
+                if f:
+                    on_done(i)
+        if leave is not None:
             leave(kept)
         live = [live[j] for j in kept]
+        live_rows, live_policies, live_ctxs = [rows[i] for i in live], [policies[i] for i in live], [ctxs[i] for i in live]
+    for i in live:                                  # stopped by max_steps
+        if on_done is not None:
+            on_done(i)

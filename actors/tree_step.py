@@ -1,6 +1,6 @@
 """Token trees (SpecInfer, Miao et al. 2024; Sequoia, Chen et al. 2024): drafting a tree and its verification forward.
 
-The step itself is ``actors/step.py``'s ``tree_step``.
+The step itself is ``actors/step.py``'s ``tree_step``, over rows.
 
 Drafting (``draft_tree``): the independent draft model grows the tree one depth at a time;
 all nodes of a depth that get children are fed in **one** draft forward with a 4-D tree
@@ -10,8 +10,8 @@ depth-based position ids. Static shapes take, at each parent, the rank-1…k can
 trick). Dynamic shapes (EAGLE-2 / GT) expand the ``topk`` best frontier nodes by
 cumulative draft probability and finally keep the best N candidates.
 
-Verification (``verify_tree``): the target scores ``[last token] + nodes`` in one forward
-with the same kind of mask; the accept rule (greedy path walk, or multi-candidate rejection
+Verification: the target scores ``[last token] + nodes`` of every row in one forward with
+the same kind of mask (``actors/row_runners.py``, ``actors/batch_runner.py``); the accept rule (greedy path walk, or multi-candidate rejection
 sampling) is ``actors/acceptance.py``'s.
 
 Only the accepted path's KV entries are kept, in both models (``keep_positions``).
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from actors.acceptance import accept_tree_greedy, accept_tree_sampling, warp
+from actors.acceptance import warp
 from actors.hf_api import cache_arg
 from actors.kv import cached_length
 
@@ -221,25 +221,3 @@ def _keep_best(tree: Tree, n: int) -> Tree:
     for p in list(out.children):
         out.children[p].sort(key=lambda c: kept[c])
     return out
-
-
-@torch.no_grad()
-def verify_tree(target, cache, tokens: list[int], tree: Tree, sampling, generator, features: bool = False):
-    """(accepted node indices along the path, next token, the target's final hidden states [1 + nodes, h] when
-    ``features`` else None) for one tree."""
-    L = len(tokens) - 1
-    parents = [-1] + [p + 1 for p in tree.parents]           # index 0 = root (last committed token)
-    dtype = next(target.parameters()).dtype
-    dtype = dtype if dtype.is_floating_point else torch.float32
-    mask = tree_mask(L, parents, None, dtype, target.device)
-    pos = torch.tensor([[L] + [L + d for d in tree.depths]], device=target.device)
-    ids = torch.tensor([[tokens[-1], *tree.tokens]], device=target.device)
-    out = target(input_ids=ids, **cache_arg(cache), use_cache=True, attention_mask=mask, position_ids=pos,
-                 cache_position=torch.arange(L, L + 1 + len(tree), device=target.device),
-                 **({"output_hidden_states": True} if features else {}))
-    logits = out.logits[0]
-    hidden = out.hidden_states[-1][0] if features else None
-    if sampling is None:
-        return (*accept_tree_greedy(logits.argmax(-1).tolist(), tree.tokens, tree.children), hidden)
-    probs = warp(logits, sampling["temperature"], sampling["top_p"])
-    return (*accept_tree_sampling(probs, tree.tokens, tree.children, tree.q_rows, generator), hidden)

@@ -6,7 +6,7 @@ batch, on the embedded default pair (SmolLM2-135M-Instruct + the shipped distill
     python -m bench.batch --quick                                    # 4 prompts, 16 tokens, B = 1 and 4
 
 Prompts: the `sample` questions' first turns (then their second turns, as standalone messages, past 26),
-rendered with the target's chat template; greedy; the batched engine (``actors/batch_engine.py``).
+rendered with the target's chat template; greedy; the engine (``actors/engine.py``) at each batch size.
 
 1. Cost surface: ``actors/batch_costs.py`` at B = 1, 2, 4, … up to the largest size and L = 1, 2, 3, 5, 9,
    at the prompts' median length + half the new tokens. `gt-batch` reads it: its cost model is
@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from actors.batch_costs import measure_batch_costs
-from actors.batch_engine import BatchEngine
+from actors.engine import SpecEngine
 from actors.pair import Pair, PairConfig
 from actors.templates import default_template, render
 from jobs.dataset import load_questions
@@ -223,7 +223,7 @@ def main(argv=None) -> None:
     surface = measure_batch_costs(pair.target, pair.cost_draft, sizes=sizes_surface, widths=SURFACE_WIDTHS,
                                   context=context, repeats=a.repeats)
     progress(f"cost surface measured at B = {sizes_surface}")
-    engine = BatchEngine(pair.target, pair.drafter, pair.eos_ids, costs=gt_costs(surface, context))
+    engine = SpecEngine(pair.target, pair.drafter, pair.eos_ids, costs=gt_costs(surface, context))
     for B in a.sizes:                                                  # warm-up, discarded
         engine.generate_batch(prompts[:B], make_policy("fixed", 2, B), max_new_tokens=4)
     screen, best = {}, {}

@@ -3,7 +3,7 @@
     python -m bench.entropy_overhead [--draft smollm2-135m-draft] [--context 256] [--repeats 300] [--device cpu]
                                      [--threads N] [--random]
 
-A draft step is what ``actors/drafters.py::ModelDrafter.propose`` does per proposal under
+A draft step is what ``actors/drafters.py::ModelDrafter.next`` does per proposal (one row) under
 greedy decoding: one decode forward of the draft (KV cache at ``--context`` tokens, cropped
 back after each run), softmax over the vocabulary, argmax, then the proposal's statistics.
 

@@ -3,10 +3,11 @@
 Rules:
 - every non-empty line of FILE is one prompt: a user message rendered with the pair's chat template
   exactly as ``--prompt`` is (``--raw``: no template); the prompts run in file order, in batches of B
-  consecutive lines on ``actors/batch_engine.py`` (a last batch smaller than B is normal);
+  consecutive lines on the pair's engine (``actors/engine.py``) (a last batch smaller than B is normal);
 - a per-row policy is built fresh for every row (``policies.registry.build``), a batch policy once per batch;
-- row r of a batch samples with seed ``--seed`` + (the prompt's index in the file), so a prompt's draw does
-  not depend on the batch around it;
+- the prompts run through the one turn loop of ``actors/conversation.py`` (each prompt a one-turn question),
+  so prompt i samples with its per-row seed rule, ``(--seed + i) · 1000`` (i: the prompt's index in the file):
+  a prompt's draw does not depend on the batch around it or on B;
 - ``--json``: one object per prompt, in file order, with the fields of a single ``generate --json``
   (:func:`generation_json`) plus ``batch_size``, ``batch`` (its batch's index), ``row`` (its row in that batch)
   and ``line`` (its line number in FILE). ``wall_time`` is the row's latency: from its batch's start
@@ -14,11 +15,13 @@ Rules:
   seconds (Σ over batches of the batch's wall time), tok/s of the whole file and the mean accepted length
   over every row's steps;
 - ``--dataset`` with ``--batch-size``: the questions' turns run turn by turn (turn t of every question that
-  has one, in batches of B, after that question's own earlier answers), seeds ``--seed`` · 1000 + t as in
-  ``actors/conversation.py``; a summary line and, with ``--answers``, the Spec-Bench answer file;
+  has one, in batches of B, after that question's own earlier answers) through the same loop: question i's
+  turn t samples with seed ``(--seed + i) · 1000 + t``, as ``generate --dataset`` without ``--batch-size`` does;
+  a summary line and, with ``--answers``, the Spec-Bench answer file;
 - bad input is one line (``SpecsweepError``), before any model loads: an unreadable or empty file, B not an
   integer >= 1, ``--prompt-file`` beside ``--prompt`` or ``--dataset``, ``--answers`` with ``--prompt-file``,
-  ``--batch-size`` with a single ``--prompt``; a policy or drafter the batch engine cannot run is refused by
+  ``--batch-size`` with a single ``--prompt``, ``--engine static|compiled`` with B > 1 (those engines run one row
+  at a time for now); a policy or drafter the batch engine cannot run is refused by
   it in one line after the pair loads.
 """
 from __future__ import annotations
@@ -87,6 +90,10 @@ def check_batch_flags(a) -> list[tuple[int, str]] | None:
     """Check the batch flags before any model loads (module docstring); the prompt file's prompts, or None
     when ``--prompt-file`` was not given."""
     size = batch_size_of(a)
+    engine = getattr(a, "engine", None)
+    if size is not None and size > 1 and engine in ("static", "compiled"):
+        raise SpecsweepError(f"engine {engine} runs one row at a time (batch size 1 for now); "
+                             f"--batch-size {size} needs --engine eager")
     path = getattr(a, "prompt_file", None)
     if path is None:
         if size is not None and not a.dataset:
@@ -109,7 +116,6 @@ def _batch_engine(pair, policy, size: int, prompt_lengths):
     """The pair's batch engine; for a batch policy that reads costs, the batch cost surface is measured first
     (sizes 1, 2, 4, … up to B, at the prompts' median length) unless the cost model already holds one."""
     from actors.batch_costs import measure_batch_costs  # heavy: torch
-    from actors.batch_engine import BatchEngine  # heavy: torch
 
     costs = pair.costs
     if isinstance(policy, BatchPolicy) and policy.needs_costs and costs is not None and not costs.batch:
@@ -117,11 +123,21 @@ def _batch_engine(pair, policy, size: int, prompt_lengths):
         context = sorted(prompt_lengths)[len(prompt_lengths) // 2]
         print(f"specsweep: measuring the batch cost surface at B = {sizes} (context {context})", file=sys.stderr)
         costs.batch = measure_batch_costs(pair.target, pair.cost_draft, sizes=sizes, context=context, repeats=3)
-    return BatchEngine.like(pair.engine)
+    return pair.engine
+
+
+def _batch_seconds(turns) -> float:
+    """Σ over batches of the batch's wall time (its slowest row)."""
+    slowest: dict[int, float] = {}
+    for turn in turns:
+        slowest[turn.batch] = max(slowest.get(turn.batch, 0.0), turn.generation.wall_time)
+    return sum(slowest.values())
 
 
 def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]], target: str, draft) -> int:
     """Generate every prompt of the file in batches of ``--batch-size`` and print the rows (module docstring)."""
+    from actors.conversation import run_questions  # heavy: torch
+
     size = batch_size_of(a) or 1
     ids = [render(template, pair.tokenizer, [{"role": "user", "content": text}]) for _, text in prompts]
     for p in ids:
@@ -130,27 +146,25 @@ def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]]
     settings = dict(temperature=a.temperature, top_p=a.top_p)
     for _ in range(a.warmup):
         engine.generate_batch(ids[:size], _policies(a, len(ids[:size])), max_new_tokens=16, **settings)
-    gens, seconds = [], 0.0
-    for k, start in enumerate(range(0, len(ids), size)):
-        chunk = ids[start:start + size]
-        outs = engine.generate_batch(chunk, _policies(a, len(chunk)), max_new_tokens=a.max_new_tokens,
-                                     seeds=[a.seed + start + r for r in range(len(chunk))], **settings)
-        seconds += max(g.wall_time for g in outs)
-        for r, g in enumerate(outs):
-            line = prompts[start + r][0]
-            text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)
-            gens.append(g)
-            if a.json:
-                print(json.dumps({**generation_json(g, text, target=target, draft=draft, policy=policy, gamma=a.gamma,
-                                                    costs=pair.costs),
-                                  "batch_size": size, "batch": k, "row": r, "line": line}), flush=True)
-            else:
-                f = generation_fields(g)
-                short = " ".join(text.split())
-                print(f"[line {line} · batch {k} row {r}] {f['new_tokens']} tokens · {f['wall_time']} s · "
-                      f"MAL {f['mean_accepted_length']}: {short[:70] + ('…' if len(short) > 70 else '')}", flush=True)
+    turns = [q[0] for q in run_questions(pair, [[text] for _, text in prompts], lambda n: _policies(a, n),
+                                         template=template, max_new_tokens=a.max_new_tokens, seed=a.seed,
+                                         batch_size=size, **settings)]
+    gens = [turn.generation for turn in turns]
+    for (line, _), turn in zip(prompts, turns):
+        g = turn.generation
+        text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True)
+        if a.json:
+            print(json.dumps({**generation_json(g, text, target=target, draft=draft, policy=policy, gamma=a.gamma,
+                                                costs=pair.costs),
+                              "batch_size": size, "batch": turn.batch, "row": turn.row, "line": line}), flush=True)
+        else:
+            f = generation_fields(g)
+            short = " ".join(text.split())
+            print(f"[line {line} · batch {turn.batch} row {turn.row}] {f['new_tokens']} tokens · {f['wall_time']} s · "
+                  f"MAL {f['mean_accepted_length']}: {short[:70] + ('…' if len(short) > 70 else '')}", flush=True)
     if not a.json:
         tokens = sum(g.new_tokens for g in gens)
+        seconds = _batch_seconds(turns)
         mal = summarize(gens)["mean_accepted_length"]
         print(f"--- {len(gens)} prompts in {-(-len(gens) // size)} batches of {size}: {tokens} tokens in "
               f"{seconds:.2f} s = {tokens / seconds if seconds > 0 else float('nan'):.2f} tok/s (whole file) · "
@@ -160,34 +174,22 @@ def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]]
 
 def generate_dataset(a, pair, policy, template: str, questions, target: str, draft) -> int:
     """Answer dataset questions turn by turn, each turn's rows in batches of ``--batch-size`` (module docstring)."""
+    from actors.conversation import run_questions  # heavy: torch
+
     size = batch_size_of(a)
-    messages = {q.question_id: [] for q in questions}
     first = [render(template, pair.tokenizer, [{"role": "user", "content": q.turns[0]}]) for q in questions]
     engine = _batch_engine(pair, policy, size, [len(p) for p in first])
     settings = dict(temperature=a.temperature, top_p=a.top_p)
     for _ in range(a.warmup):
         engine.generate_batch(first[:size], _policies(a, len(first[:size])), max_new_tokens=16, **settings)
-    rows, gens, seconds = [], {q.question_id: [] for q in questions}, 0.0
-    for t in range(max(len(q.turns) for q in questions)):
-        live = [q for q in questions if len(q.turns) > t]
-        for q in live:
-            messages[q.question_id].append({"role": "user", "content": q.turns[t]})
-        ids = [render(template, pair.tokenizer, messages[q.question_id]) for q in live]
-        for p in ids:
-            pair.check_length(len(p), a.max_new_tokens)
-        for start in range(0, len(live), size):
-            chunk = ids[start:start + size]
-            outs = engine.generate_batch(chunk, _policies(a, len(chunk)), max_new_tokens=a.max_new_tokens,
-                                         seeds=[a.seed * 1000 + t] * len(chunk), **settings)
-            seconds += max(g.wall_time for g in outs)
-            for q, g in zip(live[start:start + size], outs):
-                text = pair.tokenizer.decode(g.token_ids, skip_special_tokens=True).strip()
-                messages[q.question_id].append({"role": "assistant", "content": text})
-                gens[q.question_id].append(g)
-                rows.append({"question_id": q.question_id, "category": q.category, "turn": t, "text": text,
-                             "decoding_steps": g.decoding_steps, "new_tokens": g.new_tokens, "wall_time": g.wall_time,
-                             "accept_lengths": g.accept_lengths})
-    flat = [g for q in questions for g in gens[q.question_id]]
+    per_q = run_questions(pair, [q.turns for q in questions], lambda n: _policies(a, n), template=template,
+                          max_new_tokens=a.max_new_tokens, seed=a.seed, batch_size=size, check_length=True, **settings)
+    rows = [{"question_id": q.question_id, "category": q.category, "turn": t, "text": turn.text,
+             "decoding_steps": turn.generation.decoding_steps, "new_tokens": turn.generation.new_tokens,
+             "wall_time": turn.generation.wall_time, "accept_lengths": turn.generation.accept_lengths}
+            for q, turns in zip(questions, per_q) for t, turn in enumerate(turns)]
+    flat = [turn.generation for turns in per_q for turn in turns]
+    seconds = _batch_seconds([turn for turns in per_q for turn in turns])
     tokens = sum(g.new_tokens for g in flat)
     print(f"{len(questions)} questions, {len(flat)} turns in batches of {size}: {tokens} tokens in {seconds:.2f} s = "
           f"{tokens / seconds if seconds > 0 else float('nan'):.2f} tok/s (whole batches), mean accepted length "

@@ -213,9 +213,9 @@ def _generate_questions(a, pair, policy, template, questions, target, draft) -> 
             run_question(pair, questions[0].turns, policy, template=template, max_new_tokens=16)
 
     rows, generations = [], []
-    for q in tqdm(questions, desc="questions", unit="q"):
+    for i, q in enumerate(tqdm(questions, desc="questions", unit="q")):      # question i: seed rule of run_questions
         turns = run_question(pair, q.turns, policy, template=template, max_new_tokens=a.max_new_tokens,
-                             temperature=a.temperature, top_p=a.top_p, seed=a.seed)
+                             temperature=a.temperature, top_p=a.top_p, seed=a.seed + i)
         generations.append([turn.generation for turn in turns])
         for t, turn in enumerate(turns):
             g = turn.generation

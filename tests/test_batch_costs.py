@@ -3,8 +3,8 @@ cost model holding it reads those medians back at the measured points (no timing
 ``bench/batch.py``'s figures on the same tiny pair."""
 import pytest
 
+from actors.engine import SpecEngine
 from actors.batch_costs import measure_batch_costs
-from actors.batch_engine import BatchEngine
 from actors.drafters import ModelDrafter
 from actors.tiny_pair import gpt2, llama, perturbed, sharpen
 from bench.batch import gt_costs, ratio_interval, run_batches, stops_paying
@@ -70,7 +70,7 @@ def test_bench_batch_figures_on_the_tiny_pair(surface):
     target = sharpen(llama(vocab=40, seed=3))
     costs = gt_costs(surface, context=12)
     assert costs.batch_verify(3, 2) == surface[3]["values"][1] and costs.verify(1) == surface[1]["values"][0]
-    engine = BatchEngine(target, ModelDrafter(perturbed(target, 0.2, seed=4)), costs=costs)
+    engine = SpecEngine(target, ModelDrafter(perturbed(target, 0.2, seed=4)), costs=costs)
     prompts = [[5, 6, 7], [8, 9], [10, 11, 12, 13, 14]]
     runs = {}
     run_batches(engine, prompts, 2, [("ar", 1), ("fixed", 2), ("gt-batch", 1)], 6, runs)

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.batch_eagle import BatchEagleDrafter
-from actors.batch_engine import BatchEngine
+from actors.batch_eagle import EagleRows
 from actors.batch_runner import BatchRunner
 from actors.eagle_drafter import EagleDrafter
 from actors.eagle_head import init_head, save_head
@@ -49,7 +48,7 @@ def _policy(name, rows, gamma=4):
 def test_every_chain_and_batch_policy_on_the_head_is_lossless_and_steps_like_one_row(head, sizes):  # every prompt
     target, folder = head
     refs = _refs(target, 24)
-    batch = BatchEngine(target, EagleDrafter.from_folder(folder, target), costs=COSTS)
+    batch = SpecEngine(target, EagleDrafter.from_folder(folder, target), costs=COSTS)
     single = SpecEngine(target, EagleDrafter.from_folder(folder, target), costs=COSTS)
     accepted = 0
     for name in CHAIN + BATCH:
@@ -68,7 +67,7 @@ def test_every_tree_on_the_head_is_lossless(head):
     assert {t.split(":")[0] for t in TREES} == {n for n, (cls, _, _) in REGISTRY.items() if issubclass(cls, TreePolicy)}
     target, folder = head
     refs = _refs(target, 24)
-    engine = BatchEngine(target, EagleDrafter.from_folder(folder, target), costs=COSTS)
+    engine = SpecEngine(target, EagleDrafter.from_folder(folder, target), costs=COSTS)
     multi = 0
     for name in TREES:
         for B in SIZES:
@@ -80,11 +79,11 @@ def test_every_tree_on_the_head_is_lossless(head):
 
 def test_head_slots_compacted_at_every_level_and_rows_leaving_at_eos(head, monkeypatch):
     monkeypatch.setattr(BatchRunner, "COMPACT_SLACK", -10 ** 6)
-    monkeypatch.setattr(BatchEagleDrafter, "COMPACT_SLACK", -10 ** 6)
+    monkeypatch.setattr(EagleRows, "COMPACT_SLACK", -10 ** 6)
     target, folder = head
     eos = _refs(target, 40)[1][6]
     refs = _refs(target, 40, eos=[eos])
-    engine = BatchEngine(target, EagleDrafter.from_folder(folder, target), eos_token_ids=[eos], costs=COSTS)
+    engine = SpecEngine(target, EagleDrafter.from_folder(folder, target), eos_token_ids=[eos], costs=COSTS)
     for pol in (_policy("fixed", 5, 8), build("gt-batch", 8), _policy("eagle2:depth=3,topk=3,n=10", 5)):
         outs = engine.generate_batch(PROMPTS, pol, max_new_tokens=40)
         assert [o.token_ids for o in outs] == refs
@@ -99,7 +98,7 @@ def test_sampled_rows_on_a_head_follow_the_target(tmp_path):
     folder = save_head(init_head(target, seed=13), tmp_path / "s", kept=[0, 2, 3])
     prompts = [list(PROMPT), list(PROMPT[:1]), list(PROMPT) + [1, 2]]
     exact = [exact_joint(target, p, 3, 1.0) for p in prompts]
-    engine = BatchEngine(target, EagleDrafter.from_folder(folder, target), costs=COSTS)
+    engine = SpecEngine(target, EagleDrafter.from_folder(folder, target), costs=COSTS)
     rows, samples = prompts + prompts, [[] for _ in prompts]
     for run in range(RUNS // 2):
         outs = engine.generate_batch(rows, [build("fixed", 3) for _ in rows], max_new_tokens=3, temperature=1.0,

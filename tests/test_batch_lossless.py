@@ -2,7 +2,6 @@
 follow the target's distribution, for every chain policy and every batch policy, at B ∈ {1, 2, 3, 5}."""
 import pytest
 
-from actors.batch_engine import BatchEngine
 from actors.batch_runner import BatchRunner
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.engine import SpecEngine
@@ -52,7 +51,7 @@ def test_greedy_rows_equal_target_alone(kind):
     target, draft = _pair()
     prompts = _prompts(5)
     refs = _refs(target, prompts, 24)
-    engine = BatchEngine(target, ModelDrafter(draft) if kind == "model" else NgramDrafter(), costs=COSTS)
+    engine = SpecEngine(target, ModelDrafter(draft) if kind == "model" else NgramDrafter(), costs=COSTS)
     accepted = 0
     for name in CHAIN + BATCH:
         for B in SIZES:
@@ -69,7 +68,7 @@ def test_greedy_rows_equal_target_alone_gpt2():
     target, draft = _pair(gpt2)
     prompts = _prompts(5)
     refs = _refs(target, prompts, 30)
-    engine = BatchEngine(target, ModelDrafter(draft), costs=COSTS)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
     for name in ("fixed", "hf-heuristic", "gt", "tetris", "gt-batch"):
         for B in SIZES:
             outs = engine.generate_batch(prompts[:B], _policy(name, B), max_new_tokens=30)
@@ -85,7 +84,7 @@ def test_tree_rows_equal_target_alone():
     target, draft = _pair()
     prompts = _prompts(5)
     refs = _refs(target, prompts, 24)
-    engine = BatchEngine(target, ModelDrafter(draft))
+    engine = SpecEngine(target, ModelDrafter(draft))
     multi = 0
     for name in TREES:
         for B in SIZES:
@@ -100,7 +99,7 @@ def test_sampled_tree_rows_follow_the_target():
     target, draft = sampling_pair()
     prompts = [list(PROMPT), list(PROMPT[:1]), list(PROMPT) + [1, 2]]
     exact = [exact_joint(target, p, 3, 1.0) for p in prompts]
-    engine = BatchEngine(target, ModelDrafter(draft))
+    engine = SpecEngine(target, ModelDrafter(draft))
     samples = [[] for _ in prompts]
     rows = prompts + prompts
     for run in range(RUNS // 2):
@@ -118,7 +117,7 @@ def test_rows_leave_at_eos_and_budget_without_stalling_others():
     free = _refs(target, prompts, 30)
     eos = free[1][4]                                         # row 1 stops early on this token
     refs = _refs(target, prompts, 30, eos=[eos])
-    engine = BatchEngine(target, ModelDrafter(draft), eos_token_ids=[eos])
+    engine = SpecEngine(target, ModelDrafter(draft), eos_token_ids=[eos])
     for name in ("fixed", "tetris", "ar"):
         outs = engine.generate_batch(prompts, _policy(name, 5), max_new_tokens=30)
         assert [o.token_ids for o in outs] == refs, name
@@ -136,7 +135,7 @@ def test_compaction_keeps_every_row_exact(monkeypatch):
     target, draft = _pair()
     prompts = _prompts(5)
     refs = _refs(target, prompts, 40)
-    engine = BatchEngine(target, ModelDrafter(draft), costs=COSTS)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
     for pol in ([build("fixed", 8) for _ in prompts], build("gt-batch", 8)):
         outs = engine.generate_batch(prompts, pol, max_new_tokens=40)
         assert [o.token_ids for o in outs] == refs
@@ -150,7 +149,7 @@ def test_sampled_rows_follow_the_target(name):
     target, draft = sampling_pair()
     prompts = [list(PROMPT), list(PROMPT[:1]), list(PROMPT) + [1, 2]]
     exact = [exact_joint(target, p, 3, 1.0) for p in prompts]
-    engine = BatchEngine(target, ModelDrafter(draft), costs=COSTS)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
     samples = [[] for _ in prompts]
     rows = prompts + prompts
     for run in range(RUNS // 2):
@@ -196,15 +195,15 @@ def test_gt_batch_prices_a_level_from_the_batch_cost_surface():
 
 def test_what_cannot_batch_is_refused_in_one_line():
     target, draft = _pair()
-    engine = BatchEngine(target, ModelDrafter(draft))
+    engine = SpecEngine(target, ModelDrafter(draft))
     with pytest.raises(SpecsweepError, match="one kind of policy"):
         engine.generate_batch(_prompts(2), [build("eagle2", 4), build("fixed", 4)])
     with pytest.raises(SpecsweepError, match="needs a draft model"):
-        BatchEngine(target, NgramDrafter()).generate_batch(_prompts(2), [build("eagle2", 4), build("eagle2", 4)])
+        SpecEngine(target, NgramDrafter()).generate_batch(_prompts(2), [build("eagle2", 4), build("eagle2", 4)])
     with pytest.raises(SpecsweepError, match="greedy-only"):
         engine.generate_batch(_prompts(2), [build("eagle2", 4), build("eagle2", 4)], temperature=1.0)
     with pytest.raises(SpecsweepError, match="needs a draft"):
-        BatchEngine(target).generate_batch(_prompts(2), build("tetris", 4))
+        SpecEngine(target).generate_batch(_prompts(2), build("tetris", 4))
     with pytest.raises(SpecsweepError, match="one per prompt"):
         engine.generate_batch(_prompts(3), [build("fixed", 4)])
     with pytest.raises(SpecsweepError, match="greedy decoding only"):

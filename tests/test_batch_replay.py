@@ -1,8 +1,7 @@
 """Batch replay equals the live batch engine row for row and step for step (greedy), for per-row and batch policies."""
 import pytest
 
-from actors.batch_engine import BatchEngine
-from actors.batch_replay import replay_batch
+from actors.replay import replay_batch
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
 from actors.rollouts import record_trace
@@ -27,7 +26,7 @@ def setup():
     single = SpecEngine(target, ModelDrafter(draft))
     prompts = [[(5 * i + j) % 70 for i in range(n)] for j, n in enumerate([3, 9, 1, 17, 6])]
     traces = [record_trace(single, p, max_new_tokens=MAX_NEW, key=str(j)) for j, p in enumerate(prompts)]
-    return BatchEngine(target, ModelDrafter(draft), costs=COSTS), prompts, traces
+    return SpecEngine(target, ModelDrafter(draft), costs=COSTS), prompts, traces
 
 
 def _policy(name, rows, gamma):

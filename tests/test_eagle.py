@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from actors.drafters import propose_chain
 from actors.eagle_drafter import EagleDrafter
 from actors.eagle_head import init_head, load_head, read_state, save_head
 from actors.engine import SpecEngine
@@ -127,7 +128,7 @@ def test_subset_vocabulary_is_all_the_head_drafts(tmp_path):
     target, drafter = _sampling_head(tmp_path, kept=[1, 4])
     g = SpecEngine(target, drafter).generate(PROMPT, build("fixed", 4), max_new_tokens=12, temperature=1.0, seed=2)
     assert g.new_tokens == 12
-    prop = drafter.propose(PROMPT + g.token_ids[:1], 4, lambda *a: "more")
+    prop = propose_chain(drafter, PROMPT + g.token_ids[:1], 4, lambda *a: "more", sampled=True)
     assert set(prop.tokens) <= {1, 4}
 
 

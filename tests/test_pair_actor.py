@@ -30,10 +30,10 @@ def order(table: pa.Table) -> list[tuple]:
 
 def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
     warmed = []
-    real = pair_actor.run_question
-    monkeypatch.setattr(pair_actor, "run_question", lambda pair, q, policy, **kw: (
-        warmed.append(policy.name) if tuple(q) == tuple(QUESTION["turns"]) and kw.get("seed") is None else None,
-        real(pair, q, policy, **kw))[1])
+    real = pair_actor.run_questions
+    monkeypatch.setattr(pair_actor, "run_questions", lambda pair, qs, policies, **kw: (
+        warmed.append(policies(1)[0].name) if [tuple(q) for q in qs] == [tuple(QUESTION["turns"])]
+        and kw.get("seed") is None else None, real(pair, qs, policies, **kw))[1])
     t = actor.run_task(task(repeats=2))["rows"]
     rows = order(t)
     assert all(s == "ok" for s in t.column("status").to_pylist())

@@ -2,7 +2,7 @@
 
 A config is (policy name, parameters, initial γ). In ``mode: live`` every config runs
 live. In ``mode: replay`` every config that replay reproduces exactly
-(:func:`actors.batch_replay.check_batch_replayable`: greedy decoding, a sequence policy
+(:func:`actors.replay.check_batch_replayable`: greedy decoding, a sequence policy
 or a batch policy, no clock reading) is replayed from the ``ar`` run's trace, and a
 ``validate`` fraction of the configs also runs live — at least one γ per replayable
 policy, the rest drawn with the sweep seed — so every report can show replay against
@@ -27,7 +27,7 @@ Config = tuple   # (name, params, gamma)
 
 def replay_partition(cfg: SweepConfig) -> tuple[list[Config], list[Config], list[str]]:
     """(configs to replay, configs to run live, one line per config family that cannot be replayed)."""
-    from actors.batch_replay import check_batch_replayable  # heavy: torch
+    from actors.replay import check_batch_replayable  # heavy: torch
 
     configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
     if cfg.mode == "live":

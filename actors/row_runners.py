@@ -1,0 +1,130 @@
+"""The rows seam between the engine and a model's KV cache: every target forward of a generation goes through it.
+
+A *rows runner* holds B sequences (rows) of one causal LM and answers, for every B:
+
+* ``reset(rows)`` — an empty cache for ``rows`` rows; ``lengths[b]``: the positions row b holds;
+* ``forward(feeds, last_only=False, logits=True)`` — append ``feeds[b]`` after row b's positions (a chain feed:
+  ``[last token, drafts…]``, or a prefill) and return each row's logits ``[len(feeds[b]), V]`` (``[1, V]`` when
+  ``last_only``; none at all when not ``logits``);
+* ``forward_tree(feeds, parents)`` — row b feeds its last committed token then its tree's nodes, ``parents[b][i]``
+  the index of node i's parent (-1 for the root), each node at its depth's position seeing its row's committed
+  tokens and its own ancestors; ``keep_fed(row, keep, length)`` then keeps the root and the accepted path;
+* ``rollback(row, length)`` — row ``row`` keeps positions ``0 … length − 1``;
+* ``keep_rows(rows)`` — drop finished rows (the rest renumbered), compacting the cache as it goes;
+* with ``keep_features`` set, ``features[b]``: row b's final hidden states of the last forward (an EAGLE head
+  reads them; the same forward, never an extra one).
+
+Two implementations: :class:`~actors.batch_runner.BatchRunner`, the gap-masked ``DynamicCache`` (eager, any B),
+and :class:`OneRow`, one row on a plain single-sequence runner of ``actors/runners.py`` — transformers'
+``DynamicCache`` (eager: no gap mask, no position ids to build) or the position-indexed static cache with its
+compiled CUDA graphs (``static``, ``compiled``: B = 1 for now). :class:`TargetRunners` picks one per generation.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from actors.batch_runner import BatchRunner
+from actors.hf_api import cache_arg
+from actors.runners import EagerRunner, make_runner
+from actors.tree_step import keep_positions, tree_mask
+from policies.errors import SpecsweepError
+
+
+class OneRow:
+    """The rows seam over one single-sequence runner (``runner``: eager or static/compiled): a batch of one row."""
+
+    rows = 1
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.engine = runner.engine
+        self.keep_features = False
+        self.features: list[torch.Tensor] = []
+
+    @property
+    def lengths(self) -> list[int]:
+        return [self.runner.length]
+
+    def reset(self, rows: int = 1) -> None:
+        if rows != 1:
+            raise ValueError(f"a one-row runner holds 1 row, not {rows}")
+        self.runner.keep_features = self.keep_features
+        self.runner.reset()
+
+    def prepare(self, max_input: int) -> None:
+        self.runner.prepare(max_input)
+
+    def forward(self, feeds: Sequence[Sequence[int]], last_only: bool = False, logits: bool = True) -> list:
+        out = self.runner.forward(feeds[0], last_only=last_only or not logits)
+        if self.keep_features:
+            self.features = [self.runner.features]
+        return [out] if logits else []
+
+    @torch.no_grad()
+    def forward_tree(self, feeds: Sequence[Sequence[int]], parents: Sequence[Sequence[int]]) -> list:
+        if not isinstance(self.runner, EagerRunner):
+            raise SpecsweepError(f"token trees run on the eager cache, not the {self.engine} one")
+        model, ids, par = self.runner.model, list(feeds[0]), list(parents[0])
+        L = self.runner.length
+        depth = []
+        for p in par:
+            depth.append(depth[p] + 1 if p >= 0 else 0)
+        dtype = next(model.parameters()).dtype
+        dtype = dtype if dtype.is_floating_point else torch.float32
+        device = self.runner.device
+        out = model(input_ids=torch.tensor([ids], device=device), **cache_arg(self.runner.cache), use_cache=True,
+                    attention_mask=tree_mask(L, par, None, dtype, device),
+                    position_ids=torch.tensor([[L + d for d in depth]], device=device),
+                    cache_position=torch.arange(L, L + len(ids), device=device),
+                    **({"output_hidden_states": True} if self.keep_features else {}))
+        self._fed = L
+        if self.keep_features:
+            self.features = [out.hidden_states[-1][0]]
+        return [out.logits[0]]
+
+    def keep_fed(self, row: int, keep: Sequence[int], length: int) -> None:
+        keep_positions(self.runner.cache, list(range(self._fed)) + [self._fed + i for i in keep])
+
+    def rollback(self, row: int, length: int) -> None:
+        self.runner.rollback(length)
+
+    def keep_rows(self, rows: Sequence[int]) -> None:
+        """Nothing to compact: the row stays until the next reset."""
+
+
+class TargetRunners:
+    """A model's rows runners for one engine kind: one row on ``make_runner(engine)`` (eager, static or compiled;
+    trees always eager), a batch of rows on the gap-masked eager cache. ``batch_eager``: a batch may run eagerly
+    even when one row runs static/compiled (the engine was not chosen explicitly); otherwise a batch on a static
+    or compiled engine is refused in one line."""
+
+    def __init__(self, model, engine: str = "eager", capacity: int = 4096, inductor: bool | None = None,
+                 pad_id: int = 0, batch_eager: bool = False):
+        self.model, self.pad_id, self.batch_eager = model, int(pad_id), batch_eager
+        self.one = make_runner(model, engine, capacity, inductor)
+        self.engine = self.one.engine
+        self._one = OneRow(self.one)
+        self._tree_one = self._one if isinstance(self.one, EagerRunner) else None
+        self._batch: BatchRunner | None = None
+        self.keep_features = False
+
+    def for_rows(self, rows: int, tree: bool = False):
+        """An emptied rows runner for a generation of ``rows`` rows (chains, or trees when ``tree``)."""
+        if rows == 1:
+            runner = self._one
+            if tree:
+                if self._tree_one is None:
+                    self._tree_one = OneRow(EagerRunner(self.model))
+                runner = self._tree_one
+        else:
+            if self.engine != "eager" and not self.batch_eager:
+                raise SpecsweepError(f"engine {self.engine} runs one row at a time (batch size 1 for now); "
+                                     f"a batch of {rows} rows needs --engine eager")
+            if self._batch is None:
+                self._batch = BatchRunner(self.model, self.pad_id)
+            runner = self._batch
+        runner.keep_features = self.keep_features
+        runner.reset(rows)
+        return runner
