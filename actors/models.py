@@ -9,7 +9,7 @@ Built-in aliases
     The first load dequantizes to float (about 20 s) and caches a normal HF
     folder under ``$SPECSWEEP_CACHE`` (default ``~/.cache/specsweep``).
 ``smollm2-135m-draft``
-    The distilled draft shipped with this repository (see ``jobs/distill.py``).
+    The distilled draft shipped with this repository (see ``jobs/distill/draft.py``).
 """
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 from actors.templates import render
 from jobs.report.derived import summarize
-from jobs.sweep.answers import answer_records, write_answers
+from jobs.store.answers import answer_records, write_answers
 from policies.base import BatchPolicy
 from policies.errors import SpecsweepError
 from policies.registry import build

@@ -33,8 +33,8 @@ from jobs.plan_cli import add_parser as add_plan_parser
 from jobs.recommend.cli import add_parser as add_recommend_parser
 from jobs.replay_cli import main as replay_main
 from jobs.report.derived import summarize
-from jobs.report.tables import main as report_main
-from jobs.sweep.answers import answer_records, write_answers
+from jobs.report_cli import main as report_main
+from jobs.store.answers import answer_records, write_answers
 from jobs.inputs import OneLineParser, read_cost_file
 from policies.costs import CostModel
 from policies.phi import NO_KNEE
@@ -250,13 +250,13 @@ def cmd_distill(a) -> int:
                   max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, save_every=a.save_every, seed=a.seed,
                   device=a.device, gen_batch=a.gen_batch)
     if a.kind == "eagle":
-        from jobs.distill_eagle import EagleDistillConfig, run_distill_eagle  # heavy: torch
+        from jobs.distill.eagle import EagleDistillConfig, run_distill_eagle  # heavy: torch
 
         cfg = EagleDistillConfig(**common, steps=_given(a.steps, 1500), lr=_given(a.lr, 3e-4), unroll=a.unroll)
         out = run_distill_eagle(cfg)
         print(f"eagle head written to {out} (use it as --draft eagle:{out})")
         return 0
-    from jobs.distill import DistillConfig, run_distill  # heavy: torch
+    from jobs.distill.draft import DistillConfig, run_distill  # heavy: torch
 
     cfg = DistillConfig(**common, layers=a.layers, steps=_given(a.steps, 2000), lr=_given(a.lr, 5e-4))
     out = run_distill(cfg)

@@ -39,7 +39,7 @@ from jobs.report import metrics
 from jobs.report.costs import untrusted_text
 from jobs.report.derived import trusted_times
 from jobs.report.tables import build_report
-from jobs.sweep.output import record_written
+from jobs.store.output import record_written
 from policies.costs import CostModel, check_cost_dict
 from policies.errors import SpecsweepError
 from policies.registry import build

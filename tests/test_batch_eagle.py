@@ -121,7 +121,7 @@ def test_a_sweep_batches_an_eagle_pair_and_replays_it_exactly(tmp_path):
     from actors.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
     from jobs.sweep.driver import run_sweep
-    from jobs.sweep.parquet_log import ParquetLog
+    from jobs.store.parquet_log import ParquetLog
 
     target, _ = save_tiny_pair(tmp_path / "pair")
     folder = save_head(init_head(load_model(ModelSpec(target)), seed=2), tmp_path / "head")

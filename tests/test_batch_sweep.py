@@ -10,7 +10,7 @@ from actors.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
 from jobs.report import metrics
 from jobs.sweep.driver import run_sweep
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.plan import plan_tasks
 from policies.errors import SpecsweepError
 

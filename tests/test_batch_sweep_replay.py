@@ -11,7 +11,7 @@ from actors.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
 from jobs.report.agreement import agreement_table, primary_rows, replay_bias
 from jobs.sweep.driver import run_sweep
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.plan import describe_plan, plan_tasks, replay_partition
 
 QUESTIONS = [9001, 9017, 9021]              # writing (2 turns), translation, qa: blocks [9001, 9017] and [9021]

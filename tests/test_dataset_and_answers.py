@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jobs.sweep.answers import answer_records, read_answers, write_all
+from jobs.store.answers import answer_records, read_answers, write_all
 from jobs.dataset import CATEGORIES, GROUPS, load_questions, parse_jsonl
 from actors.templates import VICUNA_SYSTEM, render
 from policies.errors import SpecsweepError

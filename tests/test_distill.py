@@ -8,7 +8,7 @@ import torch
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
 from actors.models import ALIASES, ModelSpec, load_model, load_tokenizer
-from jobs.distill import DistillConfig, run_distill
+from jobs.distill.draft import DistillConfig, run_distill
 from policies.registry import build
 from actors.tiny_pair import save_tiny_pair
 

@@ -245,11 +245,11 @@ def test_head_rollouts_replay_every_sequence_policy_step_for_step(llama_head):
 # ---------------------------------------------------------------- training
 @pytest.mark.slow
 def test_training_raises_acceptance_resumes_and_writes_a_loadable_head(tmp_path):
-    """``jobs/distill_eagle.py`` on a tiny target: the trained head (release layout, read back by the loader) accepts
+    """``jobs/distill/eagle.py`` on a tiny target: the trained head (release layout, read back by the loader) accepts
     more than the untrained one, losslessly; a second call resumes from the checkpoint instead of starting over."""
     import random
 
-    from jobs.distill_eagle import EagleDistillConfig, build_features, train_head
+    from jobs.distill.eagle import EagleDistillConfig, build_features, train_head
 
     target = _target()
     rng = random.Random(0)

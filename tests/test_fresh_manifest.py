@@ -12,7 +12,7 @@ import pytest
 
 from actors.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
-from jobs.sweep.output import LOCK, MANIFEST, MARKER, clear, record_written
+from jobs.store.output import LOCK, MANIFEST, MARKER, clear, record_written
 from tests.sweep_process import tiny_config
 
 

@@ -199,7 +199,7 @@ def test_credentials_are_redacted():
 # --------------------------------------------------------------------------------------- output folder
 
 def test_output_folder_rules(tmp_path):
-    from jobs.sweep.output import KNOWN, check_usable, clear, write_marker
+    from jobs.store.output import KNOWN, check_usable, clear, write_marker
 
     f = tmp_path / "file"
     f.write_text("x")
@@ -238,7 +238,7 @@ def test_output_folder_rules(tmp_path):
 
 
 def test_lock_is_exclusive_and_names_the_holder(tmp_path):
-    from jobs.sweep.output import LOCK, OutputLock
+    from jobs.store.output import LOCK, OutputLock
 
     out = tmp_path / "out"
     with OutputLock(out):
@@ -255,7 +255,7 @@ def test_lock_is_exclusive_and_names_the_holder(tmp_path):
 
 
 def test_corrupt_state_json_is_one_line(tmp_path):
-    from jobs.sweep.parquet_log import ParquetLog
+    from jobs.store.parquet_log import ParquetLog
 
     log = ParquetLog(tmp_path)
     (tmp_path / "log").mkdir()
@@ -268,8 +268,8 @@ def test_corrupt_state_json_is_one_line(tmp_path):
 
 
 def test_fresh_clears_every_derived_artifact(tmp_path):
-    from jobs.sweep.output import record_written
-    from jobs.sweep.parquet_log import ParquetLog
+    from jobs.store.output import record_written
+    from jobs.store.parquet_log import ParquetLog
 
     log = ParquetLog(tmp_path / "out")
     log.prepare("fp1", {"a": 1})
@@ -297,7 +297,7 @@ def test_fresh_clears_every_derived_artifact(tmp_path):
 
 def test_fresh_on_a_new_folder_starts(tmp_path):
     """``--fresh`` on a folder that does not exist yet (or holds only the lock) is a plain start."""
-    from jobs.sweep.output import LOCK, OutputLock, check_usable, clear
+    from jobs.store.output import LOCK, OutputLock, check_usable, clear
 
     root = tmp_path / "new"
     check_usable(root, fresh=True)
@@ -524,7 +524,7 @@ def test_sweep_cluster_listens_on_loopback_only(cluster, tmp_path):
 
 
 def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path, capfd):
-    from jobs.sweep.output import LOCK
+    from jobs.store.output import LOCK
     from jobs.sweep.driver import run_sweep
 
     target, draft = cluster
@@ -550,7 +550,7 @@ def test_actor_error_is_one_line_and_does_not_lock_the_folder(cluster, tmp_path,
     # the corrected config takes the same folder over: no "different config", no lock left
     res = run_sweep(parse_config(raw_config(tmp_path, target, draft)), log_mlflow=False)
     assert res["failed_rows"] == 0 and res["rows"] > 0
-    from jobs.sweep.output import OutputLock
+    from jobs.store.output import OutputLock
 
     with OutputLock(raw["output"]):
         assert (Path(raw["output"]) / LOCK).exists()

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("mlflow")
 
 from jobs.config import parse_config  # noqa: E402
-from jobs.sweep.parquet_log import ParquetLog  # noqa: E402
+from jobs.store.parquet_log import ParquetLog  # noqa: E402
 from jobs.sweep.driver import run_sweep  # noqa: E402
 from tests.mlflow_rows import client, history, runs_of  # noqa: E402
 from actors.tiny_pair import save_tiny_pair  # noqa: E402

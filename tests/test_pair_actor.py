@@ -54,8 +54,8 @@ def test_report_from_a_logged_task(actor, tmp_path, capsys):
     """Actor tables → Parquet log → ``specsweep report``: intervals and the noise floor are printed."""
     import argparse
 
-    from jobs.sweep.parquet_log import ParquetLog
-    from jobs.report.tables import main
+    from jobs.store.parquet_log import ParquetLog
+    from jobs.report_cli import main
 
     log = ParquetLog(tmp_path)
     log.prepare("fp", {})

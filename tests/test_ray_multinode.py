@@ -18,7 +18,7 @@ import pytest
 from actors.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
 from jobs.sweep.driver import run_sweep
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 pytestmark = pytest.mark.slow     # conftest puts slow tests in one serial group: never beside another Ray cluster

@@ -17,7 +17,7 @@ from jobs.recommend.engines import NGRAM_SIZES, setting
 from jobs.recommend.schema import check_sglang, check_trtllm, check_vllm
 from jobs.recommend.selection import recommend
 from jobs.recommend.writers import WRITERS, notes_md
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 DRAFT = "some-org/draft-135m"

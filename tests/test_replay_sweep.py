@@ -10,7 +10,7 @@ import pytest
 from jobs.report import metrics
 from jobs.report.agreement import agreement_table, primary_rows
 from jobs.config import parse_config
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.plan import plan_tasks, replay_partition, validation_sample
 from jobs.sweep.driver import run_sweep
 from actors.tiny_pair import save_tiny_pair

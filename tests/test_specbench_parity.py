@@ -11,9 +11,9 @@ import pytest
 
 from actors.schema import to_table
 from jobs.report import specbench
-from jobs.sweep.answers import read_answers, write_all
+from jobs.store.answers import read_answers, write_all
 from jobs.cli import main as cli_main
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "specbench"

@@ -13,7 +13,7 @@ ray = pytest.importorskip("ray")
 
 from cluster.ray_setup import connect  # noqa: E402
 from jobs.config import parse_config  # noqa: E402
-from jobs.sweep.parquet_log import ParquetLog  # noqa: E402
+from jobs.store.parquet_log import ParquetLog  # noqa: E402
 from jobs.sweep.driver import run_sweep  # noqa: E402
 from policies.errors import SpecsweepError  # noqa: E402
 from actors.tiny_pair import save_tiny_pair  # noqa: E402
@@ -86,7 +86,8 @@ def test_sweep_end_to_end_and_resume_reuses_runs(cluster, tmp_path):
     assert {"summary.csv", "table2.csv", "throughput_vs_gamma.png", "speedup_by_category.png", "tables"} <= arts
     assert any(a.endswith(".html") for a in arts)
     # the report reads the same experiment from MLflow and from Parquet
-    from jobs.report.tables import build_report, summary_from_mlflow, summary_from_parquet
+    from jobs.report.tables import build_report, summary_from_parquet
+    from jobs.report_cli import summary_from_mlflow
 
     for source in (summary_from_mlflow(cfg.name, cfg.tracking_uri), summary_from_parquet(cfg.output)):
         text = build_report(*source)

@@ -113,7 +113,7 @@ def untrusted_sweep(tmp_path_factory):
 
 def test_an_untrusted_sweep_marks_its_replayed_times_everywhere(untrusted_sweep, capsys):
     from jobs.cli import main
-    from jobs.sweep.parquet_log import ParquetLog
+    from jobs.store.parquet_log import ParquetLog
     from tests.mlflow_rows import client, runs_of
 
     cfg, res = untrusted_sweep

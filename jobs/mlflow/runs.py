@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from jobs.redact import redact
-from jobs.sweep.failures import first_line as plain
+from jobs.store.failures import first_line as plain
 from policies.errors import SpecsweepError
 
 ROLE, SWEEP, SWEEP_KEY, RUN_KEY, PARENT = ("specsweep.role", "specsweep.sweep", "specsweep.sweep_key",
@@ -35,7 +35,7 @@ POSITIONS = "positions/"     # positions/accept_rate_pos_{i}: their own chart se
 
 
 def first_line(e: BaseException) -> str:
-    """``jobs.sweep.failures.first_line`` with credentials masked, ≤ 200 characters."""
+    """``jobs.store.failures.first_line`` with credentials masked, ≤ 200 characters."""
 
     return redact(plain(e))[:200]
 

@@ -17,7 +17,7 @@ from jobs.recommend.schema import CHECKS
 from jobs.recommend.selection import recommend
 from jobs.recommend.writers import WRITERS, notes_md
 from jobs.report.tables import shown_rows
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 

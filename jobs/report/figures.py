@@ -21,7 +21,7 @@ import pandas as pd  # noqa: E402
 from jobs.report.derived import position_tables
 from jobs.report.metrics import per_question
 from jobs.report.positions import FIGURE
-from jobs.sweep.output import record_written
+from jobs.store.output import record_written
 
 def _save(fig, path: Path) -> None:
     """Write ``fig`` as a PNG (noted first in a sweep output's manifest)."""

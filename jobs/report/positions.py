@@ -16,7 +16,7 @@ import pandas as pd
 
 from jobs.report.derived import RATE_PREFIX, position_tables
 from jobs.report.text import short
-from jobs.sweep.output import record_written
+from jobs.store.output import record_written
 
 BY_POSITION = "acceptance_by_position.parquet"
 HISTOGRAM = "accepted_length_histogram.parquet"

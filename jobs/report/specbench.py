@@ -38,8 +38,8 @@ import pandas as pd
 from jobs.dataset import GROUP_ORDER, MT_BENCH
 from jobs.report import derived, metrics
 from jobs.report.text import render, short
-from jobs.sweep.answers import answer_records, answers_filename, read_answers
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.answers import answer_records, answers_filename, read_answers
+from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 TASKS = GROUP_ORDER          # speed.py's task list, in its order
@@ -141,7 +141,7 @@ def speed_from_files(method_paths: Sequence[Path], baseline_paths: Sequence[Path
 
 def speed_from_rows(rows: pd.DataFrame, ar_rows: pd.DataFrame, tokenizer, task: str = "overall") -> SpecBenchSpeed:
     """``speed`` on result rows (one config's and its pair's ar), a run per repeat present in both,
-    through the answer records ``jobs/sweep/answers.py`` writes."""
+    through the answer records ``jobs/store/answers.py`` writes."""
     reps = sorted(set(rows["repeat"]) & set(ar_rows["repeat"]))
     return speed([answer_records(rows[rows["repeat"] == r], "method") for r in reps],
                  [answer_records(ar_rows[ar_rows["repeat"] == r], "ar") for r in reps], tokenizer, task)

@@ -1,5 +1,5 @@
-"""``specsweep report``: the GammaTune Table-2 layout and a Spec-Bench-style table, from a
-sweep's Parquet log (``--parquet DIR``) or its MLflow experiment (``--experiment NAME``).
+"""The report's tables: the GammaTune Table-2 layout and a Spec-Bench-style table, from a sweep's Parquet log or
+from summaries read back from its MLflow experiment (the command itself: ``jobs/report_cli.py``).
 
 Every ratio carries its 95 % paired-bootstrap interval (``jobs/report/metrics.py``), and the
 report opens with the noise floor: per pair, ``ar`` timed last ÷ ``ar`` timed first in the
@@ -17,14 +17,11 @@ Spec-Bench evaluation/speed.py's speedup and mean accepted tokens beside ours
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from jobs.dataset import GROUP_ORDER
-from jobs.mlflow.read import read_experiment
 from jobs.report import metrics
 from jobs.report.batches import batch_table_md, by_batch_size
 from jobs.report.gt_tables import gt_paper_text
@@ -32,11 +29,9 @@ from jobs.report.agreement import (agreement_table, agreement_text, bias_correct
                                    mark_untrusted, pair_bias, preferred_mode, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
 from jobs.report.positions import positions_section
-from jobs.report.specbench import report_text
 from jobs.report.derived import trusted_times
 from jobs.report.text import interval, render, short
-from jobs.sweep.output import record_written
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
 
@@ -84,13 +79,6 @@ def agreement_from_parquet(folder: str, speed: pd.DataFrame | None = None) -> st
     parts = [agreement_text(table), bias_text(replay_bias(df)),
              corrected_text(bias_corrected(speed, shown_rows(folder, df), pair_bias(df)))]
     return "".join(f"\n## {p}\n" for p in parts if p)
-
-
-def summary_from_mlflow(experiment: str, uri: str, output: str | None = None
-                        ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """One sweep of the experiment (the one into ``output``, else the latest): ``jobs.mlflow.read.read_experiment``."""
-
-    return read_experiment(experiment, uri, output)
 
 
 def _mark(value, lo, hi, floor=float("nan")) -> str:
@@ -240,36 +228,3 @@ def compare(a_dir: str, b_dir: str, fmt: str) -> str:
     m["policy_spec"] = m["policy_spec"].map(short)
     return f"## Compare {a_dir} (a) vs {b_dir} (b)\n" + render(
         m[["pair", "policy_spec", "mean_a", "std_a", "mean_b", "std_b", "ratio_b_over_a"]].set_index(["pair", "policy_spec"]), fmt)
-
-
-def main(a) -> int:
-    if getattr(a, "folder", None) and not a.parquet:            # `report OUTPUT` = `report --parquet OUTPUT`
-        a.parquet = a.folder
-    if getattr(a, "specbench", False):                          # Spec-Bench speed.py's numbers beside ours
-        folder = a.parquet or getattr(a, "output", None)
-        if not folder:
-            raise SpecsweepError("--specbench reads a sweep's output folder: specsweep report OUTPUT --specbench")
-
-        sys.stdout.write(report_text(folder, a.format))
-        return 0
-    if not a.parquet and not a.experiment:
-        raise SpecsweepError("report needs --parquet OUTPUT_FOLDER or --experiment NAME")
-    if a.parquet:
-        text = folder_report(a.parquet, a.format)
-    else:
-        summary, speed, frac = summary_from_mlflow(a.experiment, a.tracking_uri, getattr(a, "output", None))
-        floor = None
-        if "noise_floor" in summary and summary["noise_floor"].notna().any():   # only the floor itself is in MLflow
-            f = summary.groupby("pair", as_index=False)["noise_floor"].first().rename(columns={"noise_floor": "floor"})
-            floor = f.assign(tasks=float("nan"), ar_ratio=float("nan"), ar_ratio_lo=float("nan"),
-                             ar_ratio_hi=float("nan"), task_p05=float("nan"), task_p95=float("nan"))
-        text = build_report(summary, speed, frac, a.format, None, floor)
-    if a.compare:
-        if not a.parquet:
-            raise SpecsweepError("--compare works on Parquet folders: pass --parquet A --compare B")
-        text += "\n" + compare(a.parquet, a.compare, a.format)
-    sys.stdout.write(text)
-    if a.parquet:
-        record_written(Path(a.parquet) / f"report.{a.format}")
-        (Path(a.parquet) / f"report.{a.format}").write_text(text)
-    return 0

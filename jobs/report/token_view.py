@@ -7,7 +7,7 @@ import html
 import sys
 from pathlib import Path
 
-from jobs.sweep.output import record_written
+from jobs.store.output import record_written
 
 COLOURS = {"prompt": "#d9d9d9", "draft": "#2ca02c", "target": "#ff7f0e"}
 

@@ -41,10 +41,10 @@ from jobs.report.headline import headline, per_gamma_text
 from jobs.report.positions import with_positions, write_positions
 from jobs.report.tables import folder_report, specbench_layout, table2_layout
 from jobs.report.token_view import token_views
-from jobs.sweep.answers import write_all
-from jobs.sweep.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
-from jobs.sweep.output import OutputLock, check_usable, record_written
-from jobs.sweep.parquet_log import ParquetLog
+from jobs.store.answers import write_all
+from jobs.store.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
+from jobs.store.output import OutputLock, check_usable, record_written
+from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
 from jobs.sweep.preflight import check_pairs, check_paths, first_run_note
 from jobs.sweep.signals import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install, interrupted, ray_start,  # noqa: F401

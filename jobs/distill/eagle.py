@@ -2,7 +2,7 @@
 
 Pipeline (every phase resumes from what ``--out`` already holds):
 
-1. **data** — the target's own greedy answers to the built-in prompt set (``jobs/distill.py``'s
+1. **data** — the target's own greedy answers to the built-in prompt set (``jobs/distill/draft.py``'s
    data phase; the evaluation questions are not in it, nothing is downloaded);
 2. **features** — one target forward per batch of prompt + answer gives the final hidden states
    f_0 … f_{L−1} at every position (``features-*.pt``, fp16);
@@ -38,7 +38,7 @@ from actors.eagle_head import EagleHead, HeadCache, init_head, save_head, target
 from actors.engine import SpecEngine
 from actors.pair import eos_ids
 from actors.templates import default_template, render
-from jobs.distill import DistillConfig, build_data, kept_vocab
+from jobs.distill.draft import DistillConfig, build_data, kept_vocab
 from policies import build
 from policies.errors import SpecsweepError
 
@@ -230,7 +230,7 @@ def held_out_estimate(cfg: EagleDistillConfig, target, tok, folder: Path) -> dic
 def run_distill_eagle(cfg: EagleDistillConfig) -> Path:
     from actors.models import ModelSpec, load_model, load_tokenizer  # heavy: torch
 
-    cfg.validate()                               # --unroll included (jobs/distill.py's LIMITS)
+    cfg.validate()                               # --unroll included (jobs/distill/draft.py's LIMITS)
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)

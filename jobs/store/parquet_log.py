@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from actors.schema import SCHEMA, upgrade
-from jobs.sweep.output import Cleared, clear, record_written, write_marker
+from jobs.store.output import Cleared, clear, record_written, write_marker
 from policies.errors import SpecsweepError
 
 

@@ -9,7 +9,7 @@ import time
 import traceback
 from pathlib import Path
 
-from jobs.sweep.output import ERRORS, is_sweep_output, record_written
+from jobs.store.output import ERRORS, is_sweep_output, record_written
 from policies.errors import SpecsweepError
 
 

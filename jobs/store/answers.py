@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobs.sweep.output import record_written
+from jobs.store.output import record_written
 
 
 def model_id_of(row) -> str:
