@@ -33,7 +33,7 @@ from jobs.dataset import load_questions
 from jobs.plan_cli import add_parser as add_plan_parser
 from jobs.recommend.cli import add_parser as add_recommend_parser
 from jobs.replay_cli import main as replay_main
-from jobs.tune_cli import add_parser as add_tune_parser
+from jobs.tune.cli import add_parser as add_tune_parser
 from jobs.report.derived import summarize
 from jobs.report.tables import main as report_main
 from jobs.sweep.answers import answer_records, write_answers

@@ -38,6 +38,7 @@ import pandas as pd
 from actors.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
 from jobs.report import metrics
 from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
+from jobs.report.costs import read_actor_infos
 from jobs.report.derived import position_tables
 from jobs.sweep.output import record_written
 from policies.costs import CostModel
@@ -191,8 +192,6 @@ def folder_models(folder: str, df: pd.DataFrame, costs: str | None) -> tuple[dic
             r = part.iloc[0]
             out[pair] = roofline_cost_model(roof[0], r["target"], (r["draft"] or None), "bfloat16", roof[1])
         return out, roofline_label(*roof)
-    from jobs.report.costs import read_actor_infos
-
     for pair, acts in read_actor_infos(folder).items():
         info = next((a for a in acts if a.get("cost_model") or a.get("costs")), None)
         if info is not None:
