@@ -75,7 +75,7 @@ def _values(policy: str, key: str, text: str) -> list:
         if n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
             raise SpecsweepError(f"--params {key}={text}: a range is lo:hi:n with finite lo, hi and n >= 1")
         raw = list(np.linspace(lo, hi, n)) if n > 1 else [lo]
-        vals = [int(round(v)) if kind is int else float(v) for v in raw]
+        vals = [int(round(v)) if kind is int else float(f"{v:.10g}") for v in raw]     # 0.4, not 0.39999999999999997
     else:
         sep = "|" if ("|" in text or kind is str) else "/"
         vals = [v.strip() for v in text.split(sep)]
