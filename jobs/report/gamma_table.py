@@ -168,7 +168,8 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
              "L = K + 1 and the bucket's midpoint context; speedup = decoding time per token of K = 0 over that of K.\n",
              "| pair | B | context | best K | tokens/step | predicted speedup vs K = 0 |", "|---|---|---|---|---|---|"]
     for r in t[t["best"]].sort_values(["pair", "batch_size", "context"]).itertuples():
-        lines.append(f"| {r.pair} | {r.batch_size} | {r.bucket} | {r.K} | {r.tokens_per_step:.2f} | {r.speedup:.2f}× |")
+        k = f"{r.K}" if r.K else "0 (off)"
+        lines.append(f"| {r.pair} | {r.batch_size} | {r.bucket} | {k} | {r.tokens_per_step:.2f} | {r.speedup:.2f}× |")
     if v is not None and len(v):
         lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran; prefill included; "
                   "within noise: |predicted / measured − 1| ≤ the live noise floor):\n",

@@ -98,7 +98,7 @@ def regret_md(table: pd.DataFrame) -> str:
     for r in table.sort_values(["pair", "regret_share", "policy_spec", "gamma"]).itertuples():
         gap = (f"{r.gap_fixed_ms:.2f}{interval(r.gap_fixed_ms_lo, r.gap_fixed_ms_hi)}" if r.gap_fixed_ms == r.gap_fixed_ms
                else "– (no fixed γ replayed)")
-        lines.append(f"| {r.pair} | {short(r.policy_spec)} | {r.gamma} | {r.questions} | "
+        lines.append(f"| {r.pair} | {short(r.policy_spec)} | {r.gamma or '–'} | {r.questions} | "
                      f"{r.regret_ms:.2f}{interval(r.regret_ms_lo, r.regret_ms_hi)} | "
                      f"{r.regret_share:.1%}{_pct(r.regret_share_lo, r.regret_share_hi)} | {gap} |")
     return "\n".join(lines) + "\n"
