@@ -44,10 +44,12 @@ def turn_regrets(df: pd.DataFrame) -> pd.DataFrame:
     rep = ok[(ok["mode"] == "replay") & ~ok["policy"].isin(batch) & ok["wall_time"].notna()]
     if "batch_size" in rep:
         rep = rep[rep["batch_size"].fillna(1).astype(int) == 1]
-    bound = rep[rep["policy"] == BOUND_NAME].groupby(TURN)["wall_time"].min().rename("bound")
-    fixed = rep[rep["policy"] == "fixed"].groupby(TURN)["wall_time"].min().rename("best_fixed")
+    rep = rep.reset_index(drop=True)
+    bound = rep[rep["policy"] == BOUND_NAME].groupby(TURN, as_index=False)["wall_time"].min()
+    fixed = rep[rep["policy"] == "fixed"].groupby(TURN, as_index=False)["wall_time"].min()
     cfg = rep[rep["policy"] != BOUND_NAME].groupby(CONFIG + TURN[1:], as_index=False)["wall_time"].sum()
-    cfg = cfg.rename(columns={"wall_time": "time"}).join(bound, on=TURN, how="inner").join(fixed, on=TURN)
+    cfg = (cfg.rename(columns={"wall_time": "time"}).merge(bound.rename(columns={"wall_time": "bound"}), on=TURN)
+           .merge(fixed.rename(columns={"wall_time": "best_fixed"}), on=TURN, how="left"))
     cfg["regret"] = cfg["time"] - cfg["bound"]
     cfg["gap_fixed"] = cfg["time"] - cfg["best_fixed"]
     return cfg
