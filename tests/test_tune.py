@@ -135,6 +135,7 @@ def test_tune_chooses_on_training_questions_and_reports_held_out(swept, capsys):
 
 @pytest.mark.parametrize("args, needle", [
     (["--policy", "nosuch"], "unknown policy 'nosuch'"),
+    (["--policy", "ar"], "nothing to tune"),
     (["--policy", "gammatune", "--params", "foo=1/2"], "unknown parameter 'foo'"),
     (["--policy", "gammatune", "--params", "eta=0.5/2"], "eta='2' is out of range"),
     (["--policy", "gammatune", "--params", "delta=-1:1:3"], "delta='-1.0' is out of range"),

@@ -100,6 +100,8 @@ def parse_grid(policy: str, text: str | None) -> tuple[list[dict], list[int]]:
     """(parameter sets, initial γ values) of ``--params`` for ``policy`` (module docstring)."""
     if policy not in REGISTRY:
         raise SpecsweepError(f"unknown policy {policy!r}: valid policies are {', '.join(REGISTRY)}")
+    if policy == "ar":
+        raise SpecsweepError("ar has nothing to tune (no draft, no parameters): pick a speculative policy")
     axes: dict[str, list] = {}
     for item in filter(None, (s.strip() for s in (text or "").split(","))):
         key, eq, value = item.partition("=")
