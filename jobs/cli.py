@@ -7,6 +7,7 @@
     specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json] [--format md|csv]
     specsweep plan      CONFIG.yaml [--json]   (GPU memory per pair from config.json; which GPUs it fits)
     specsweep recommend OUTPUT --for vllm|sglang|trtllm [--out FILE] [--pair LABEL]   (the engine's config per batch size)
+    specsweep tune      OUTPUT --policy NAME [--params k=v1/v2,k2=lo:hi:n] [--seed S]   (fit by replay, held-out figures)
     specsweep calibrate [--target M] [--draft M|ngram] --out COSTS.json   (the pair's cost model)
     specsweep distill   --target M [--out DIR] ...
     specsweep policies  (list every policy with its parameters)
@@ -32,6 +33,7 @@ from jobs.dataset import load_questions
 from jobs.plan_cli import add_parser as add_plan_parser
 from jobs.recommend.cli import add_parser as add_recommend_parser
 from jobs.replay_cli import main as replay_main
+from jobs.tune.cli import add_parser as add_tune_parser
 from jobs.report.derived import summarize
 from jobs.report_cli import main as report_main
 from jobs.store.answers import answer_records, write_answers
@@ -325,6 +327,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("folder", nargs="?", default=None, help="a sweep's output folder (same as --parquet DIR)")
     r.add_argument("--specbench", action="store_true", help="Spec-Bench evaluation/speed.py's speedup and mean accepted "
                    "tokens beside ours, from DIR/answers (loads the target tokenizer)")
+    r.add_argument("--costs", default=None, help="roofline:GPU[:Q]: add the what-if (batch, context) → γ table "
+                   "under a roofline cost model (gamma_table-roofline-GPU.csv)")
     r.set_defaults(fn=cmd_report)
     rp = sub.add_parser("replay", help="replay policies on a sweep's stored traces (no model loaded)")
     rp.add_argument("output", help="the output folder of a sweep run with mode: replay or both")
@@ -355,6 +359,7 @@ def parser() -> argparse.ArgumentParser:
     d.set_defaults(fn=cmd_distill)
     add_plan_parser(sub)
     add_recommend_parser(sub)
+    add_tune_parser(sub)
     pl = sub.add_parser("policies", help="list policies and their parameters")
     pl.set_defaults(fn=cmd_policies)
     for command in sub.choices.values():

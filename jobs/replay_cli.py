@@ -38,6 +38,7 @@ from actors.schema import config_key, to_table
 from jobs.report import metrics
 from jobs.report.costs import untrusted_text
 from jobs.report.derived import trusted_times
+from jobs.report.regret import regret_md, regret_table
 from jobs.report.tables import build_report
 from jobs.store.output import record_written
 from policies.costs import CostModel, check_cost_dict
@@ -204,7 +205,7 @@ def main(a) -> int:
     head = (f"# Replay of {a.policies} on {a.output}: {facts['generations']} generations from {facts['traces']} traces "
             f"in {facts['seconds']:.2f} s, no model loaded\n{label}; "
             "no noise floor (ar was timed once per trace)\n\n")
-    text = head + build_report(summary, speed, frac, a.format, t2, None)
+    text = head + build_report(summary, speed, frac, a.format, t2, None) + regret_md(regret_table(shown))
     untrusted = {p: list(m.trust.get("reasons", [])) for p, (_, m) in facts["models"].items() if m and not m.reliable}
     if untrusted:
         text += "\n" + untrusted_text(untrusted) + "\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from actors.roofline import parse as parse_roofline
 from jobs.mlflow.read import read_experiment
 from jobs.report.specbench import report_text
 from jobs.report.tables import build_report, compare, folder_report
@@ -36,8 +37,11 @@ def main(a) -> int:
         return 0
     if not a.parquet and not a.experiment:
         raise SpecsweepError("report needs --parquet OUTPUT_FOLDER or --experiment NAME")
+    if getattr(a, "costs", None) and (not a.parquet or parse_roofline(a.costs) is None):
+        raise SpecsweepError(f"report --costs {a.costs}: give roofline:GPU[:Q] (e.g. roofline:h100:int4) with a sweep's "
+                             "output folder")
     if a.parquet:
-        text = folder_report(a.parquet, a.format)
+        text = folder_report(a.parquet, a.format, getattr(a, "costs", None))
     else:
         summary, speed, frac = summary_from_mlflow(a.experiment, a.tracking_uri, getattr(a, "output", None))
         floor = None

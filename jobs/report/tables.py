@@ -24,7 +24,9 @@ import pandas as pd
 from jobs.dataset import GROUP_ORDER
 from jobs.report import metrics
 from jobs.report.batches import batch_table_md, by_batch_size
+from jobs.report.gamma_table import gamma_section
 from jobs.report.gt_tables import gt_paper_text
+from jobs.report.regret import regret_md, regret_table
 from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
                                    mark_untrusted, pair_bias, preferred_mode, primary_rows, replay_bias)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
@@ -200,16 +202,26 @@ def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None 
     return "".join(parts)
 
 
-def folder_report(folder: str, fmt: str = "md") -> str:
+def folder_report(folder: str, fmt: str = "md", costs: str | None = None) -> str:
     """The full report of a sweep's output folder: floor, Table 2, Spec-Bench table, efficiency, batch sizes, the GT
     paper's Table 5 / 9 / 4 layouts where their configs ran (``jobs/report/gt_tables.py``),
-    acceptance by draft position, replay agreement and bias, costs and the bound (what ``specsweep report OUTPUT`` prints and the sweep writes to report.md)."""
+    acceptance by draft position, replay agreement and bias, costs and the bound, the regret against the bound and the
+    (batch, context) → γ table (``costs``: a roofline what-if of it too) (what ``specsweep report OUTPUT`` prints and
+    the sweep writes to report.md)."""
     summary, speed, frac = summary_from_parquet(folder)
     t2, floor = uncertainty_from_parquet(folder)
     return build_report(summary, speed, frac, fmt, t2, floor) + batches_from_parquet(folder) \
         + gt_paper_text(shown_rows(folder, ParquetLog(folder).read())) \
         + positions_section(folder, shown_rows(folder, ParquetLog(folder).read())) \
-        + agreement_from_parquet(folder, speed) + costs_from_parquet(folder)
+        + agreement_from_parquet(folder, speed) + costs_from_parquet(folder) + extras_from_parquet(folder, costs)
+
+
+def extras_from_parquet(folder: str, costs: str | None = None) -> str:
+    """Regret against the oracle bound (``jobs/report/regret.py``) and the (batch, context) → γ table
+    (``jobs/report/gamma_table.py``, written as ``gamma_table.csv``; with ``costs`` = roofline:GPU[:Q] its what-if too)."""
+    rows = ParquetLog(folder).read()
+    text = regret_md(regret_table(shown_rows(folder, rows))) + gamma_section(folder, rows)
+    return text + (gamma_section(folder, rows, costs) if costs else "")
 
 
 def batches_from_parquet(folder: str) -> str:

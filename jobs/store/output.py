@@ -41,11 +41,13 @@ RAY_SESSION = ".ray-session.json"    # the sweep's own Ray cluster while it runs
 # What a sweep (and ``report``/``replay`` on its folder) writes, by folder: names and patterns. ``--fresh`` on a
 # folder without a manifest deletes only files matching these; a folder with one deletes what the manifest names.
 KNOWN = {"": ("state.json", "summary.csv", "speedup_vs_ar.csv", "table2.csv", "actors.json", "replay_agreement.csv",
-              "replay_bias.csv", "speedup_bias_corrected.csv", "report.md", "report.csv", ERRORS, MARKER, "state.tmp"),
+              "replay_bias.csv", "speedup_bias_corrected.csv", "report.md", "report.csv", ERRORS, MARKER, "state.tmp",
+              "gamma_table.csv", "gamma_table-roofline-*.csv"),
          "log": ("task-*.parquet", "task-*.tmp"), "answers": ("*.jsonl", "*.tmp"), "token_views": ("*.html",),
          "figures": ("throughput_vs_gamma.png", "mal_vs_gamma.png", "throughput_bars.png", "speedup_by_category.png",
                      "trace_q*.png"),
-         "traces": ("*.parquet", "*.tmp", "cost_models.json"), "replays/*": ("rows.parquet", "report.md", "report.csv")}
+         "traces": ("*.parquet", "*.tmp", "cost_models.json"), "replays/*": ("rows.parquet", "report.md", "report.csv"),
+         "tunes/*": ("report.md", "grid.csv")}
 
 
 def is_sweep_output(root: Path) -> bool:

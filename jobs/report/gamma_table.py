@@ -1,0 +1,218 @@
+"""The (batch size, context) → γ table: the draft length K a deployment should fix per batch size and context
+bucket, predicted from the measured acceptance and the cost model, and checked against the live rows.
+
+Model (greedy chain drafting, K drafts per step, B rows, context C cached positions per row):
+
+- **tokens per step.** S_i = the acceptance rate at draft position i as ``jobs/report/derived.py``'s
+  ``position_tables`` counts it (steps whose first i drafts were all accepted / steps that drafted ≥ i), pooled
+  over the ``fixed`` rows of the pair at every batch size (greedy acceptance depends on the text, not on the batch)
+  and made non-increasing in i. A row emits E_K = 1 + Σ_{i=1..K} S_i tokens per step: the expectation of
+  accepted drafts + the target's own token. With i.i.d. acceptance α, S_i = α^i and E_K = (1 − α^{K+1}) / (1 − α),
+  Leviathan, Kalman & Matias 2023 ("Fast Inference from Transformers via Speculative Decoding", Eq. 1); the
+  per-position product form needs no i.i.d. assumption. K ranges over 0 … the deepest position measured.
+- **step time** (``policies/costs.py``): at B = 1 the single-row rule, t = draft(K, 0, C) + verify(K + 1, C) + o.
+  At B > 1 the batch surface, measured at the calibration context C₀ (``CostModel.context``) and moved to C by the
+  per-row context terms, once per row: t = K·[T_d(B) + B·d₄·ΔC/1000] + T_B(K + 1) + B·(v_C + v_mC·(K + 1))·ΔC/1000 + o,
+  ΔC = C − C₀, with L = K + 1 verified tokens per row (``batch_verify``/``batch_draft``; without a measured batch
+  table they fall back to the single-row model over B·L tokens, as the cost model says). A draft's catch-up after a
+  fully accepted step (d₂, d₃) is left out.
+- **speedup vs K = 0** (decoding only): (t(B, 0, C) / 1) / (t(B, K, C) / E_K) — time per emitted token of ``ar``
+  over that of K. The best K maximises it; each context bucket (≤ 512, ≤ 2k, ≤ 8k tokens) is evaluated at its
+  midpoint (256, 1280, 5120).
+- **validation** at the sizes that ran live: for ``fixed`` γ = K at batch size B, the predicted speedup at the live
+  ``ar`` rows' mean context (prompt + half the answer) with their mean prefill P and answer length N,
+  (P + N·t₀) / (P + N·t_K / E_K), beside the measured total-throughput speedup vs ``ar`` at B (``jobs/report/batches.py``,
+  95 % interval over batches); *within noise* when |predicted / measured − 1| ≤ the pair's live noise floor at B
+  (``ar`` timed first and last, ``jobs/report/metrics.py``).
+
+``--costs roofline:GPU[:Q]`` gives the same table under a roofline cost model (``actors/roofline.py``): a what-if,
+labelled so, with no validation (nothing ran on that GPU).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from actors.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
+from jobs.report import metrics
+from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
+from jobs.report.costs import read_actor_infos
+from jobs.report.derived import position_tables
+from jobs.store.output import record_written
+from policies.costs import CostModel
+
+BUCKETS = ((512, 256), (2048, 1280), (8192, 5120))        # (upper edge, context the bucket is evaluated at)
+COLUMNS = ["pair", "costs", "batch_size", "bucket", "context", "K", "tokens_per_step", "step_ms", "speedup", "best"]
+
+
+def survival(accepted_per_pos, drafts_per_pos) -> list[float]:
+    """S_1 … S_n from pooled counters: accepted / drafted per position, non-increasing, up to the last drafted one."""
+    out = []
+    for a, d in zip(accepted_per_pos, drafts_per_pos):
+        if d <= 0:
+            break
+        out.append(min(a / d, out[-1] if out else 1.0))
+    return out
+
+
+def tokens_per_step(s: list[float], k: int) -> float:
+    """E_K = 1 + Σ_{i ≤ K} S_i (module docstring)."""
+    return 1.0 + float(sum(s[:k]))
+
+
+def step_time(model: CostModel, rows: int, k: int, context: float) -> float:
+    """Seconds of one step of ``rows`` rows drafting k and verifying k + 1 tokens each at ``context`` (module rule)."""
+    if rows == 1 and 1 not in model.batch:
+        return model.step_time(k, int(round(context)))
+    dc = (context - model.context) / 1000.0
+    per_row = model.table.get("per_kctx", 0.0) + model.table.get("per_token_kctx", 0.0) * (k + 1)
+    draft = k * (model.batch_draft(rows) + rows * model.draft.get("per_proposal_kctx", 0.0) * dc) if k else 0.0
+    return max(0.0, draft) + model.batch_verify(rows, k + 1) + rows * per_row * dc + model.overhead
+
+
+def speedups(model: CostModel, s: list[float], rows: int, context: float) -> list[tuple[int, float, float, float]]:
+    """[(K, E_K, step seconds, speedup vs K = 0)] for K = 0 … len(s)."""
+    t0 = step_time(model, rows, 0, context)
+    out = []
+    for k in range(len(s) + 1):
+        e, t = tokens_per_step(s, k), step_time(model, rows, k, context)
+        out.append((k, e, t, (t0 * e / t) if t > 0 else float("nan")))
+    return out
+
+
+def acceptance(df: pd.DataFrame) -> dict[str, list[float]]:
+    """{base pair: S_1 … S_n} from the ``fixed`` rows of every batch size and mode (greedy: the same tokens)."""
+    fixed = df[df["policy"] == "fixed"] if len(df) else df
+    if not len(fixed):
+        return {}
+    pos, _ = position_tables(fixed)
+    out = {}
+    pos = pos.assign(base=pos["pair"].str.replace(r"@B\d+$", "", regex=True))
+    for base, part in pos.groupby("base"):
+        n = max(len(x) for x in part["num_drafts_per_pos"])
+        acc, dr = np.zeros(n), np.zeros(n)
+        for a, d in zip(part["num_accepted_tokens_per_pos"], part["num_drafts_per_pos"]):
+            acc[:len(a)] += a
+            dr[:len(d)] += d
+        s = survival(acc, dr)
+        if s:
+            out[base] = s
+    return out
+
+
+def gamma_table(models: dict[str, CostModel], accept: dict[str, list[float]], sizes, label: str) -> pd.DataFrame:
+    """One row per pair × batch size × bucket × K (``best`` marks the K of highest predicted speedup)."""
+    rows = []
+    for pair, s in sorted(accept.items()):
+        if pair not in models:
+            continue
+        for b in sorted(sizes):
+            for edge, c in BUCKETS:
+                opts = speedups(models[pair], s, int(b), c)
+                best = max(opts, key=lambda o: (o[3], -o[0]))[0]
+                rows += [{"pair": pair, "costs": label, "batch_size": int(b), "bucket": f"<= {edge}", "context": c,
+                          "K": k, "tokens_per_step": e, "step_ms": t * 1e3, "speedup": sp, "best": k == best}
+                         for k, e, t, sp in opts]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str, list[float]]) -> pd.DataFrame:
+    """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule)."""
+    mode = df["mode"].fillna("live").replace("", "live") if "mode" in df else pd.Series("live", index=df.index)
+    live = metrics.ok_rows(df[mode == "live"])
+    if live.empty:
+        return pd.DataFrame()
+    live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int) if "batch_size" in live else 1)
+    floor = metrics.noise_floor(live)
+    floors = dict(zip(floor["pair"], floor["floor"])) if len(floor) else {}
+    out = []
+    for (pair, size), part in batches(live).groupby(["base_pair", "batch_size"]):
+        if pair not in models or pair not in accept:
+            continue
+        n, totals = unit_totals(part)
+        w = weights(n)
+        ar_tok, ar_t = ar_totals(totals)
+        ar_rows = live[(live["policy"] == "ar") & (live["pair"].str.replace(r"@B\d+$", "", regex=True) == pair)
+                       & (live["batch_size"] == size) & (live["ar_timing"].fillna("") != "last")]
+        if ar_rows.empty or not isinstance(ar_t, np.ndarray):
+            continue
+        ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + ar_rows["new_tokens"].mean() / 2)
+        pre, tokens = float(ar_rows["prefill_time"].fillna(0).mean()), float(ar_rows["new_tokens"].mean())
+        opts = {k: (e, t) for k, e, t, _ in speedups(models[pair], accept[pair], int(size), ctx)}
+        label = pair if size == 1 else f"{pair}@B{size}"
+        for (policy, spec, gamma), (tok, t) in totals.items():
+            if policy != "fixed" or int(gamma) not in opts:
+                continue
+            thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
+            lo, hi = interval(sp[1:], n)
+            e, tk = opts[int(gamma)]
+            pred = (pre + tokens * opts[0][1]) / (pre + tokens * tk / e)
+            fl = floors.get(label, np.nan)
+            out.append({"pair": pair, "batch_size": int(size), "K": int(gamma), "context": round(ctx),
+                        "predicted": pred, "measured": float(sp[0]), "measured_lo": lo, "measured_hi": hi,
+                        "floor": fl, "within_noise": bool(abs(pred / sp[0] - 1) <= fl) if fl == fl else None})
+    return pd.DataFrame(out)
+
+
+def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
+    """The report section: best K per pair × batch size × bucket, then the validation rows."""
+    if t.empty:
+        return ""
+    what_if = label.startswith("what-if")
+    head = (f"\n## ({label}) Best K by batch size and context (predicted)\n\n" if what_if else
+            f"\n## Best K by batch size and context (predicted; {label})\n\n")
+    lines = ["Model: E_K = 1 + Σ_{i≤K} S_i tokens per step from the measured acceptance by draft position (i.i.d. "
+             "acceptance: (1 − α^{K+1}) / (1 − α), Leviathan et al. 2023); step time from the cost model at that B, "
+             "L = K + 1 and the bucket's midpoint context; speedup = decoding time per token of K = 0 over that of K.\n",
+             "| pair | B | context | best K | tokens/step | predicted speedup vs K = 0 |", "|---|---|---|---|---|---|"]
+    for r in t[t["best"]].sort_values(["pair", "batch_size", "context"]).itertuples():
+        k = f"{r.K}" if r.K else "0 (off)"
+        lines.append(f"| {r.pair} | {r.batch_size} | {r.bucket} | {k} | {r.tokens_per_step:.2f} | {r.speedup:.2f}× |")
+    if v is not None and len(v):
+        lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran; prefill included; "
+                  "within noise: |predicted / measured − 1| ≤ the live noise floor):\n",
+                  "| pair | B | K | context | predicted | measured [95 %] | floor | within noise |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
+            ci = f" [{r.measured_lo:.2f}, {r.measured_hi:.2f}]" if r.measured_lo == r.measured_lo else ""
+            ok = "–" if r.within_noise is None else ("yes" if r.within_noise else "no")
+            fl = f"{r.floor:.1%}" if r.floor == r.floor else "–"
+            lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {r.predicted:.2f}× | {r.measured:.2f}×{ci} "
+                         f"| {fl} | {ok} |")
+    return head + "\n".join(lines) + "\n"
+
+
+def folder_models(folder: str, df: pd.DataFrame, costs: str | None) -> tuple[dict[str, CostModel], str]:
+    """({base pair: cost model}, label): the sweep's fitted models (``actors.json``), or a roofline what-if."""
+    roof = parse_roofline(costs)
+    out = {}
+    if roof:
+        for pair, part in df.assign(base=df["pair"].str.replace(r"@B\d+$", "", regex=True)).groupby("base"):
+            r = part.iloc[0]
+            out[pair] = roofline_cost_model(roof[0], r["target"], (r["draft"] or None), "bfloat16", roof[1])
+        return out, roofline_label(*roof)
+    for pair, acts in read_actor_infos(folder).items():
+        info = next((a for a in acts if a.get("cost_model") or a.get("costs")), None)
+        if info is not None:
+            out[pair] = CostModel.from_dict(info.get("cost_model") or info["costs"])
+    return {p: m for p, m in out.items() if m.reliable}, "the sweep's fitted cost model"
+
+
+def gamma_section(folder: str, df: pd.DataFrame, costs: str | None = None) -> str:
+    """The report section, and ``gamma_table.csv`` (``gamma_table-roofline-GPU[-Q].csv`` for a what-if) in ``folder``."""
+    ok = metrics.ok_rows(df)
+    if ok.empty:
+        return ""
+    accept = acceptance(ok)
+    models, label = folder_models(folder, ok, costs)
+    sizes = sorted({int(b) for b in ok["batch_size"].fillna(1)}) if "batch_size" in ok else [1]
+    t = gamma_table(models, accept, sizes, label)
+    if t.empty:
+        return ""
+    roof = parse_roofline(costs)
+    name = "gamma_table" + ("-roofline-" + "-".join(x for x in roof if x) if roof else "") + ".csv"
+    record_written(Path(folder) / name)
+    t.to_csv(Path(folder) / name, index=False)
+    return table_md(t, None if roof else validation(ok, models, accept), label)

@@ -1,0 +1,242 @@
+"""``specsweep tune OUTPUT --policy NAME [--params k=v1/v2,k2=lo:hi:n] [--seed S] [--costs …]``: a policy's
+parameters fitted by replay on stored traces, judged on questions it never saw.
+
+Rule.
+- **Split** (deterministic, seeded): the question ids of ``OUTPUT/traces/`` (batch-size-1 traces) are ordered by
+  the SHA-256 of ``"{seed}:{question id}"``; the first ⌈n/2⌉ train, the rest are held out. Every turn of a
+  question goes with it, and every pair uses the same split. Fewer than 2 questions: refused.
+- **Grid**: ``--params`` lists values per parameter, ``k=v1/v2/…`` (a text parameter whose values hold "/" —
+  ``bandit``'s ``arms`` — separates them with "|") or ``k=lo:hi:n`` (n evenly spaced numbers from lo to hi, rounded
+  for an integer parameter); ``gamma=…`` gives the initial γ values (default 1/2/3/4/6/8). Unnamed parameters keep
+  their defaults. Every value is checked by ``policies/registry.py`` before anything is replayed.
+- **Replay**: every grid point × γ, ``fixed`` at every γ of :data:`FIXED_KS` (∪ the γ grid), ``ar`` and the oracle
+  bound on every trace, by ``jobs/replay_cli.py::replay_output`` — the same rows ``specsweep replay`` computes, with
+  no model loaded.
+- **Choice**: on the training questions, the grid point (with its γ) of highest throughput (mean over questions of
+  Σ tokens / Σ predicted time, the report's figure); the best fixed K likewise, chosen on the training questions.
+- **Held out**: the chosen config's throughput against ``ar``, against the training-chosen fixed K and against the
+  oracle bound (its fraction of the bound), each a ratio of mean per-question tok/s with its 95 % paired-bootstrap
+  interval over the held-out questions (``jobs/report/intervals.py``); the default parameters at the chosen γ beside it.
+
+Written: ``OUTPUT/tunes/NAME/report.md`` and ``grid.csv`` (every grid point's training and held-out throughput).
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from jobs.replay_cli import replay_output
+from jobs.report import metrics
+from jobs.report.derived import trusted_times
+from jobs.report.text import short
+from jobs.store.output import record_written
+from policies.errors import SpecsweepError
+from policies.oracle import BOUND_LABEL
+from policies.registry import REGISTRY, check_gamma, resolve
+
+DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8)
+FIXED_KS = (1, 2, 3, 4, 5, 6, 8)
+MAX_CONFIGS = 4096
+
+
+def split_questions(qids, seed: int = 0) -> tuple[list[int], list[int]]:
+    """(training, held-out) question ids: ordered by SHA-256 of ``"{seed}:{id}"``, the first ⌈n/2⌉ train."""
+    ids = sorted({int(q) for q in qids})
+    if len(ids) < 2:
+        raise SpecsweepError(f"tune needs at least 2 questions to hold some out; the traces hold {len(ids)}")
+    order = sorted(ids, key=lambda q: hashlib.sha256(f"{seed}:{q}".encode()).hexdigest())
+    cut = math.ceil(len(ids) / 2)
+    return sorted(order[:cut]), sorted(order[cut:])
+
+
+def _values(policy: str, key: str, text: str) -> list:
+    """The grid values of one ``key=…`` item, each checked against the registry."""
+    params = REGISTRY[policy][1]
+    if key == "gamma":
+        kind = int
+    elif key not in params:
+        raise SpecsweepError(f"{policy}: unknown parameter {key!r}; valid parameters: "
+                             f"{', '.join(list(params) + ['gamma'])}")
+    else:
+        kind = params[key].kind
+    parts = text.split(":")
+    if kind in (int, float) and len(parts) == 3:
+        try:
+            lo, hi, n = float(parts[0]), float(parts[1]), int(parts[2])
+        except ValueError:
+            raise SpecsweepError(f"--params {key}={text}: a range is lo:hi:n with numbers lo, hi and an integer "
+                                 "n >= 1") from None
+        if n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
+            raise SpecsweepError(f"--params {key}={text}: a range is lo:hi:n with finite lo, hi and n >= 1")
+        raw = list(np.linspace(lo, hi, n)) if n > 1 else [lo]
+        vals = [int(round(v)) if kind is int else float(f"{v:.10g}") for v in raw]     # 0.4, not 0.39999999999999997
+    else:
+        sep = "|" if ("|" in text or kind is str) else "/"
+        vals = [v.strip() for v in text.split(sep)]
+        if any(v == "" for v in vals):
+            raise SpecsweepError(f"--params {key}={text}: an empty value; give values like {key}=a/b "
+                                 f"(text values: {key}=a|b) or a range lo:hi:n")
+    out = []
+    for v in vals:
+        if key == "gamma":
+            try:
+                v = check_gamma(int(float(v)) if float(v) == int(float(v)) else v, "--params gamma")
+            except (TypeError, ValueError):
+                raise SpecsweepError(f"--params gamma={text}: initial γ values are integers >= 1") from None
+        else:
+            v = resolve(policy, {key: v})[1][key]          # out of bounds: the registry's own line
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def parse_grid(policy: str, text: str | None) -> tuple[list[dict], list[int]]:
+    """(parameter sets, initial γ values) of ``--params`` for ``policy`` (module docstring)."""
+    if policy not in REGISTRY:
+        raise SpecsweepError(f"unknown policy {policy!r}: valid policies are {', '.join(REGISTRY)}")
+    if policy == "ar":
+        raise SpecsweepError("ar has nothing to tune (no draft, no parameters): pick a speculative policy")
+    axes: dict[str, list] = {}
+    for item in filter(None, (s.strip() for s in (text or "").split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq or not key:
+            raise SpecsweepError(f"--params item {item!r} is not key=values (e.g. tau=0.2/0.4 or tau=0.1:0.9:5)")
+        if key in axes:
+            raise SpecsweepError(f"--params names {key!r} twice: give each parameter once")
+        axes[key] = _values(policy, key, value.strip())
+    gammas = axes.pop("gamma", list(DEFAULT_GAMMAS))
+    keys = list(axes)
+    sets = [resolve(policy, dict(zip(keys, combo)))[1] for combo in itertools.product(*(axes[k] for k in keys))]
+    if len(sets) * len(gammas) > MAX_CONFIGS:
+        raise SpecsweepError(f"--params gives {len(sets) * len(gammas)} configs (grid × γ); at most {MAX_CONFIGS}")
+    return sets, [int(g) for g in gammas]
+
+
+def _tok_s(q: pd.DataFrame, qids: list[int]) -> pd.DataFrame:
+    """[configs, questions] mean tok/s per question (repeats averaged; NaN where a config did not run)."""
+    sel = q[q["question_id"].isin(qids)]
+    return sel.pivot_table(index=["policy_spec", "gamma"], columns="question_id", values="tok_s",
+                           aggfunc="mean").reindex(columns=qids)
+
+
+def _ratio(piv: pd.DataFrame, a, b) -> tuple[float, float, float]:
+    return metrics.paired_ratio(piv.loc[a].to_numpy(float), piv.loc[b].to_numpy(float))
+
+
+def tune(df: pd.DataFrame, policy: str, default_spec: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-pair result, grid) from the replayed rows ``df`` (module docstring's choice and held-out figures)."""
+    train, held = split_questions(df["question_id"].unique(), seed)
+    q = metrics.per_question(df)
+    results, grid = [], []
+    for pair, qp in q.groupby("pair"):
+        tr, he = _tok_s(qp, train), _tok_s(qp, held)
+        score = tr.mean(axis=1, skipna=False)
+        cand = qp[qp["policy"] == policy][["policy_spec", "gamma"]].drop_duplicates()
+        fixed = qp[qp["policy"] == "fixed"][["policy_spec", "gamma"]].drop_duplicates()
+        keys = list(cand.itertuples(index=False, name=None))
+        fkeys = list(fixed.itertuples(index=False, name=None))
+        ok = [k for k in keys if np.isfinite(score.get(k, np.nan))]
+        if not ok or not fkeys:
+            raise SpecsweepError(f"pair {pair!r}: no predicted time for the training questions (an untrusted cost "
+                                 "model gives none; re-measure it, then pass --costs)")
+        best = max(ok, key=lambda k: (score[k], -keys.index(k)))
+        best_fixed = max(fkeys, key=lambda k: (score.get(k, -np.inf), -k[1]))
+        ar = next(k for k in he.index if k[0] == "ar")
+        bound = next((k for k in he.index if k[0] == BOUND_LABEL), None)
+        row = {"pair": pair, "policy_spec": best[0], "gamma": int(best[1]), "train_questions": len(train),
+               "held_out_questions": len(held), "train_tok_s": float(score[best]),
+               "best_fixed_gamma": int(best_fixed[1])}
+        for name, other in (("vs_ar", ar), ("vs_best_fixed", best_fixed), ("of_bound", bound)):
+            p, lo, hi = _ratio(he, best, other) if other is not None else (np.nan,) * 3
+            row[name], row[f"{name}_lo"], row[f"{name}_hi"] = p, lo, hi
+        dflt = (default_spec, best[1])
+        for name, num in (("fixed_of_bound", best_fixed), ("default_of_bound", dflt)):
+            p, lo, hi = _ratio(he, num, bound) if bound is not None and num in he.index else (np.nan,) * 3
+            row[name], row[f"{name}_lo"], row[f"{name}_hi"] = p, lo, hi
+        results.append(row)
+        held_mean = he.mean(axis=1, skipna=False)
+        grid += [{"pair": pair, "policy_spec": k[0], "gamma": int(k[1]), "train_tok_s": float(score.get(k, np.nan)),
+                  "held_out_tok_s": float(held_mean.get(k, np.nan)), "chosen": k == best} for k in keys + fkeys]
+    return pd.DataFrame(results), pd.DataFrame(grid)
+
+
+def _cell(r, name: str, pct: bool = False) -> str:
+    v, lo, hi = r[name], r[f"{name}_lo"], r[f"{name}_hi"]
+    if v != v:
+        return "–"
+    f = (lambda x: f"{x:.1%}") if pct else (lambda x: f"{x:.2f}×")
+    return f(v) + (f" [{f(lo)}, {f(hi)}]" if lo == lo and hi == hi else "")
+
+
+def report_md(res: pd.DataFrame, a, train: list[int], held: list[int], facts: dict) -> str:
+    lines = [f"# specsweep tune {a.output} --policy {a.policy}" + (f" --params {a.params}" if a.params else ""),
+             "", f"Replayed {facts['generations']} generations on {facts['traces']} traces in {facts['seconds']:.1f} s, "
+             f"no model loaded; times: {facts['costs']}" + (" (what-if)" if facts["what_if"] else "") + ".",
+             f"Split (seed {a.seed}, SHA-256 of \"seed:question id\", first ⌈n/2⌉ train): {len(train)} training "
+             f"questions {train}, {len(held)} held out {held}.",
+             "Chosen on the training questions by throughput; every figure below is on the held-out questions "
+             "(ratios of mean per-question tok/s, 95 % paired-bootstrap intervals over held-out questions).", "",
+             "| pair | chosen config | γ | vs ar | vs best fixed K (train-chosen) | fraction of oracle bound | "
+             "best fixed K: fraction of bound | default params at that γ: fraction of bound |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in res.to_dict("records"):
+        lines.append(f"| {r['pair']} | {short(r['policy_spec'])} | {r['gamma']} | {_cell(r, 'vs_ar')} | "
+                     f"{_cell(r, 'vs_best_fixed')} (K = {r['best_fixed_gamma']}) | {_cell(r, 'of_bound', True)} | "
+                     f"{_cell(r, 'fixed_of_bound', True)} | {_cell(r, 'default_of_bound', True)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(a) -> int:
+    from actors.pair_actor import policy_spec  # heavy: torch
+
+    sets, gammas = parse_grid(a.policy, a.params)
+    default = resolve(a.policy, {})[1]
+    policies = [(a.policy, s) for s in sets] + ([] if default in sets else [(a.policy, default)])
+    if a.policy != "fixed":
+        policies.append(("fixed", {}))
+    ks = sorted(set(FIXED_KS) | set(gammas))
+    df, facts = _replay(a, policies, gammas, ks)
+    train, held = split_questions(df["question_id"].unique(), a.seed)
+    res, grid = tune(trusted_times(df), a.policy, policy_spec(a.policy, default), a.seed)
+    text = report_md(res, a, train, held, facts)
+    sys.stdout.write(text)
+    dest = Path(a.output) / "tunes" / a.policy
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("report.md", "grid.csv"):
+        record_written(dest / name)
+    (dest / "report.md").write_text(text)
+    grid.to_csv(dest / "grid.csv", index=False)
+    print(f"specsweep: tune report and grid in {dest}", file=sys.stderr)
+    return 0
+
+
+def _replay(a, policies, gammas, ks):
+    """Every grid point at the γ grid and ``fixed`` at each K, in one pass over the traces (``replay_output``)."""
+    df, facts = replay_output(a.output, [p for p in policies if p[0] != "fixed" or a.policy == "fixed"],
+                              sorted(set(gammas) | (set(ks) if a.policy == "fixed" else set())), a.costs)
+    if a.policy != "fixed":
+        extra, _ = replay_output(a.output, [("fixed", {})], ks, a.costs)
+        extra = extra[extra["policy"] == "fixed"]
+        df = pd.concat([df, extra], ignore_index=True)
+        facts["generations"] += len(extra)
+    return df, facts
+
+
+def add_parser(sub) -> None:
+    t = sub.add_parser("tune", help="fit a policy's parameters by replay on a training half of the questions; "
+                                    "report held-out speedup and fraction of the oracle bound (no model loaded)")
+    t.add_argument("output", help="the output folder of a sweep run with mode: replay or both")
+    t.add_argument("--policy", required=True, help="the policy to tune (see `specsweep policies`)")
+    t.add_argument("--params", default=None, help="grid: k=v1/v2 (text values k=a|b), k=lo:hi:n, gamma=1/2/4 "
+                                                  "(default: the policy's defaults at γ 1/2/3/4/6/8)")
+    t.add_argument("--seed", type=int, default=0, help="the split's seed (default 0)")
+    t.add_argument("--costs", default=None, help="as for `specsweep replay`: another actors.json, a calibrate file "
+                                                 "or roofline:GPU[:Q] (what-if)")
+    t.set_defaults(fn=main)
