@@ -16,15 +16,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from actors.drafter_kinds import ASSETS, EAGLE_HEADS, EAGLE_PREFIX, drafter_kind
+from actors.drafter_kinds.eagle import ASSETS, head_folder
+from actors.drafter_kinds.registry import kind_name
 from policies.errors import SpecsweepError
 from policies.registry import parse, resolve
 
 ENGINES = ("vllm", "sglang", "trtllm")
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
-# our drafter kind (actors/drafter_kinds.py, EAGLE heads split by their config.json) → the engine's method name
+# our drafter kind (actors/drafter_kinds/registry.py, EAGLE heads split by their config.json) → the engine's method name
 METHODS = {
     "vllm": {"model": "draft_model", "ngram": "ngram", "eagle": "eagle", "eagle3": "eagle3", "suffix": "suffix"},
     "sglang": {"model": "STANDALONE", "ngram": "NGRAM", "eagle": "EAGLE", "eagle3": "EAGLE3"},
@@ -36,16 +36,9 @@ WHY_NOT = {("trtllm", "eagle"): "TensorRT-LLM's PyTorch backend varies the draft
 NGRAM_SIZES = (1, 3)           # our n-gram drafter's (n_min, n_max): actors/drafters.py NgramDrafter defaults
 
 
-def head_folder(draft: str) -> Path | None:
-    """The folder of an EAGLE head named ``eagle:PATH`` or by a shipped head's alias."""
-    if draft.startswith(EAGLE_PREFIX):
-        return Path(draft[len(EAGLE_PREFIX):])
-    return Path(EAGLE_HEADS[draft]) if draft in EAGLE_HEADS else None
-
-
 def method_kind(draft: str | None) -> str:
     """``drafter_kind`` with EAGLE heads split: ``eagle3`` when the head's config.json names an EAGLE-3 architecture."""
-    kind = drafter_kind(draft)
+    kind = kind_name(draft)
     if kind != "eagle":
         return kind
     folder = head_folder(draft)
