@@ -6,6 +6,9 @@ kind's name prefix (``"eagle:"``), ``isinstance``/``issubclass``/``type(…) is`
 a dict literal keyed by two or more kind names (a table that switches), or a reference to a kind's own name
 matcher (``EAGLE_PREFIX``). Code asks the kind's record instead (``kind_of(draft).loads_model``, …)."""
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,15 +26,8 @@ KIND_NAMES = frozenset(BY_NAME)
 PREFIXES = frozenset(f"{n}:" for n in KIND_NAMES)
 MATCHERS = frozenset({"EAGLE_PREFIX", "EAGLE_HEADS", "is_head"})
 # Switches not moved into the registry yet, by (file, function): each must still be found (so the list shrinks as
-# they move) and nothing else may be. The serving engines' method names for our kinds (recommend) still key a
-# table by kind name; distill's --kind picks which trainer runs.
+# they move) and nothing else may be. distill's --kind picks which trainer runs.
 KNOWN = {
-    ("jobs/recommend/engines.py", "<module>"): "METHODS: the serving engines' method name per kind",
-    ("jobs/recommend/engines.py", "method_kind"): "an EAGLE head split into eagle / eagle3 by its config.json",
-    ("jobs/recommend/engines.py", "model_path"): "what the serving engine loads per kind",
-    ("jobs/recommend/engines.py", "setting"): "SGLang's tree setting for EAGLE heads",
-    ("jobs/recommend/writers.py", "vllm_text"): "vLLM's prompt-lookup sizes for the n-gram kind",
-    ("jobs/recommend/writers.py", "trtllm_text"): "TensorRT-LLM's n-gram size for the n-gram kind",
     ("jobs/cli.py", "cmd_distill"): "--kind eagle picks the head trainer (jobs/distill_eagle.py)",
 }
 # Where the same words name something else, for good: not drafter kinds.
@@ -197,6 +193,23 @@ def test_what_each_kind_declares():
     assert ngram.KIND.record_rollouts is None and ngram.KIND.cost_probe(NgramDrafter()) is None
     probe = model.KIND.cost_probe(ModelDrafter(llama(vocab=20, layers=1, hidden=16)))
     assert probe(2, 4, 1, 20, 0) > 0
+
+
+def test_the_registry_loads_no_torch():
+    """``specsweep plan``, preflight's file checks and ``specsweep recommend`` ask the registry without loading torch
+    (each kind imports its drafter inside the functions that need it)."""
+    code = ("import sys, actors.drafter_kinds.registry, actors.memory_plan, jobs.recommend.engines\n"
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_each_kind_tells_the_serving_engines_its_names():
+    assert kind_of("ngram").serving("ngram").lookup == ngram.LOOKUP_SIZES
+    assert kind_of("some/model").serving("some/model").methods["vllm"] == "draft_model"
+    head = kind_of("smollm2-135m-eagle").serving("smollm2-135m-eagle")
+    assert head.label == "eagle" and head.trees and "trtllm" in head.refusals and "trtllm" not in head.methods
 
 
 def test_a_kinds_file_check_runs_through_the_registry(tmp_path):

@@ -10,17 +10,12 @@ target's features (``see_features``).
 """
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import torch
-
-from actors.batch_costs import clock
-from actors.calibrate import block_prompt
-from actors.drafter_kinds.kind import DrafterKind
-from actors.drafters import propose_chain
-from actors.eagle_drafter import EagleDrafter
+from actors.drafter_kinds.kind import DrafterKind, Serving
 from actors.head_files import check_head
 from actors.traces import Rollout
 from policies.base import MORE
@@ -64,7 +59,9 @@ def eagle_folder(draft: str | None) -> Path | None:
     return path
 
 
-def _load(cfg, target, draft_model) -> EagleDrafter:
+def _load(cfg, target, draft_model):
+    from actors.eagle_drafter import EagleDrafter  # heavy: torch
+
     return EagleDrafter.from_folder(eagle_folder(cfg.draft), target)
 
 
@@ -84,11 +81,21 @@ def _plan_params(params: dict, shape) -> int:
     return params["fusion"] - shared
 
 
-@torch.no_grad()
-def head_level_median(drafter: EagleDrafter, rows: int, context: int, repeats: int, vocab: int,
-                      seed: int = 0) -> float:
+def head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int, seed: int = 0) -> float:
     """Median seconds of one batched level of an EAGLE head over ``rows`` rows, after a ``context``-position
     catch-up on random features (``actors/batch_costs.py``'s docstring)."""
+    import torch  # heavy: torch
+
+    with torch.no_grad():
+        return _head_level_median(drafter, rows, context, repeats, vocab, seed)
+
+
+def _head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int, seed: int) -> float:
+    import torch  # heavy: torch
+
+    from actors.batch_costs import clock  # heavy: torch
+    from actors.calibrate import block_prompt  # heavy: torch
+
     batch = drafter.twin()                                # the drafter seam at B rows, the engine's own path
     batch.reset(rows)
     gen = torch.Generator().manual_seed(seed)
@@ -110,12 +117,22 @@ def _cost_probe(drafter):
     return lambda rows, context, repeats, vocab, seed: head_level_median(drafter, rows, context, repeats, vocab, seed)
 
 
-@torch.no_grad()
 def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequence[int], *, max_new_tokens: int,
                    max_draft: int | None, eos_ids: Iterable[int] = ()) -> tuple[list[Rollout], dict]:
     """Rollouts of an :class:`~actors.eagle_drafter.EagleDrafter` at every reference position: the target's
     features over prompt + reference from one forward, then at j the live drafter's own chain at one row
     (``actors/drafters.py::propose_chain``) from prompt + y_<j, asked for more until the cap or an EOS."""
+    import torch  # heavy: torch
+
+    with torch.no_grad():
+        return _eagle_rollouts(drafter, target, prompt_ids, reference, max_new_tokens, max_draft, eos_ids)
+
+
+def _eagle_rollouts(drafter, target, prompt_ids, reference, max_new_tokens, max_draft, eos_ids):
+    import torch  # heavy: torch
+
+    from actors.drafters import propose_chain  # heavy: torch
+
     seq = [int(t) for t in prompt_ids] + [int(t) for t in reference]
     P, N = len(prompt_ids), len(reference)
     drafter.reset(1, None, None, frozenset(int(t) for t in eos_ids))
@@ -137,10 +154,27 @@ def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequen
     return out, {"method": "eagle", "draft_forwards": forwards, "fresh_rollouts": N}
 
 
+TRT_EAGLE12 = ("TensorRT-LLM's PyTorch backend varies the draft length (draft_len_schedule) for EAGLE-3 heads only, "
+               "and this head has the EAGLE-1/2 layout: use --for vllm or sglang")
+
+
+def _serving(draft: str) -> Serving:
+    """``eagle3`` when the head's config.json names an EAGLE-3 architecture, else ``eagle`` (no TensorRT-LLM path)."""
+    folder = head_folder(draft)
+    try:
+        cfg = json.loads((folder / "config.json").read_text()) if folder else {}
+    except (OSError, ValueError):
+        cfg = {}
+    model = str(folder or draft)
+    if "eagle3" in " ".join(map(str, cfg.get("architectures") or [])).lower():
+        return Serving("eagle3", {"vllm": "eagle3", "sglang": "EAGLE3", "trtllm": "Eagle3"}, model=model, trees=True)
+    return Serving(NAME, {"vllm": "eagle", "sglang": "EAGLE"}, {"trtllm": TRT_EAGLE12}, model=model, trees=True)
+
+
 KIND = DrafterKind(name=NAME, matches=is_head, load=_load, check_name=eagle_folder, check_files=_check_files,
                    config_file=_config_file, plan_params=_plan_params,
                    plan_check=lambda draft, target_config: check_head(eagle_folder(draft), target_config),
                    cost_probe=_cost_probe, record_rollouts=eagle_rollouts, reads_features=True,
                    draft_module=lambda drafter, draft_model: drafter.head,
                    rank_draft=lambda drafter, draft_model, target:
-                   lambda seq: drafter.teacher_forced_logits(target, seq))
+                   lambda seq: drafter.teacher_forced_logits(target, seq), serving=_serving)

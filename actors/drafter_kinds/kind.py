@@ -1,7 +1,7 @@
 """The record every drafter kind fills in (``actors/drafter_kinds/registry.py`` lists them)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -14,6 +14,23 @@ def _nothing(*_args, **_kw) -> None:
 def _same_params(params: dict, shape) -> int:
     """The plan's default: the draft's parameters are a plain decoder's, nothing held in dtype beyond them."""
     return 0
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How the serving engines (vLLM, SGLang, TensorRT-LLM: ``jobs/recommend/``) take a draft of this kind.
+
+    ``label`` names the draft in a recommendation (an EAGLE head is ``eagle`` or ``eagle3`` by its config);
+    ``methods`` the engine's method name per engine that has one, ``refusals`` why an engine has none; ``model``
+    what the engine loads as the draft (None: nothing, a lookup); ``lookup`` the (n_min, n_max) of prompt lookup;
+    ``trees`` whether SGLang's tree flags apply (an EAGLE head)."""
+
+    label: str
+    methods: dict
+    refusals: dict = field(default_factory=dict)
+    model: Optional[str] = None
+    lookup: Optional[tuple[int, int]] = None
+    trees: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,7 +57,8 @@ class DrafterKind:
     * ``reads_features``: the drafter is handed the target's hidden states (``Drafter.see_features``);
     * ``draft_module(drafter, draft_model)``: the module whose parameters count as the draft's (None: no weights);
     * ``rank_draft(drafter, draft_model, target)``: what per-rank acceptance reads
-      (``actors/calibrate.py::rank_acceptance``: a causal LM or a function seq → logits; None: no ranks).
+      (``actors/calibrate.py::rank_acceptance``: a causal LM or a function seq → logits; None: no ranks);
+    * ``serving(draft)``: how serving engines take it (:class:`Serving`; ``jobs/recommend/``).
     """
 
     name: str
@@ -59,3 +77,4 @@ class DrafterKind:
     reads_features: bool = False
     draft_module: Callable = _nothing
     rank_draft: Callable = _nothing
+    serving: Callable[[str], Optional[Serving]] = _nothing

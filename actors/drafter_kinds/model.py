@@ -8,26 +8,27 @@ docstring of :func:`compute_rollouts`, the draft's own runner fed one token per 
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable, Sequence
 
-import torch
-
-from actors.batch_costs import forward_medians
-from actors.drafter_kinds.kind import DrafterKind
-from actors.drafters import ModelDrafter, pick_draft_token
+from actors.drafter_kinds.kind import DrafterKind, Serving
 from actors.model_files import check_model_folder
-from actors.models import local_folder
 from actors.traces import Rollout
 
 NAME = "model"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
-def _load(cfg, target, draft_model) -> ModelDrafter:
+def _load(cfg, target, draft_model):
+    from actors.drafters import ModelDrafter  # heavy: torch
+
     return ModelDrafter(draft_model)
 
 
 def _check_files(draft: str, target_config: dict | None, tokenizer: bool = True) -> None:
     """A local draft folder's files (config sizes, weights headers, tokenizer files unless ``tokenizer`` is False)."""
+    from actors.models import local_folder  # heavy: torch
+
     folder = local_folder(draft)
     if folder is not None:
         check_model_folder(folder, f"model {draft}", tokenizer)
@@ -35,11 +36,12 @@ def _check_files(draft: str, target_config: dict | None, tokenizer: bool = True)
 
 def _cost_probe(drafter):
     """One batched one-token forward of the draft LM, after a ``context``-token prefill."""
+    from actors.batch_costs import forward_medians  # heavy: torch
+
     return lambda rows, context, repeats, vocab, seed: forward_medians(drafter.model, rows, [1], context, repeats,
                                                                        vocab, seed)[0]
 
 
-@torch.no_grad()
 def compute_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequence[int], *, max_new_tokens: int,
                      max_draft: int | None, eos_ids: Iterable[int] = ()) -> tuple[list[Rollout], dict]:
     """Rollouts at every reference position, computed incrementally on the drafter's own runner (``target`` unused).
@@ -51,6 +53,15 @@ def compute_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequ
     runner is reset and used here; the engine resets it again at its next generation. Returns the rollouts and
     counters (draft forwards run, fresh rollouts started).
     """
+    import torch  # heavy: torch
+
+    with torch.no_grad():
+        return _rollouts(drafter, prompt_ids, reference, max_new_tokens, max_draft, eos_ids)
+
+
+def _rollouts(drafter, prompt_ids, reference, max_new_tokens, max_draft, eos_ids) -> tuple[list[Rollout], dict]:
+    from actors.drafters import pick_draft_token  # heavy: torch
+
     eos = frozenset(int(t) for t in eos_ids)
     runner = drafter.runner
     P, N = len(prompt_ids), len(reference)
@@ -97,7 +108,14 @@ def compute_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequ
     return out, {"method": "incremental", "draft_forwards": forwards, "fresh_rollouts": fresh}
 
 
+def _serving(draft: str) -> Serving:
+    """A shipped draft is loaded from its folder; any other by the name the sweep used."""
+    shipped = ASSETS / draft
+    return Serving(NAME, {"vllm": "draft_model", "sglang": "STANDALONE", "trtllm": "Draft_Target"},
+                   model=str(shipped) if (shipped / "config.json").is_file() else draft)
+
+
 KIND = DrafterKind(name=NAME, matches=lambda draft: True, load=_load, loads_model=True, check_files=_check_files,
                    cost_probe=_cost_probe, record_rollouts=compute_rollouts,
                    draft_module=lambda drafter, draft_model: draft_model,
-                   rank_draft=lambda drafter, draft_model, target: draft_model)
+                   rank_draft=lambda drafter, draft_model, target: draft_model, serving=_serving)

@@ -5,15 +5,20 @@ ranks, and no replay trace yet.
 """
 from __future__ import annotations
 
-from actors.drafter_kinds.kind import DrafterKind
-from actors.drafters import NgramDrafter
+from actors.drafter_kinds.kind import DrafterKind, Serving
 
 NAME = "ngram"
+LOOKUP_SIZES = (1, 3)        # (n_min, n_max) of NgramDrafter by default: what a serving engine is told
 
 
-def _load(cfg, target, draft_model) -> NgramDrafter:
+def _load(cfg, target, draft_model):
     """Prompt lookup with the pair's longest n-gram (``PairConfig.ngram_max``)."""
+    from actors.drafters import NgramDrafter  # heavy: torch
+
     return NgramDrafter(n_max=cfg.ngram_max)
 
 
-KIND = DrafterKind(name=NAME, matches=lambda draft: draft == NAME, load=_load, has_weights=False, on_gpu=False)
+SERVING = Serving(NAME, {"vllm": "ngram", "sglang": "NGRAM", "trtllm": "NGram"}, lookup=LOOKUP_SIZES)
+
+KIND = DrafterKind(name=NAME, matches=lambda draft: draft == NAME, load=_load, has_weights=False, on_gpu=False,
+                   serving=lambda draft: SERVING)

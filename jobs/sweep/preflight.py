@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from actors.drafter_kinds.registry import check_draft_files, kind_of
 from actors.memory_plan import check_fits, pair_plan
 from policies.errors import SpecsweepError
 
@@ -44,7 +45,6 @@ def check_paths(cfg, tokenizer: bool = True) -> None:
     weights headers, tokenizer files unless ``tokenizer`` is False, reduced vocabulary, an EAGLE head's shapes
     against the target) pass ``actors/model_files.py`` and ``actors/head_files.py`` — before MLflow, Ray or any
     weight."""
-    from actors.drafter_kinds.registry import check_draft_files, kind_of  # heavy: torch
     from actors.models import check_target_files, resolve_source  # heavy: torch
 
     for i, p in enumerate(cfg.pairs):
@@ -91,7 +91,6 @@ def _max_positions(name: str) -> int | None:
 
 def check_pairs(cfg, *, local_cluster: bool) -> None:
     """Every check of the module docstring, pair by pair; :func:`check_paths` first."""
-    from actors.drafter_kinds.registry import kind_of  # heavy: torch
     from actors.models import check_same_tokenizer, resolve_device  # heavy: torch
 
     check_paths(cfg)
