@@ -212,6 +212,24 @@ def test_each_kind_tells_the_serving_engines_its_names():
     assert head.label == "eagle" and head.trees and "trtllm" in head.refusals and "trtllm" not in head.methods
 
 
+def test_each_kinds_drafter_carries_its_name_and_feature_reading():
+    """A loaded drafter names its kind (``kind_of_drafter``) and reads the target's features exactly when its kind
+    says so (the engine asks the drafter, the registry's callers ask the kind)."""
+    from types import SimpleNamespace
+
+    from actors.eagle_drafter import EagleDrafter
+    from actors.eagle_head import init_head
+
+    target = llama(vocab=20, layers=1, hidden=16)
+    drafters = {ngram.KIND: ngram.KIND.load(SimpleNamespace(ngram_max=3), target, None),
+                model.KIND: model.KIND.load(SimpleNamespace(), target, llama(vocab=20, layers=1, hidden=16, seed=1)),
+                eagle.KIND: EagleDrafter(init_head(target, seed=1), target)}
+    assert set(drafters) == set(KINDS)
+    for kind, drafter in drafters.items():
+        assert kind_of_drafter(drafter) is kind and drafter.needs_features == kind.reads_features
+        assert (kind.draft_module(drafter, getattr(drafter, "model", None)) is not None) == kind.has_weights
+
+
 def test_a_kinds_file_check_runs_through_the_registry(tmp_path):
     with pytest.raises(SpecsweepError, match="does not exist"):
         check_draft_files(f"eagle:{tmp_path / 'missing'}", None)
