@@ -1,4 +1,5 @@
-"""What each serving engine can express, and its name for each of our drafter kinds.
+"""What each serving engine can express; its method name for a draft is the draft's kind's answer
+(``Serving``, in the kind's module under ``actors/drafter_kinds/``).
 
 - vLLM (``speculative_config``): one chain length K per batch-size range (``num_speculative_tokens_per_batch_size``,
   dynamic speculative decoding), K = 0 switching speculation off; methods ``draft_model``, ``ngram``, ``eagle``,
