@@ -7,11 +7,12 @@ one discarded forward, then ``repeats`` timed forwards, each feeding every row L
 (B·L slots) and rolling every row back to ``context`` tokens afterwards, so every timed forward
 runs at the same context. T_B(L) is the median of those times. Masked slots left by the
 rollbacks are compacted away, outside the timer, once they exceed :data:`GAP_LIMIT` per row
-(the engine's cache carries gaps of that order too). With a draft model the same is done on a
-runner of the draft with L = 1 (one draft token per row, the batch drafter's level):
-T_d(B) is its median. With an EAGLE head T_d(B) is the median of one batched head level
-(``actors/batch_eagle.py``: one token per row, its draft logits and pick) after a ``context``-position
-catch-up on random features; without either (a model-free drafter: a lookup, no forward) T_d(B) = 0.
+(the engine's cache carries gaps of that order too). T_d(B), one batched draft level, is
+the drafter kind's cost probe (``actors/drafter_kinds/``): with a draft model the same is done on a runner of
+the draft with L = 1 (one draft token per row, the batch drafter's level, :func:`forward_medians`) and T_d(B) is
+its median; with an EAGLE head it is the median of one batched head level (``actors/batch_eagle.py``: one token
+per row, its draft logits and pick) after a ``context``-position catch-up on random features; without either (a
+model-free drafter: a lookup, no forward) T_d(B) = 0.
 
 Result: ``{B: {"knots": [L…], "values": [T_B(L)…], "draft": T_d(B), "raw": [medians…]}}``, the format of
 ``policies/costs.py``'s ``CostModel.batch``: ``values`` is the least-squares non-decreasing fit of the medians
@@ -28,13 +29,12 @@ import torch
 
 from actors.batch_runner import BatchRunner
 from actors.calibrate import block_prompt
-from actors.eagle_drafter import EagleDrafter
 from policies.costs import monotone
 
 GAP_LIMIT = 64      # masked slots per row tolerated before an (untimed) compaction
 
 
-def _clock(device) -> float:
+def clock(device) -> float:
     """Seconds on the wall clock, the device synchronized first on CUDA."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -63,9 +63,9 @@ def forward_medians(model, rows: int, widths: Sequence[int], context: int, repea
             feeds = torch.randint(0, vocab, (rows, width), generator=gen).tolist()
             if runner.slots > context + GAP_LIMIT:
                 runner.compact()
-            t = _clock(runner.device)
+            t = clock(runner.device)
             runner.forward(feeds)
-            dt = _clock(runner.device) - t
+            dt = clock(runner.device) - t
             for b in range(rows):
                 runner.rollback(b, context)
             if r:
@@ -74,41 +74,13 @@ def forward_medians(model, rows: int, widths: Sequence[int], context: int, repea
     return out
 
 
-@torch.no_grad()
-def head_level_median(drafter: EagleDrafter, rows: int, context: int, repeats: int, vocab: int,
-                      seed: int = 0) -> float:
-    """Median seconds of one batched level of an EAGLE head over ``rows`` rows (the module docstring's rule)."""
-    batch = drafter.twin()                                # the drafter seam at B rows, the engine's own path
-    batch.reset(rows)
-    gen = torch.Generator().manual_seed(seed)
-    width = drafter.w.shape[1]
-    for b in range(rows):
-        batch.see_features(b, 0, torch.randn(context - 1, width, generator=gen).to(drafter.device, drafter.dtype))
-    batch.begin([block_prompt(vocab, context, seed + b) for b in range(rows)], [repeats + 2] * rows)
-    batch.next(range(rows))                               # the catch-up, untimed
-    times = []
-    for r in range(repeats + 1):                          # the first level is discarded
-        t = _clock(drafter.device)
-        batch.next(range(rows))
-        if r:
-            times.append(_clock(drafter.device) - t)
-    return statistics.median(times)
-
-
-def _draft_median(draft, rows: int, context: int, repeats: int, vocab: int, seed: int) -> float:
-    """T_d(B): a draft LM's one-token forward, an EAGLE head's level, or 0 for a lookup (``draft`` None)."""
-    if draft is None:
-        return 0.0
-    if isinstance(draft, EagleDrafter):
-        return head_level_median(draft, rows, context, repeats, vocab, seed)
-    return forward_medians(draft, rows, [1], context, repeats, vocab, seed)[0]
-
-
-def measure_batch_costs(target, draft=None, sizes: Sequence[int] = (1, 2, 4, 8, 16),
+def measure_batch_costs(target, draft_level=None, sizes: Sequence[int] = (1, 2, 4, 8, 16),
                         widths: Sequence[int] = (1, 2, 3, 5, 9), context: int = 256, repeats: int = 5,
                         seed: int = 0) -> dict:
-    """The batch cost surface ``{B: {"knots", "values", "draft"}}`` of ``target`` (and ``draft``: a causal LM, an
-    :class:`~actors.eagle_drafter.EagleDrafter` or None) at each batch size in ``sizes`` and verified width in ``widths`` (module docstring's rule)."""
+    """The batch cost surface ``{B: {"knots", "values", "draft"}}`` of ``target`` at each batch size in ``sizes`` and
+    verified width in ``widths`` (module docstring's rule). ``draft_level``: the drafter kind's cost probe
+    ``(rows, context, repeats, vocab, seed) -> seconds`` of one batched draft level
+    (``actors/drafter_kinds/registry.py::cost_probe``), or None when drafting runs no forward."""
     sizes, widths = sorted({int(b) for b in sizes}), sorted({int(w) for w in widths})
     if not sizes or sizes[0] < 1 or not widths or widths[0] < 1:
         raise ValueError(f"batch sizes and widths must be integers >= 1, got {sizes} and {widths}")
@@ -117,7 +89,7 @@ def measure_batch_costs(target, draft=None, sizes: Sequence[int] = (1, 2, 4, 8, 
     vocab, out = _vocab(target), {}
     for rows in sizes:
         values = forward_medians(target, rows, widths, context, repeats, vocab, seed)
-        d = _draft_median(draft, rows, context, repeats, vocab, seed)
+        d = draft_level(rows, context, repeats, vocab, seed) if draft_level is not None else 0.0
         fitted = monotone(dict(zip(widths, values)))          # a wider forward never costs less
         out[rows] = {"knots": list(widths), "values": [fitted[w] for w in widths], "draft": d, "raw": list(values)}
     return out

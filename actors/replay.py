@@ -33,7 +33,7 @@ from typing import Sequence
 
 from actors.acceptance import accept_greedy
 from actors.drafters import Drafter
-from actors.rollouts import Trace
+from actors.traces import Trace
 from actors.step import Generation, Row, chain_step, decode
 from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy
 from policies.cost_fit import turn_scale

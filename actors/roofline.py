@@ -16,7 +16,7 @@ and its per-1000-positions term its KV read. A roofline is a lower bound: real d
 """
 from __future__ import annotations
 
-from actors.drafter_kinds import drafter_kind
+from actors.drafter_kinds.registry import kind_of
 from actors.gpus import GPU, gpu
 from actors.memory_plan import ModelPlan, load_shape, model_plan
 from actors.placement import QUANT_BYTES, Shape
@@ -68,7 +68,7 @@ def roofline_cost_model(kind: str, target: str, draft: str | None, dtype: str = 
              "per_kctx": 1000.0 * tplan.kv_bytes_per_token / g.bandwidth,
              "per_token_kctx": 1000.0 * 4.0 * tshape.layers * tshape.heads * tshape.head_dim / peak}
     coeffs = dict.fromkeys(DRAFT_FEATURES, 0.0)
-    if drafter_kind(draft) in ("model", "eagle"):
+    if (kind := kind_of(draft)) is not None and kind.on_gpu:
         dplan, dshape = model_plan(draft, dtype, draft_quantization, 1), load_shape(draft)[0]
         coeffs["per_proposal"] = forward_time(dplan, dshape, g, 1, 0)
         coeffs["per_proposal_kctx"] = 1000.0 * dplan.kv_bytes_per_token / g.bandwidth

@@ -26,7 +26,7 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from actors.drafter_kinds import drafter_kind
+from actors.drafter_kinds.registry import kind_name, kind_of
 from actors.model_files import clip
 from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runners import ENGINES
@@ -79,8 +79,8 @@ class PairEntry(BaseModel):
 
     @property
     def drafter_kind(self) -> str:
-        """none | ngram | eagle | model (``actors/drafter_kinds.py``)."""
-        return drafter_kind(self.draft)
+        """The name of the draft's kind, ``none`` without one (``actors/drafter_kinds/registry.py``)."""
+        return kind_name(self.draft)
 
 
 ENGINE_DEFAULTS = {"engine": None, "inductor": None, "quant_backend": "torchao", "max_context": 2048}
@@ -354,8 +354,9 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
 
     _check_texts(cfg)
     for i, p in enumerate(cfg.pairs):
-        if p.draft is not None and p.draft_quantization and p.draft == "ngram":
-            _err(f"pairs[{i}].draft_quantization", "the ngram drafter has no weights to quantize; remove it")
+        kind = kind_of(p.draft)
+        if kind is not None and p.draft_quantization and not kind.has_weights:
+            _err(f"pairs[{i}].draft_quantization", f"the {kind.name} drafter has no weights to quantize; remove it")
     _no_duplicates("pairs", [p.label for p in cfg.pairs], "pair label")
     entries = cfg.policies
     policies = [_policy(f"policies[{i}]", p) for i, p in enumerate(entries)]

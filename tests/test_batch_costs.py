@@ -5,6 +5,7 @@ import pytest
 
 from actors.engine import SpecEngine
 from actors.batch_costs import measure_batch_costs
+from actors.drafter_kinds.registry import cost_probe
 from actors.drafters import ModelDrafter
 from actors.tiny_pair import gpt2, llama, perturbed, sharpen
 from bench.batch import gt_costs, ratio_interval, run_batches, stops_paying
@@ -17,8 +18,8 @@ SIZES, WIDTHS = (3, 1), (1, 4, 2)
 def surface():
     """The surface of a tiny Llama pair at B ∈ {1, 3} and L ∈ {1, 2, 4}, context 12, 2 repeats."""
     target = sharpen(llama(vocab=40, seed=3))
-    return measure_batch_costs(target, perturbed(target, 0.2, seed=4), sizes=SIZES, widths=WIDTHS, context=12,
-                               repeats=2)
+    return measure_batch_costs(target, cost_probe(ModelDrafter(perturbed(target, 0.2, seed=4))), sizes=SIZES,
+                               widths=WIDTHS, context=12, repeats=2)
 
 
 def test_shape_and_positive_times(surface):
@@ -53,7 +54,8 @@ def test_an_eagle_head_prices_a_batched_head_level():
     from actors.eagle_head import init_head
 
     target = llama(vocab=40, layers=2, hidden=32, seed=3)
-    out = measure_batch_costs(target, EagleDrafter(init_head(target, seed=1), target), sizes=(1, 3), widths=(1,),
+    out = measure_batch_costs(target, cost_probe(EagleDrafter(init_head(target, seed=1), target)), sizes=(1, 3),
+                              widths=(1,),
                               context=6, repeats=2)
     assert sorted(out) == [1, 3] and all(out[b]["draft"] > 0 for b in out)
 

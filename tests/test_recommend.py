@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from actors.schema import batch_label, config_key, to_table
+from actors.drafter_kinds.ngram import LOOKUP_SIZES as NGRAM_SIZES
 from jobs.cli import main as cli_main
-from jobs.recommend.engines import NGRAM_SIZES, setting
+from jobs.recommend.engines import setting
 from jobs.recommend.schema import check_sglang, check_trtllm, check_vllm
 from jobs.recommend.selection import recommend
 from jobs.recommend.writers import WRITERS, notes_md
@@ -181,12 +182,12 @@ def test_ngram_sizes_match_the_drafter():
 
 
 def test_settings_each_engine_can_express():
-    assert setting("vllm", "model", "fixed", "fixed", 5) == {"K": 5}
-    assert setting("trtllm", "model", "ar", "ar", 0) == {"K": 0}
-    assert setting("vllm", "eagle", "eagle2", "eagle2", 0) is None
-    assert setting("sglang", "model", "eagle2", "eagle2", 0) is None               # trees need an EAGLE head
-    assert setting("sglang", "eagle", "eagle2", "eagle2", 0) == {"steps": 6, "topk": 10, "draft_tokens": 61}
-    assert setting("vllm", "model", "gammatune", "gammatune", 2) is None
+    assert setting("vllm", False, "fixed", "fixed", 5) == {"K": 5}
+    assert setting("trtllm", False, "ar", "ar", 0) == {"K": 0}
+    assert setting("vllm", True, "eagle2", "eagle2", 0) is None
+    assert setting("sglang", False, "eagle2", "eagle2", 0) is None               # trees need an EAGLE head
+    assert setting("sglang", True, "eagle2", "eagle2", 0) == {"steps": 6, "topk": 10, "draft_tokens": 61}
+    assert setting("vllm", False, "gammatune", "gammatune", 2) is None
 
 
 # ---------------------------------------------------------------------------------------------- schemas

@@ -1,4 +1,5 @@
-"""What each serving engine can express, and its name for each of our drafter kinds.
+"""What each serving engine can express; its method name for a draft is the draft's kind's answer
+(``Serving``, in the kind's module under ``actors/drafter_kinds/``).
 
 - vLLM (``speculative_config``): one chain length K per batch-size range (``num_speculative_tokens_per_batch_size``,
   dynamic speculative decoding), K = 0 switching speculation off; methods ``draft_model``, ``ngram``, ``eagle``,
@@ -15,79 +16,43 @@
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from actors.drafter_kinds import ASSETS, EAGLE_HEADS, EAGLE_PREFIX, drafter_kind
+from actors.drafter_kinds.kind import Serving
+from actors.drafter_kinds.registry import kind_of
 from policies.errors import SpecsweepError
 from policies.registry import parse, resolve
 
 ENGINES = ("vllm", "sglang", "trtllm")
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
-# our drafter kind (actors/drafter_kinds.py, EAGLE heads split by their config.json) → the engine's method name
-METHODS = {
-    "vllm": {"model": "draft_model", "ngram": "ngram", "eagle": "eagle", "eagle3": "eagle3", "suffix": "suffix"},
-    "sglang": {"model": "STANDALONE", "ngram": "NGRAM", "eagle": "EAGLE", "eagle3": "EAGLE3"},
-    "trtllm": {"model": "Draft_Target", "ngram": "NGram", "eagle3": "Eagle3"},
-}
-WHY_NOT = {("trtllm", "eagle"): "TensorRT-LLM's PyTorch backend varies the draft length (draft_len_schedule) for "
-                                "EAGLE-3 heads only, and this head has the EAGLE-1/2 layout: use --for vllm or sglang",
-           ("sglang", "suffix"): "SGLang has no suffix decoding"}
-NGRAM_SIZES = (1, 3)           # our n-gram drafter's (n_min, n_max): actors/drafters.py NgramDrafter defaults
 
 
-def head_folder(draft: str) -> Path | None:
-    """The folder of an EAGLE head named ``eagle:PATH`` or by a shipped head's alias."""
-    if draft.startswith(EAGLE_PREFIX):
-        return Path(draft[len(EAGLE_PREFIX):])
-    return Path(EAGLE_HEADS[draft]) if draft in EAGLE_HEADS else None
+def serving_of(draft: str | None) -> Serving | None:
+    """How the serving engines take ``draft``: its drafter kind's answer (``actors/drafter_kinds/``: method names,
+    refusals, what is loaded, lookup sizes, trees); None without a drafter."""
+    kind = kind_of(draft)
+    return kind.serving(draft) if kind is not None else None
 
 
-def method_kind(draft: str | None) -> str:
-    """``drafter_kind`` with EAGLE heads split: ``eagle3`` when the head's config.json names an EAGLE-3 architecture."""
-    kind = drafter_kind(draft)
-    if kind != "eagle":
-        return kind
-    folder = head_folder(draft)
-    try:
-        cfg = json.loads((folder / "config.json").read_text()) if folder else {}
-    except (OSError, ValueError):
-        cfg = {}
-    archs = " ".join(map(str, cfg.get("architectures") or [])).lower()
-    return "eagle3" if "eagle3" in archs else "eagle"
-
-
-def method(engine: str, kind: str, pair: str) -> str:
-    """The engine's method name for drafter ``kind``; one line naming what is missing when it has none."""
-    if kind == "none":
+def method(engine: str, serving: Serving | None, pair: str) -> str:
+    """The engine's method name for the draft; one line naming what is missing when it has none."""
+    if serving is None:
         raise SpecsweepError(f"pair {pair} has no drafter: there is no speculative configuration to recommend")
-    name = METHODS[engine].get(kind)
+    name = serving.methods.get(engine)
     if name is None:
-        why = WHY_NOT.get((engine, kind), f"{LABELS[engine]} has no method for a {kind} drafter")
+        why = serving.refusals.get(engine, f"{LABELS[engine]} has no method for a {serving.label} drafter")
         raise SpecsweepError(f"pair {pair}: {why}")
     return name
 
 
-def model_path(draft: str, kind: str) -> str | None:
-    """What the engine loads as the draft: the head's or shipped draft's folder, else the name the sweep used; None
-    for the n-gram drafter."""
-    if kind == "ngram":
-        return None
-    if kind in ("eagle", "eagle3"):
-        return str(head_folder(draft) or draft)
-    shipped = ASSETS / draft
-    return str(shipped) if (shipped / "config.json").is_file() else draft
-
-
-def setting(engine: str, kind: str, policy: str, policy_spec: str, gamma: int) -> dict | None:
+def setting(engine: str, trees: bool, policy: str, policy_spec: str, gamma: int) -> dict | None:
     """The engine's setting for one of our configs, or None when the engine cannot express it: ``{"K": k}`` for vLLM
-    and TensorRT-LLM; ``{"steps", "topk", "draft_tokens"}`` for SGLang (K = 0 there is {"steps": 0})."""
+    and TensorRT-LLM; ``{"steps", "topk", "draft_tokens"}`` for SGLang (K = 0 there is {"steps": 0}); ``trees``:
+    the draft takes SGLang's tree flags (``Serving.trees``, an EAGLE head)."""
     if policy == "ar":
         return {"K": 0} if engine != "sglang" else {"steps": 0, "topk": 0, "draft_tokens": 0}
     if policy == "fixed":
         k = int(gamma)
         return {"K": k} if engine != "sglang" else {"steps": k, "topk": 1, "draft_tokens": k + 1}
-    if policy == "eagle2" and engine == "sglang" and kind in ("eagle", "eagle3"):
+    if policy == "eagle2" and engine == "sglang" and trees:
         _, p = resolve(*parse(policy_spec))
         return {"steps": int(p["depth"]) + 1, "topk": int(p["topk"]), "draft_tokens": int(p["n"]) + 1}
     return None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from actors.drafter_kinds.kind import Serving
 from actors.schema import batch_label
 from jobs.recommend import engines
 from jobs.report import metrics
@@ -83,6 +84,7 @@ class Recommendation:
     modes: dict                   # rows per mode ("live" / "replay")
     deploy: Option | None = None  # SGLang: the one setting written (its option at the smallest usable batch size)
     deploy_geomean: float = math.nan
+    serving: Serving | None = None  # how the engines take the draft (its drafter kind's answer)
 
 
 def base_pair(label: str) -> str:
@@ -102,9 +104,10 @@ def pick_pair(df: pd.DataFrame, pair: str | None) -> str:
     return pairs[0]
 
 
-def measure(df: pd.DataFrame, pair: str, engine: str, kind: str, resamples: int = RESAMPLES,
+def measure(df: pd.DataFrame, pair: str, engine: str, trees: bool, resamples: int = RESAMPLES,
             seed: int = SEED) -> dict:
-    """Per batch size of ``pair``: (batches, ar Option, [Options]) — every config measured there."""
+    """Per batch size of ``pair``: (batches, ar Option, [Options]) — every config measured there; ``trees``: the
+    draft takes SGLang's tree flags (``engines.setting``)."""
     b = batches(df)
     b = b[b["base_pair"] == pair]
     out = {}
@@ -115,7 +118,7 @@ def measure(df: pd.DataFrame, pair: str, engine: str, kind: str, resamples: int 
         w = weights(n, resamples, seed)
         ar_tok, ar_t = ar_totals(totals)
         ar_thr = (w @ ar_tok) / np.maximum(w @ ar_t, 1e-12)
-        ar = Option("ar", "ar", 0, ar_thr, 1.0, 1.0, 1.0, engines.setting(engine, kind, "ar", "ar", 0))
+        ar = Option("ar", "ar", 0, ar_thr, 1.0, 1.0, 1.0, engines.setting(engine, trees, "ar", "ar", 0))
         opts = []
         for (policy, spec, gamma), (tok, t) in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2])):
             if policy in ("ar", BOUND_NAME):
@@ -125,7 +128,7 @@ def measure(df: pd.DataFrame, pair: str, engine: str, kind: str, resamples: int 
                 continue
             lo, hi = interval(sp[1:], n)
             opts.append(Option(policy, spec, int(gamma), thr, float(sp[0]), lo, hi,
-                               engines.setting(engine, kind, policy, spec, int(gamma))))
+                               engines.setting(engine, trees, policy, spec, int(gamma))))
         if np.isfinite(ar_thr[0]):
             out[int(size)] = (n, ar, opts)
     return out
@@ -172,9 +175,9 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
     rows = df[df["pair"].map(base_pair) == pair]
     drafts = rows.loc[rows["policy"] != "ar", "draft"].dropna() if "draft" in rows else pd.Series(dtype=object)
     draft = str(drafts.iloc[0]) if len(drafts) else None
-    kind = engines.method_kind(draft)
-    name = engines.method(engine, kind, pair)
-    found = measure(rows, pair, engine, kind, resamples, seed)
+    serving = engines.serving_of(draft)
+    name = engines.method(engine, serving, pair)
+    found = measure(rows, pair, engine, serving.trees, resamples, seed)
     floors = metrics.noise_floor(rows, resamples, seed)
     floor_of = dict(zip(floors["pair"], floors["floor"])) if len(floors) else {}
     usable = {s: v for s, v in found.items() if any(o.setting is not None and o.policy != "ar" for o in v[2])}
@@ -195,7 +198,8 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
         choices.append(c)
     mode = rows["mode"].fillna("live").replace("", "live") if "mode" in rows else pd.Series("live", index=rows.index)
     target = str(rows["target"].dropna().iloc[0]) if "target" in rows and rows["target"].notna().any() else ""
-    rec = Recommendation(engine, pair, target, draft or "", kind, name, choices, skipped, mode.value_counts().to_dict())
+    rec = Recommendation(engine, pair, target, draft or "", serving.label, name, choices, skipped,
+                         mode.value_counts().to_dict(), serving=serving)
     if engine == "sglang":
         rec.deploy, rec.deploy_geomean = one_setting(usable)
     return rec

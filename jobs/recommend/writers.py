@@ -119,11 +119,11 @@ def vllm_text(rec: Recommendation) -> str:
         else:
             merged.append([start, end, k])
     cfg = {"method": rec.method}
-    model = engines.model_path(rec.draft, rec.kind)
+    model = rec.serving.model
     if model:
         cfg["model"] = model
-    if rec.kind == "ngram":
-        cfg["prompt_lookup_min"], cfg["prompt_lookup_max"] = engines.NGRAM_SIZES
+    if rec.serving.lookup:
+        cfg["prompt_lookup_min"], cfg["prompt_lookup_max"] = rec.serving.lookup
     cfg["num_speculative_tokens"] = max(k for _, _, k in ks)
     cfg["num_speculative_tokens_per_batch_size"] = merged
     text = json.dumps(cfg, indent=2)                       # one range per line: [start, end, K]
@@ -153,7 +153,7 @@ def sglang_text(rec: Recommendation) -> str:
         return "\n".join(lines + ["# speculation off: leave out every --speculative-* flag"]) + "\n"
     lines.append(f"# one setting for every batch size: {o.name} (geometric-mean speedup {rec.deploy_geomean:.2f}×)")
     flags = ["--speculative-algorithm", rec.method]
-    model = engines.model_path(rec.draft, rec.kind)
+    model = rec.serving.model
     if rec.method == "NGRAM":
         flags += ["--speculative-num-draft-tokens", str(o.setting["draft_tokens"])]
     else:
@@ -171,11 +171,11 @@ def trtllm_text(rec: Recommendation) -> str:
                                   "must hold its longest draft there", "speculative_config: null"]) + "\n"
     top = rs[0][2]
     lines += ["speculative_config:", f"  decoding_type: {rec.method}", f"  max_draft_len: {top}"]
-    model = engines.model_path(rec.draft, rec.kind)
+    model = rec.serving.model
     if model:
         lines.append(f"  speculative_model: {json.dumps(model)}")
-    if rec.kind == "ngram":
-        lines.append(f"  max_matching_ngram_size: {engines.NGRAM_SIZES[1]}")
+    if rec.serving.lookup:
+        lines.append(f"  max_matching_ngram_size: {rec.serving.lookup[1]}")
     lines.append("  draft_len_schedule:")
     if rs[0][3] != 1:
         lines.append(f"    1: {top}    # batch size 1 must be a key: interpolated from batch size {rs[0][3]}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from actors.drafter_kinds.registry import check_draft_files, kind_of
 from actors.memory_plan import check_fits, pair_plan
 from policies.errors import SpecsweepError
 
@@ -34,7 +35,7 @@ def _local_name(name: str | None) -> bool:
     """Whether ``name`` is checked on disk: a path, or a built-in alias other than the GGUF one (hub ids are not)."""
     from actors.models import ALIASES  # heavy: torch
 
-    if not name or name in ("ngram", "smollm2-135m"):
+    if not name or name == "smollm2-135m":
         return False
     return name in ALIASES or name.startswith((".", "/", "~")) or Path(name).expanduser().exists()
 
@@ -44,14 +45,15 @@ def check_paths(cfg, tokenizer: bool = True) -> None:
     weights headers, tokenizer files unless ``tokenizer`` is False, reduced vocabulary, an EAGLE head's shapes
     against the target) pass ``actors/model_files.py`` and ``actors/head_files.py`` — before MLflow, Ray or any
     weight."""
-    from actors.models import check_draft_files, check_target_files, resolve_source  # heavy: torch
+    from actors.models import check_target_files, resolve_source  # heavy: torch
 
     for i, p in enumerate(cfg.pairs):
         path = f"pairs[{i}]"
         if _local_name(p.target):
             _at(f"{path}.target", lambda: resolve_source(p.target))
         target_config = _at(f"{path}.target", lambda: check_target_files(p.target, tokenizer))
-        if p.drafter_kind == "model" and _local_name(p.draft):
+        kind = kind_of(p.draft)
+        if kind is not None and kind.loads_model and _local_name(p.draft):
             _at(f"{path}.draft", lambda: resolve_source(p.draft))
         _at(f"{path}.draft", lambda: check_draft_files(p.draft, target_config, tokenizer))
 
@@ -112,14 +114,13 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
                 raise SpecsweepError(f"config {path}.num_gpus: {p.num_gpus:g} GPUs reserved for a pair on device cpu; "
                                      "set num_gpus: 0 or device: cuda")
         ttok = _tokenizer(f"{path}.target", p.target, p.trust_remote_code)
-        if p.drafter_kind == "eagle":
-            from actors.models import eagle_folder  # heavy: torch
-
+        kind = kind_of(p.draft)
+        if kind is not None:
             try:
-                eagle_folder(p.draft)
+                kind.check_name(p.draft)          # a name that cannot be found (an EAGLE head's missing folder)
             except SpecsweepError as e:
                 raise SpecsweepError(f"config {path}.draft: {e}") from None
-        elif p.drafter_kind == "model":
+        if kind is not None and kind.loads_model:
             dtok = _tokenizer(f"{path}.draft", p.draft, p.trust_remote_code)
             if ttok is not None and dtok is not None:
                 try:
