@@ -303,7 +303,14 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path):
     _one_line_error([str(empty), "--for", "vllm", "--out", str(dest)], "no successful rows")
     only_adaptive = write_sweep(tmp_path / "adaptive", sweep_rows({1: {"gammatune:2": 1.4}, 4: {"gammatune:2": 1.1}}))
     _one_line_error([only_adaptive, "--for", "vllm", "--out", str(dest)], "no batch size (1, 4) has both ar and a "
-                                                                          "configuration vLLM can express")
+                                                                          "timed configuration vLLM can express")
+    untimed = sweep_rows()                     # replayed times marked unreliable (a loaded machine): NaN wall times
+    for rows in untimed:
+        for r in rows:
+            if r["policy"] != "ar":
+                r["wall_time"] = float("nan")
+    untimed_out = write_sweep(tmp_path / "untimed", untimed)
+    _one_line_error([untimed_out, "--for", "vllm", "--out", str(dest)], "were replayed with times marked unreliable")
     eagle = write_sweep(tmp_path / "eagle", sweep_rows(draft="smollm2-135m-eagle"))
     _one_line_error([eagle, "--for", "trtllm", "--out", str(dest)], "EAGLE-1/2 layout")
     folder = write_sweep(tmp_path / "ok", sweep_rows())

@@ -166,6 +166,16 @@ def choose_at(size: int, n: int, ar: Option, opts: list, floor: float, cap: int 
     return c
 
 
+def untimed_expressible(rows: pd.DataFrame, engine: str, trees: bool) -> str:
+    """The configs the engine could express whose every time is missing (replayed times marked unreliable), named."""
+    if "wall_time" not in rows:
+        return ""
+    timed = rows.groupby(["policy", "policy_spec", "gamma"])["wall_time"].apply(lambda t: t.notna().any())
+    names = sorted({f"{spec} γ={g}" for (policy, spec, g), ok in timed.items() if not ok and policy != "ar"
+                    and engines.setting(engine, trees, policy, spec, int(g)) is not None})
+    return f"{len(names)} such configs ({', '.join(names[:4])}{', …' if len(names) > 4 else ''})" if names else ""
+
+
 def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples: int = RESAMPLES,
               seed: int = SEED) -> Recommendation:
     """The recommendation for ``engine`` from a sweep's shown rows ``df`` (module docstring)."""
@@ -185,8 +195,12 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
     if not usable:
         ran = ", ".join(sorted(set(rows["policy_spec"]) - {"ar"})) or "ar only"
         trees = ", eagle2 trees" if engine == "sglang" else ""
-        raise SpecsweepError(f"pair {pair}: no batch size ({', '.join(map(str, swept))}) has both ar and a "
-                             f"configuration {engines.LABELS[engine]} can express (fixed γ{trees}); the sweep ran {ran}")
+        hidden = untimed_expressible(rows, engine, serving.trees)
+        why = (f"; its {hidden} were replayed with times marked unreliable (the report's cost section says why, e.g. a "
+               "loaded machine): rerun the sweep on a quiet machine or with mode: live" if hidden else "")
+        raise SpecsweepError(f"pair {pair}: no batch size ({', '.join(map(str, swept))}) has both ar and a timed "
+                             f"configuration {engines.LABELS[engine]} can express (fixed γ{trees}); the sweep ran "
+                             f"{ran}{why}")
     skipped = [(s, "no ar run" if s not in found else "no configuration the engine can express") for s in swept
                if s not in usable]
     choices, cap = [], None
