@@ -82,7 +82,7 @@ def read_json(path: Path, what: str):
     """The JSON in ``path``; one line naming the file when it cannot be read or parsed."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise SpecsweepError(f"{path} ({what}) is unreadable or not valid JSON ({type(e).__name__})") from None
 
 
@@ -105,9 +105,11 @@ def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]]:
                 raise SpecsweepError(f"{bad}: {size} bytes, too short for the header it announces (cut short?); "
                                      "copy or download it again")
             header = json.loads(f.read(n))
+    except SpecsweepError:
+        raise
     except OSError as e:
         raise SpecsweepError(f"{bad} ({e.strerror or type(e).__name__})") from None
-    except ValueError:
+    except (ValueError, RecursionError):
         raise SpecsweepError(f"{bad}: its header is not JSON; copy or download it again") from None
     if not isinstance(header, dict):
         raise SpecsweepError(f"{bad}: its header is not a table of tensors")
@@ -118,7 +120,9 @@ def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]]:
         try:
             shapes[name] = tuple(int(x) for x in entry["shape"])
             end = max(end, int(entry["data_offsets"][1]))
-        except (TypeError, KeyError, IndexError, ValueError):
+            if any(x < 0 for x in shapes[name]):
+                raise ValueError("a negative dimension")
+        except (TypeError, KeyError, IndexError, ValueError, OverflowError):
             raise SpecsweepError(f"{bad}: the header entry of {clip(name)} has no shape and data offsets") from None
     if 8 + n + end > size:
         raise SpecsweepError(f"{path} is cut short: it holds {size} bytes but its header describes {8 + n + end}; "

@@ -29,7 +29,7 @@ def read_cost_file(path: str) -> CostModel:
     positive (``policies/costs.py``) before any model loads."""
     try:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise SpecsweepError(f"--costs {path}: missing or not valid JSON ({type(e).__name__})") from None
     check_cost_dict(d, f"--costs {path}")
     try:

@@ -52,9 +52,9 @@ def numeric_id(qid: int | str) -> int:
     if isinstance(qid, int):
         return qid
     s = qid.strip()
-    if s.isdecimal():
+    if s.isdecimal() and len(s) <= 18:
         return int(s)
-    return int(hashlib.sha256(qid.encode("utf-8")).hexdigest()[:12], 16)
+    return int(hashlib.sha256(qid.encode("utf-8", "surrogatepass")).hexdigest()[:12], 16)
 
 
 def _type_name(v) -> str:
@@ -93,8 +93,23 @@ def parse_line(d, where: str) -> Question:
     return Question(numeric_id(qid), d["category"], tuple(turns), tuple(d.get("reference") or ()))
 
 
+INT64_MAX = 2 ** 63 - 1
+
+
 def parse_jsonl(path: Path) -> list[Question]:
     """Questions from a question file (module docstring); the first problem is named by file and line."""
+    try:
+        return _parse_lines(path)
+    except SpecsweepError:
+        raise
+    except UnicodeDecodeError as e:
+        raise SpecsweepError(f"{path}: not a UTF-8 text file (byte {e.start}): save it as UTF-8 JSON lines") from None
+    except (ValueError, RecursionError) as e:      # a number past Python's digit limit, JSON nested too deep
+        raise SpecsweepError(f"{path}: a line cannot be read as a question ({type(e).__name__}: "
+                             f"{(str(e).splitlines() or [''])[0][:120]})") from None
+
+
+def _parse_lines(path: Path) -> list[Question]:
     out, seen = [], {}
     with open(path, encoding="utf-8") as f:
         for no, line in enumerate(f, 1):
@@ -106,6 +121,8 @@ def parse_jsonl(path: Path) -> list[Question]:
             except json.JSONDecodeError as e:
                 raise SpecsweepError(f"{where}: not valid JSON ({e.msg})") from None
             q = parse_line(d, where)
+            if not -INT64_MAX <= q.question_id <= INT64_MAX:
+                raise SpecsweepError(f"{where}: question_id {q.question_id} does not fit a 64-bit integer")
             if q.question_id in seen:
                 raw = d["question_id"]
                 also = "" if raw == q.question_id else f" (as {q.question_id})"

@@ -63,6 +63,7 @@ def _rollouts(drafter, prompt_ids, reference, max_new_tokens, max_draft, eos_ids
     from actors.drafters import pick_draft_token  # heavy: torch
 
     eos = frozenset(int(t) for t in eos_ids)
+    drafter.reset(1)                 # the chain runner live chains draft with (a tree task may have left the eager one)
     runner = drafter.runner
     P, N = len(prompt_ids), len(reference)
     ref = [int(t) for t in reference]

@@ -5,8 +5,8 @@ Rule.
 - **Split** (deterministic, seeded): the question ids of ``OUTPUT/traces/`` (batch-size-1 traces) are ordered by
   the SHA-256 of ``"{seed}:{question id}"``; the first ⌈n/2⌉ train, the rest are held out. Every turn of a
   question goes with it, and every pair uses the same split. Fewer than 2 questions: refused.
-- **Grid**: ``--params`` lists values per parameter, ``k=v1/v2/…`` (a text parameter whose values hold "/" —
-  ``bandit``'s ``arms`` — separates them with "|") or ``k=lo:hi:n`` (n evenly spaced numbers from lo to hi, rounded
+- **Grid**: ``--params`` lists values per parameter, ``k=v1/v2/…`` (a parameter whose own values hold "/" —
+  ``bandit``'s ``arms``, ``ema-steps``' ``candidates`` — separates them with "|") or ``k=lo:hi:n`` (n evenly spaced numbers from lo to hi, rounded
   for an integer parameter); ``gamma=…`` gives the initial γ values (default 1/2/3/4/6/8). Unnamed parameters keep
   their defaults. Every value is checked by ``policies/registry.py`` before anything is replayed.
 - **Replay**: every grid point × γ, ``fixed`` at every γ of :data:`FIXED_KS` (∪ the γ grid), ``ar`` and the oracle
@@ -77,17 +77,18 @@ def _values(policy: str, key: str, text: str) -> list:
         raw = list(np.linspace(lo, hi, n)) if n > 1 else [lo]
         vals = [int(round(v)) if kind is int else float(f"{v:.10g}") for v in raw]     # 0.4, not 0.39999999999999997
     else:
-        sep = "|" if ("|" in text or kind is str) else "/"
+        slashed = key != "gamma" and "/" in str(params[key].default)     # its own values hold "/" (bandit arms)
+        sep = "|" if ("|" in text or slashed) else "/"
         vals = [v.strip() for v in text.split(sep)]
         if any(v == "" for v in vals):
             raise SpecsweepError(f"--params {key}={text}: an empty value; give values like {key}=a/b "
-                                 f"(text values: {key}=a|b) or a range lo:hi:n")
+                                 f"(values holding "/": {key}=a|b) or a range lo:hi:n")
     out = []
     for v in vals:
         if key == "gamma":
             try:
                 v = check_gamma(int(float(v)) if float(v) == int(float(v)) else v, "--params gamma")
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise SpecsweepError(f"--params gamma={text}: initial γ values are integers >= 1") from None
         else:
             v = resolve(policy, {key: v})[1][key]          # out of bounds: the registry's own line
@@ -148,7 +149,9 @@ def tune(df: pd.DataFrame, policy: str, default_spec: str, seed: int) -> tuple[p
                                  "model gives none; re-measure it, then pass --costs)")
         best = max(ok, key=lambda k: (score[k], -keys.index(k)))
         best_fixed = max(fkeys, key=lambda k: (score.get(k, -np.inf), -k[1]))
-        ar = next(k for k in he.index if k[0] == "ar")
+        ar = next((k for k in he.index if k[0] == "ar"), None)
+        if ar is None:
+            raise SpecsweepError(f"pair {pair!r}: the held-out questions have no ar row to compare with")
         bound = next((k for k in he.index if k[0] == BOUND_LABEL), None)
         row = {"pair": pair, "policy_spec": best[0], "gamma": int(best[1]), "train_questions": len(train),
                "held_out_questions": len(held), "train_tok_s": float(score[best]),
@@ -234,7 +237,7 @@ def add_parser(sub) -> None:
                                     "report held-out speedup and fraction of the oracle bound (no model loaded)")
     t.add_argument("output", help="the output folder of a sweep run with mode: replay or both")
     t.add_argument("--policy", required=True, help="the policy to tune (see `specsweep policies`)")
-    t.add_argument("--params", default=None, help="grid: k=v1/v2 (text values k=a|b), k=lo:hi:n, gamma=1/2/4 "
+    t.add_argument("--params", default=None, help="grid: k=v1/v2 (values holding "/": k=a|b), k=lo:hi:n, gamma=1/2/4 "
                                                   "(default: the policy's defaults at γ 1/2/3/4/6/8)")
     t.add_argument("--seed", type=int, default=0, help="the split's seed (default 0)")
     t.add_argument("--costs", default=None, help="as for `specsweep replay`: another actors.json, a calibrate file "
