@@ -82,7 +82,7 @@ def _values(policy: str, key: str, text: str) -> list:
         vals = [v.strip() for v in text.split(sep)]
         if any(v == "" for v in vals):
             raise SpecsweepError(f"--params {key}={text}: an empty value; give values like {key}=a/b "
-                                 f"(values holding "/": {key}=a|b) or a range lo:hi:n")
+                                 f"(values holding a slash: {key}=a|b) or a range lo:hi:n")
     out = []
     for v in vals:
         if key == "gamma":
@@ -237,7 +237,7 @@ def add_parser(sub) -> None:
                                     "report held-out speedup and fraction of the oracle bound (no model loaded)")
     t.add_argument("output", help="the output folder of a sweep run with mode: replay or both")
     t.add_argument("--policy", required=True, help="the policy to tune (see `specsweep policies`)")
-    t.add_argument("--params", default=None, help="grid: k=v1/v2 (values holding "/": k=a|b), k=lo:hi:n, gamma=1/2/4 "
+    t.add_argument("--params", default=None, help="grid: k=v1/v2 (values holding a slash: k=a|b), k=lo:hi:n, gamma=1/2/4 "
                                                   "(default: the policy's defaults at γ 1/2/3/4/6/8)")
     t.add_argument("--seed", type=int, default=0, help="the split's seed (default 0)")
     t.add_argument("--costs", default=None, help="as for `specsweep replay`: another actors.json, a calibrate file "
