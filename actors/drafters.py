@@ -59,7 +59,8 @@ class Drafter:
     A drafter with ``needs_features`` (an EAGLE head) is handed the target's final hidden states of every
     forward the engine runs through ``see_features(row, start, hidden)``. Tree drafters (``supports_trees``)
     also give ``propose_tree(tokens, policy, max_depth)`` and ``keep_tree_path(committed, tree, path)`` for
-    their one row. The engine reaches a drafter only through these methods.
+    their one row. ``finished(tokens)`` hands over each finished response, after the batch's decoding (untimed).
+    The engine reaches a drafter only through these methods.
     """
 
     name = "drafter"
@@ -101,6 +102,10 @@ class Drafter:
 
     def prepare(self) -> None:
         """Compile/capture before anything is timed; a no-op for drafters without a model."""
+
+    def finished(self, tokens: Sequence[int]) -> None:
+        """A generation's response ``tokens`` (its new tokens) is done; a drafter with a memory of earlier
+        responses (``suffix``) learns it, the rest ignore it."""
 
     def propose_tree(self, tokens: Sequence[int], policy, max_depth: int):
         """The :class:`~policies.base.TreePolicy`'s tree (``actors.tree_step.Tree``) after ``tokens``, at most

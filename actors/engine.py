@@ -274,6 +274,9 @@ class SpecEngine:
             rows[i].out.wall_time = self._clock() - t_start
 
         decode(rows, policies, ctxs, step, leave, done, batch_policy, max_steps)
+        if self.drafter is not None and max_steps is None:   # responses (not probes) are learnt, in row order
+            for r in rows:
+                self.drafter.finished(r.out.token_ids)
         return [r.out for r in rows]
 
     @torch.no_grad()

@@ -1,6 +1,6 @@
 """``specsweep`` — the command line.
 
-    specsweep generate  [--target M] [--draft M|ngram] [--policy P] [--gamma G] --prompt TEXT
+    specsweep generate  [--target M] [--draft M|ngram|suffix] [--policy P] [--gamma G] --prompt TEXT
                         (or --prompt-file FILE [--batch-size B] [--json]: one prompt per line, batched)
     specsweep sweep     CONFIG.yaml [--address ADDR] [--dry-run] [--fresh]   (a re-run resumes)
     specsweep report    (--experiment NAME [--output DIR] | --parquet DIR | DIR) [--format md|csv] [--specbench]
@@ -55,8 +55,8 @@ def default_draft() -> str:
 
 def _add_generation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default=None, help=f"target model: hub id, local folder or alias (default {DEFAULT_TARGET})")
-    p.add_argument("--draft", default=None, help="draft model, 'ngram' for prompt lookup, eagle:PATH or smollm2-135m-eagle for an EAGLE "
-                        "head (default: the embedded draft)")
+    p.add_argument("--draft", default=None, help="draft model, 'ngram' for prompt lookup, 'suffix' for suffix decoding, "
+                        "eagle:PATH or smollm2-135m-eagle for an EAGLE head (default: the embedded draft)")
     p.add_argument("--policy", default="fixed", help="speculation policy, e.g. fixed, gammatune:eta=0.5 (see `specsweep policies`)")
     p.add_argument("--gamma", type=int, default=4, help="initial speculation length γ (default 4)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.drafter_kinds import eagle, model, ngram
+from actors.drafter_kinds import eagle, model, ngram, suffix
 from actors.drafter_kinds.registry import BY_NAME, KINDS, check_draft_files, kind_name, kind_of, kind_of_drafter
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.tiny_pair import llama
@@ -177,8 +177,9 @@ def test_the_concrete_drafter_classes_are_found():
 
 
 def test_each_kind_is_registered_once_and_names_resolve():
-    assert [k.name for k in KINDS] == ["ngram", "eagle", "model"] and len(BY_NAME) == len(KINDS)
-    assert {ngram.KIND, eagle.KIND, model.KIND} == set(KINDS)
+    assert [k.name for k in KINDS] == ["ngram", "suffix", "eagle", "model"] and len(BY_NAME) == len(KINDS)
+    assert {ngram.KIND, suffix.KIND, eagle.KIND, model.KIND} == set(KINDS)
+    assert kind_of("suffix") is suffix.KIND
     assert kind_of(None) is None and kind_name(None) == "none"
     assert kind_of("ngram") is ngram.KIND
     assert kind_of("eagle:/some/head") is eagle.KIND and kind_of("smollm2-135m-eagle") is eagle.KIND
@@ -191,6 +192,7 @@ def test_what_each_kind_declares():
     assert eagle.KIND.reads_features and not model.KIND.reads_features and not ngram.KIND.reads_features
     assert not ngram.KIND.on_gpu and eagle.KIND.on_gpu and model.KIND.on_gpu
     assert ngram.KIND.record_rollouts is None and ngram.KIND.cost_probe(NgramDrafter()) is None
+    assert suffix.KIND.record_rollouts is None and not suffix.KIND.on_gpu and not suffix.KIND.has_weights
     probe = model.KIND.cost_probe(ModelDrafter(llama(vocab=20, layers=1, hidden=16)))
     assert probe(2, 4, 1, 20, 0) > 0
 
@@ -210,6 +212,8 @@ def test_each_kind_tells_the_serving_engines_its_names():
     assert kind_of("some/model").serving("some/model").methods["vllm"] == "draft_model"
     head = kind_of("smollm2-135m-eagle").serving("smollm2-135m-eagle")
     assert head.label == "eagle" and head.trees and "trtllm" in head.refusals and "trtllm" not in head.methods
+    sfx = kind_of("suffix").serving("suffix")
+    assert sfx.methods == {"vllm": "suffix"} and set(sfx.refusals) == {"sglang", "trtllm"} and sfx.model is None
 
 
 def test_each_kinds_drafter_carries_its_name_and_feature_reading():
@@ -222,6 +226,7 @@ def test_each_kinds_drafter_carries_its_name_and_feature_reading():
 
     target = llama(vocab=20, layers=1, hidden=16)
     drafters = {ngram.KIND: ngram.KIND.load(SimpleNamespace(ngram_max=3), target, None),
+                suffix.KIND: suffix.KIND.load(SimpleNamespace(), target, None),
                 model.KIND: model.KIND.load(SimpleNamespace(), target, llama(vocab=20, layers=1, hidden=16, seed=1)),
                 eagle.KIND: EagleDrafter(init_head(target, seed=1), target)}
     assert set(drafters) == set(KINDS)
