@@ -45,6 +45,9 @@ class BatchRunner:
         self.features: list[torch.Tensor] = []
         self.reset(0)
 
+    def prepare(self, max_input: int) -> None:
+        """Nothing to capture: the eager cache runs every shape as it comes."""
+
     def reset(self, rows: int) -> None:
         """An empty cache for ``rows`` sequences."""
         self.cache = new_cache(self.model)

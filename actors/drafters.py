@@ -18,7 +18,7 @@ import torch
 
 from actors.acceptance import warp
 from actors.kv import cached_length
-from actors.batch_runner import BatchRunner
+from actors.row_runners import rows_runner
 from actors.runners import EagerRunner, make_runner
 from actors.tree_step import draft_tree, keep_positions, model_dists
 from policies.base import DISCARD, MORE, STOP
@@ -199,7 +199,7 @@ class ModelDrafter(Drafter):
     token), so accepted tokens are never recomputed.
 
     One row runs on a plain runner (``actors/runners.py``: eager, or the target's static/compiled engine); a batch
-    of rows on the gap-masked cache of ``actors/batch_runner.py``. Trees: a tree generation runs eagerly (tree
+    of rows on the rows runner of the same engine (``actors/row_runners.py``: gap-masked eager or per-row static). Trees: a tree generation runs eagerly (tree
     steps edit a ``DynamicCache`` in place, ``actors/tree_step.py``); after verification only the committed prefix
     and the accepted path stay in the draft's cache.
     """
@@ -213,8 +213,9 @@ class ModelDrafter(Drafter):
         self.runner = runner if runner is not None else EagerRunner(model)
         self._main = self.runner
         self._eager = self.runner if isinstance(self.runner, EagerRunner) else None
-        self._batch: BatchRunner | None = None     # made the first time a batch of rows drafts
-        self._rows: BatchRunner | None = None      # the batch runner while B > 1, None for one row
+        self._engine, self._capacity, self._inductor = "eager", 4096, None
+        self._batch = None        # the rows runner (actors/row_runners.py), made the first time a batch of rows drafts
+        self._rows = None         # the rows runner while B > 1, None for one row
         self.reset()
 
     def twin(self) -> "ModelDrafter":
@@ -224,6 +225,7 @@ class ModelDrafter(Drafter):
     def use_engine(self, engine: str, capacity: int, inductor: bool | None) -> None:
         if engine != "eager" and isinstance(self._main, EagerRunner):
             self.runner = self._main = make_runner(self.model, engine, capacity, inductor)
+            self._engine, self._capacity, self._inductor = self._main.engine, capacity, inductor
 
     def prepare(self) -> None:
         self._main.prepare(2)     # a step feeds the draft one token, or two after a fully accepted draft
@@ -232,7 +234,8 @@ class ModelDrafter(Drafter):
         super().reset(rows, sampling, generators, stop_ids, tree)
         if rows > 1:
             if self._batch is None:
-                self._batch = BatchRunner(self.model, self.pad_id)
+                self._batch = rows_runner(self.model, self._engine, self._capacity, self._inductor, self.pad_id)
+                self._batch.prepare(2)
             self._rows = self._batch
             self._rows.reset(rows)
             return

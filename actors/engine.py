@@ -10,7 +10,8 @@ Finished rows leave the batch at once.
 
 Every target forward goes through the rows seam (``actors/row_runners.py``): one row on the pair's engine
 (eager ``DynamicCache``, or the static/compiled runners of ``actors/runners.py``), a batch on the gap-masked
-cache of ``actors/batch_runner.py``. EOS and ``max_new_tokens`` are honoured exactly (``actors/step.py``'s
+cache of ``actors/batch_runner.py`` (eager) or the per-row static cache of ``actors/static_batch_runner.py``
+(static, compiled). EOS and ``max_new_tokens`` are honoured exactly (``actors/step.py``'s
 ``Row``), so each row's output is token-for-token what the target alone would produce (greedy) or
 distributed as it (sampling: every row samples from its own generator), whatever the batch around it.
 Per-row policies keep their own state; a batch-level policy (``policies/batch.py``) decides for all rows.
@@ -111,14 +112,12 @@ class SpecEngine:
     """Runs generations of one target with one (optional) drafter, one row or a batch of rows.
 
     ``eos_token_ids``: tokens that end a generation. ``costs``: the actor's cost model, handed to policies
-    through :class:`GenerationContext`. ``engine``: how one row keeps its KV cache (``actors/runners.py``);
-    ``batch_eager``: batches run on the eager gap-masked cache even when ``engine`` is static/compiled (the pair
-    did not choose its engine explicitly); otherwise such a batch is refused in one line.
+    through :class:`GenerationContext`. ``engine``: how the target keeps its KV cache (``actors/row_runners.py``).
     """
 
     def __init__(self, target, drafter=None, eos_token_ids: Sequence[int] = (), costs=None,
                  engine: str = "eager", capacity: int = 4096, max_draft: int = 24, inductor: bool | None = None,
-                 pad_id: int = 0, batch_eager: bool = False):
+                 pad_id: int = 0):
         self.target = target
         self.drafter = drafter
         self.eos = frozenset(int(t) for t in eos_token_ids if t is not None)
@@ -126,7 +125,7 @@ class SpecEngine:
         self.rank_acceptance = None   # per-rank acceptance for static trees (actors/calibrate.py)
         self.device = target.device
         self._cuda = self.device.type == "cuda"
-        self.runners = TargetRunners(target, engine, capacity, inductor, pad_id, batch_eager)
+        self.runners = TargetRunners(target, engine, capacity, inductor, pad_id)
         self.engine = self.runners.engine
         self.features = drafter is not None and drafter.needs_features   # an EAGLE head reads the target's features
         self.runners.keep_features = self.features
@@ -148,7 +147,7 @@ class SpecEngine:
         max_draft = self.max_draft if max_draft is None else max_draft
         if max_draft + 1 <= self._prepared:
             return
-        self.runner.prepare(max_draft + 1)
+        self.runners.prepare(max_draft + 1)
         if self.drafter is not None:
             self.drafter.prepare()
         self._prepared = max_draft + 1

@@ -106,7 +106,7 @@ class Pair:
         # a static cache past the model's positions is never usable: allocate at most those
         self.capacity = min(cfg.max_context, self.positions) if self.positions else cfg.max_context
         self.engine = SpecEngine(self.target, self.drafter, self.eos_ids, engine=engine, capacity=self.capacity,
-                                 max_draft=cfg.max_draft, inductor=cfg.inductor, batch_eager=cfg.engine is None)
+                                 max_draft=cfg.max_draft, inductor=cfg.inductor)
 
     def check_length(self, prompt_tokens: int, max_new_tokens: int) -> None:
         """One line when prompt + new tokens cannot fit the target's positions (or the static cache's capacity)."""

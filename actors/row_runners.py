@@ -14,10 +14,12 @@ A *rows runner* holds B sequences (rows) of one causal LM and answers, for every
 * with ``keep_features`` set, ``features[b]``: row b's final hidden states of the last forward (an EAGLE head
   reads them; the same forward, never an extra one).
 
-Two implementations: :class:`~actors.batch_runner.BatchRunner`, the gap-masked ``DynamicCache`` (eager, any B),
-and :class:`OneRow`, one row on a plain single-sequence runner of ``actors/runners.py`` — transformers'
-``DynamicCache`` (eager: no gap mask, no position ids to build) or the position-indexed static cache with its
-compiled CUDA graphs (``static``, ``compiled``: B = 1 for now). :class:`TargetRunners` picks one per generation.
+Three implementations: :class:`~actors.batch_runner.BatchRunner`, the gap-masked ``DynamicCache`` (eager, any B);
+:class:`~actors.static_batch_runner.StaticBatchRunner`, the per-row position-indexed static cache (``static``,
+``compiled`` with CUDA graphs per (rows, input length) bucket; any B, chains and trees); and :class:`OneRow`, one
+chain row on a plain single-sequence runner of ``actors/runners.py`` — transformers' ``DynamicCache`` (eager: no gap
+mask, no position ids to build) or the single-row static cache and its graphs. :class:`TargetRunners` picks one per
+generation.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import torch
 from actors.batch_runner import BatchRunner
 from actors.hf_api import cache_arg
 from actors.runners import EagerRunner, make_runner
+from actors.static_batch_runner import StaticBatchRunner
 from actors.tree_step import keep_positions, tree_mask
 from policies.errors import SpecsweepError
 
@@ -95,36 +98,45 @@ class OneRow:
 
 
 class TargetRunners:
-    """A model's rows runners for one engine kind: one row on ``make_runner(engine)`` (eager, static or compiled;
-    trees always eager), a batch of rows on the gap-masked eager cache. ``batch_eager``: a batch may run eagerly
-    even when one row runs static/compiled (the engine was not chosen explicitly); otherwise a batch on a static
-    or compiled engine is refused in one line."""
+    """A model's rows runners for one engine kind. Eager: one row on ``EagerRunner`` (no gap mask to build; its trees
+    too), a batch on the gap-masked ``DynamicCache`` (``actors/batch_runner.py``). Static/compiled: one chain row on
+    ``StaticRunner`` (``actors/runners.py``), a batch or a tree on the per-row static cache
+    (``actors/static_batch_runner.py``), compiled into CUDA graphs per (rows, input length) bucket."""
 
     def __init__(self, model, engine: str = "eager", capacity: int = 4096, inductor: bool | None = None,
-                 pad_id: int = 0, batch_eager: bool = False):
-        self.model, self.pad_id, self.batch_eager = model, int(pad_id), batch_eager
+                 pad_id: int = 0):
+        self.model, self.pad_id, self.capacity, self.inductor = model, int(pad_id), int(capacity), inductor
         self.one = make_runner(model, engine, capacity, inductor)
         self.engine = self.one.engine
         self._one = OneRow(self.one)
-        self._tree_one = self._one if isinstance(self.one, EagerRunner) else None
-        self._batch: BatchRunner | None = None
+        self._batch = None
         self.keep_features = False
+        self._max_input = 1
+
+    def prepare(self, max_input: int) -> None:
+        """Capture/compile inputs of up to ``max_input`` tokens (the batch runner at its next reset)."""
+        self._max_input = max(self._max_input, int(max_input))
+        self.one.prepare(max_input)
+        if self._batch is not None:
+            self._batch.prepare(max_input)
 
     def for_rows(self, rows: int, tree: bool = False):
         """An emptied rows runner for a generation of ``rows`` rows (chains, or trees when ``tree``)."""
-        if rows == 1:
+        if rows == 1 and (not tree or self.engine == "eager"):
             runner = self._one
-            if tree:
-                if self._tree_one is None:
-                    self._tree_one = OneRow(EagerRunner(self.model))
-                runner = self._tree_one
         else:
-            if self.engine != "eager" and not self.batch_eager:
-                raise SpecsweepError(f"engine {self.engine} runs one row at a time (batch size 1 for now); "
-                                     f"a batch of {rows} rows needs --engine eager")
             if self._batch is None:
-                self._batch = BatchRunner(self.model, self.pad_id)
+                self._batch = rows_runner(self.model, self.engine, self.capacity, self.inductor, self.pad_id)
+                self._batch.prepare(self._max_input)
             runner = self._batch
         runner.keep_features = self.keep_features
         runner.reset(rows)
         return runner
+
+
+def rows_runner(model, engine: str, capacity: int = 4096, inductor: bool | None = None, pad_id: int = 0):
+    """A runner for any number of rows on ``engine``: the gap-masked eager cache, or the per-row static cache
+    (compiled when ``engine`` is ``compiled``)."""
+    if engine == "eager":
+        return BatchRunner(model, pad_id)
+    return StaticBatchRunner(model, capacity, compiled=engine == "compiled", inductor=inductor, pad_id=pad_id)

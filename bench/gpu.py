@@ -10,7 +10,8 @@ Sections
   spec      + Vicuna-68M-shaped draft, fixed γ ∈ {1, 2, 4, 8}: ours (compiled) vs transformers assisted generation
   curve     verify cost t(m)/t(1), m = 1…64, 7B shape: static engine at every m, compiled at its buckets
   c         c = draft token time / target forward time, eager vs compiled
-  batch     verify cost t(B, m) of the 7B shape: B sequences × m tokens each at a 512-token context (eager)
+  batch     the compiled batched engine (bench/gpu_batch.py): lossless at B ∈ {1, 3, 5} with chains and trees,
+            t(B, m) for B ∈ {1, 4, 16, 32} × m ∈ {1, 2, 4, 8}, ar tokens/s at B = 16 over B = 1, B = 1 vs the floor
   curve70b  the same curve for a Llama-2-70B-shaped target, int4 weight-only (torchao), and its peak memory
   plan      peak GPU memory of reference-config pairs (Llama-3.1-8B + 3.2-1B, Vicuna-7B + 68M; random bf16,
             compiled engine, one generation) vs what `specsweep plan` predicts (actors/memory_plan.py)
@@ -31,14 +32,13 @@ import torch
 
 from actors.drafters import ModelDrafter
 from actors.engine import SpecEngine
-from actors.hf_api import cache_arg
-from actors.kv import crop_to, new_cache
 from actors.memory_plan import WORKSPACE_BYTES, config_path, gpu0_bytes, model_plan
+from bench.gpu_batch import section_batch
 from jobs.report.derived import throughput
 from policies.fixed import Fixed, TargetOnly
 
 OUT = Path(os.environ.get("OUT", "out"))
-DEV = torch.device("cuda")
+DEV = torch.device(os.environ.get("SPECSWEEP_BENCH_DEVICE", "cuda"))   # "cpu": a smoke test of the script
 PROMPT_LEN, NEW = 64, 128
 
 
@@ -67,7 +67,8 @@ def random_model(shape: str, dtype=torch.bfloat16):
 
 
 def sync_time() -> float:
-    torch.cuda.synchronize()
+    if DEV.type == "cuda":
+        torch.cuda.synchronize()
     return time.perf_counter()
 
 
@@ -269,34 +270,6 @@ def section_c():
     return res
 
 
-def section_batch():
-    """t(B, m) / t(1, 1): the cost of verifying m tokens for each of B sequences in one forward."""
-    target = random_model("7b")
-    context, bs, ms = 512, [1, 2, 4, 8, 16, 32], [1, 2, 4, 8]
-    res = {}
-    with torch.no_grad():
-        for b in bs:
-            cache = new_cache(target)
-            base = torch.tensor([prompt(context, seed=s) for s in range(b)], device=DEV)
-            target(input_ids=base, **cache_arg(cache), use_cache=True, logits_to_keep=1)
-            for m in ms:
-                ids = torch.tensor([prompt(m, seed=100 + s) for s in range(b)], device=DEV)
-
-                def step():
-                    target(input_ids=ids, **cache_arg(cache), use_cache=True).logits.argmax(-1).tolist()
-                    crop_to(cache, context)
-                for _ in range(3):
-                    step()
-                res[f"{b}x{m}"] = 1e3 * median_time(step, 10)
-            cache = None                      # the next B allocates its own
-            torch.cuda.empty_cache()
-    one = res["1x1"]
-    for b in bs:
-        print("batch 7b B=%2d: " % b + "  ".join(f"m={m} {res[f'{b}x{m}']:6.2f} ms ({res[f'{b}x{m}'] / one:.2f})"
-                                                for m in ms), flush=True)
-    return {"ms": res, "ratio": {k: v / one for k, v in res.items()}, "context": context}
-
-
 def int4_llama_70b():
     """Llama-2-70B shape built one layer at a time: meta → random bf16 on the GPU → int4 weight-only (torchao)."""
     from torchao.quantization import Int4WeightOnlyConfig, quantize_  # heavy: torchao
@@ -402,7 +375,7 @@ def section_plan():
 
 
 SECTIONS = {"check": section_check, "ar": section_ar, "spec": section_spec, "curve": section_curve, "c": section_c,
-            "batch": section_batch, "curve70b": section_curve70b, "plan": section_plan}
+            "batch": lambda: section_batch(sys.modules[__name__]), "curve70b": section_curve70b, "plan": section_plan}
 
 
 def main(argv):
@@ -410,12 +383,12 @@ def main(argv):
     bad = [n for n in names if n not in SECTIONS]
     if bad:
         raise SystemExit(f"unknown section(s) {', '.join(bad)}: valid are {', '.join(SECTIONS)}")
-    if not torch.cuda.is_available():
-        raise SystemExit("bench.gpu needs a CUDA GPU")
+    if DEV.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("bench.gpu needs a CUDA GPU (SPECSWEEP_BENCH_DEVICE=cpu SPECSWEEP_BENCH_SHAPE=tiny: a smoke test)")
     OUT.mkdir(parents=True, exist_ok=True)
     import transformers  # heavy: transformers
 
-    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "transformers": transformers.__version__,
+    meta = {"device": torch.cuda.get_device_name() if DEV.type == "cuda" else "cpu", "torch": torch.__version__, "transformers": transformers.__version__,
             "date": time.strftime("%Y-%m-%d %H:%M")}
     print(json.dumps(meta), flush=True)
     for n in names:

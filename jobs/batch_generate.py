@@ -90,10 +90,6 @@ def check_batch_flags(a) -> list[tuple[int, str]] | None:
     """Check the batch flags before any model loads (module docstring); the prompt file's prompts, or None
     when ``--prompt-file`` was not given."""
     size = batch_size_of(a)
-    engine = getattr(a, "engine", None)
-    if size is not None and size > 1 and engine in ("static", "compiled"):
-        raise SpecsweepError(f"engine {engine} runs one row at a time (batch size 1 for now); "
-                             f"--batch-size {size} needs --engine eager")
     path = getattr(a, "prompt_file", None)
     if path is None:
         if size is not None and not a.dataset:

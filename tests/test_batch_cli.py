@@ -107,8 +107,6 @@ def test_dataset_turns_in_batches_answer_as_unbatched(tiny):
     (lambda d: ["--prompt-file", d / "ok.txt", "--dataset", "sample"], "drop --prompt and --dataset"),
     (lambda d: ["--prompt", "hi", "--batch-size", 2], "a single --prompt runs alone"),
     (lambda d: ["--prompt-file", d / "ok.txt", "--answers", d / "a.jsonl"], "use it with --dataset"),
-    (lambda d: ["--prompt-file", d / "ok.txt", "--batch-size", 2, "--engine", "static"], "runs one row at a time"),
-    (lambda d: ["--dataset", "sample", "--batch-size", 3, "--engine", "compiled"], "needs --engine eager"),
 ])
 def test_bad_input_is_one_line_before_any_model_loads(tmp_path, make_args, msg):
     (tmp_path / "blank.txt").write_text("\n   \n\t\n")

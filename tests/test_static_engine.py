@@ -102,19 +102,18 @@ def test_full_static_cache_is_one_clear_error():
         engine.generate(list(range(1, 12)), Fixed(3), max_new_tokens=20)
 
 
-def test_static_engine_refuses_a_batch_of_rows_in_one_line():
-    """static/compiled run one row at a time for now: a batch is refused (one line), unless the pair left its engine
-    unset (then batches run on the eager gap-masked cache and single rows on the static one)."""
-    from policies.errors import SpecsweepError
+def test_static_engine_batches_on_the_per_row_static_cache():
+    """A batch on the static engine runs on actors/static_batch_runner.py (target and draft); single rows stay on
+    the single-row static runner; both equal the target alone."""
+    from actors.static_batch_runner import StaticBatchRunner
 
     target, draft = _pair(llama)
     prompts = [[3, 4, 5], [6, 7]]
-    with pytest.raises(SpecsweepError, match="one row at a time.*--engine eager"):
-        SpecEngine(target, ModelDrafter(draft), engine="static", capacity=128).generate_batch(
-            prompts, [Fixed(3), Fixed(3)], max_new_tokens=8)
     refs = [SpecEngine(target).generate(p, TargetOnly(), max_new_tokens=8).token_ids for p in prompts]
-    engine = SpecEngine(target, ModelDrafter(draft), engine="static", capacity=128, batch_eager=True)
+    drafter = ModelDrafter(draft)
+    engine = SpecEngine(target, drafter, engine="static", capacity=128)
     assert [g.token_ids for g in engine.generate_batch(prompts, [Fixed(3), Fixed(3)], max_new_tokens=8)] == refs
+    assert isinstance(engine.runners._batch, StaticBatchRunner) and isinstance(drafter._batch, StaticBatchRunner)
     assert engine.generate(prompts[0], Fixed(3), max_new_tokens=8).token_ids == refs[0]
     assert isinstance(engine.runner, StaticRunner)
 
