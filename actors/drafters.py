@@ -60,10 +60,10 @@ class Drafter:
     forward the engine runs through ``see_features(row, start, hidden)``. Tree drafters (``supports_trees``)
     also give ``propose_tree(tokens, policy, max_depth)`` and ``keep_tree_path(committed, tree, path)`` for
     their one row. ``finished(tokens)`` hands over each finished response, after the batch's decoding (untimed);
-    ``hold(on)`` stops a drafter with a memory of responses from learning them that way, ``remember(tokens)``
-    teaches it one explicitly (a sweep actor: ``actors/pair_actor.py``). ``deterministic``: proposals never depend
-    on the sampling draws (q is a point mass; a tree's nodes are fixed before verification), so dynamic trees stay
-    lossless under sampling. The engine reaches a drafter only through these methods.
+    ``hold(on)`` stops a drafter with a memory of responses from learning them that way, ``remember(tokens)`` /
+    ``forget(tokens)`` teach or unteach one explicitly (a sweep actor: ``actors/pair_actor.py``). ``deterministic``:
+    proposals never depend on the sampling draws (q is a point mass; a tree's nodes are fixed before verification),
+    so dynamic trees stay lossless under sampling. The engine reaches a drafter only through these methods.
     """
 
     name = "drafter"
@@ -116,6 +116,9 @@ class Drafter:
 
     def remember(self, tokens: Sequence[int]) -> None:
         """Learn a response now, held or not (a drafter without a memory of responses ignores it)."""
+
+    def forget(self, tokens: Sequence[int]) -> None:
+        """Unlearn a response learnt before (nothing when it is not held; a drafter without a memory ignores it)."""
 
     def propose_tree(self, tokens: Sequence[int], policy, max_depth: int):
         """The :class:`~policies.base.TreePolicy`'s tree (``actors.tree_step.Tree``) after ``tokens``, at most

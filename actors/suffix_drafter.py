@@ -130,6 +130,15 @@ class SuffixDrafter(Drafter):
         while len(self.responses) > self.cache_responses:
             self.cache.add(self.responses.popleft(), sign=-1)
 
+    def forget(self, tokens: Sequence[int]) -> None:
+        """Take a remembered response (its oldest copy) out of the cache; nothing when it is not there (evicted)."""
+        tokens = [int(t) for t in tokens]
+        for i, old in enumerate(self.responses):
+            if old == tokens:
+                del self.responses[i]
+                self.cache.add(tokens, sign=-1)
+                return
+
     def reset(self, rows: int = 1, sampling=None, generators=None, stop_ids=frozenset(), tree: bool = False) -> None:
         super().reset(rows, sampling, generators, stop_ids, tree)
         self.rows = [(ContextIndex(self.depth), []) for _ in range(rows)]   # (index, the tokens it covers)
