@@ -40,7 +40,7 @@ def test_a_suffix_rollout_ends_where_the_drafter_has_nothing_more():
     assert sum(live.drafted) > 0                                  # not vacuous: it drafted
 
 
-@pytest.fixture(scope="module")         # a whole (small) sweep, about 20 s: the tests using it are slow
+@pytest.fixture(scope="module")         # a whole (small) sweep in process: ~2 s on a quiet 2-core CPU
 def swept(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sfx")
     target, _ = save_tiny_pair(tmp / "pair")
@@ -59,7 +59,6 @@ def swept(tmp_path_factory):
     return cfg, res, ParquetLog(cfg.output).read()
 
 
-@pytest.mark.slow
 def test_two_passes_replay_equal_live_step_for_step(swept):
     cfg, res, df = swept
     assert res["failed_rows"] == 0, df[df["status"] != "ok"]["error"].tolist()
@@ -78,7 +77,6 @@ def test_two_passes_replay_equal_live_step_for_step(swept):
     assert second > first
 
 
-@pytest.mark.slow
 def test_traces_record_the_request_order(swept):
     cfg, _, _ = swept
     traces = read_traces(Path(cfg.output) / "traces")
