@@ -16,7 +16,9 @@ after it. Sampling uses multi-candidate rejection for children drawn without rep
 draft distribution q, try the children in drawing order — accept child x with probability
 min(1, p(x)/q(x)); on rejection p ← norm(max(0, p − q)) and q ← q with x removed,
 renormalised; if no child is accepted, sample from p. The emitted tokens follow the
-target's distribution exactly.
+target's distribution exactly. Deterministic children (a model-free drafter: no q recorded at the
+node) are point masses tried in order: child x is accepted with probability p(x), and on rejection
+p ← norm(p with x removed) (SpecInfer's multi-step rule with one point mass per candidate).
 
 Every accept/reject decision of the engine, the tree step and replay is made here.
 """
@@ -117,15 +119,18 @@ def accept_tree_sampling(p_rows: torch.Tensor, tokens: Sequence[int], children: 
         kids = children.get(cur, [])
         if not kids:
             return path, int(torch.multinomial(p, 1, generator=generator))
-        q = q_rows[cur].clone()
+        q = q_rows[cur].clone() if q_rows.get(cur) is not None else None    # None: point masses (docstring)
         accepted = None
         for c in kids:
             x = tokens[c]
             u = float(torch.rand(1, generator=generator, device=p.device))
-            if q[x] > 0 and u * float(q[x]) < float(p[x]):
+            q_x = 1.0 if q is None else float(q[x])
+            if q_x > 0 and u * q_x < float(p[x]):
                 accepted = c
                 break
             p = residual(p, q, x)
+            if q is None:
+                continue
             q[x] = 0.0
             s = q.sum()
             if s <= 0:

@@ -59,13 +59,17 @@ class Drafter:
     A drafter with ``needs_features`` (an EAGLE head) is handed the target's final hidden states of every
     forward the engine runs through ``see_features(row, start, hidden)``. Tree drafters (``supports_trees``)
     also give ``propose_tree(tokens, policy, max_depth)`` and ``keep_tree_path(committed, tree, path)`` for
-    their one row. ``finished(tokens)`` hands over each finished response, after the batch's decoding (untimed).
-    The engine reaches a drafter only through these methods.
+    their one row. ``finished(tokens)`` hands over each finished response, after the batch's decoding (untimed);
+    ``hold(on)`` stops a drafter with a memory of responses from learning them that way, ``remember(tokens)`` /
+    ``forget(tokens)`` teach or unteach one explicitly (a sweep actor: ``actors/pair_actor.py``). ``deterministic``:
+    proposals never depend on the sampling draws (q is a point mass; a tree's nodes are fixed before verification),
+    so dynamic trees stay lossless under sampling. The engine reaches a drafter only through these methods.
     """
 
     name = "drafter"
     supports_trees = False
     needs_features = False
+    deterministic = False
     sampling: dict | None = None
     generators: list | None = None
     stop_ids: frozenset = frozenset()
@@ -105,7 +109,16 @@ class Drafter:
 
     def finished(self, tokens: Sequence[int]) -> None:
         """A generation's response ``tokens`` (its new tokens) is done; a drafter with a memory of earlier
-        responses (``suffix``) learns it, the rest ignore it."""
+        responses (``suffix``) learns it unless held, the rest ignore it."""
+
+    def hold(self, on: bool = True) -> None:
+        """While held, :meth:`finished` teaches nothing (a drafter without a memory of responses ignores it)."""
+
+    def remember(self, tokens: Sequence[int]) -> None:
+        """Learn a response now, held or not (a drafter without a memory of responses ignores it)."""
+
+    def forget(self, tokens: Sequence[int]) -> None:
+        """Unlearn a response learnt before (nothing when it is not held; a drafter without a memory ignores it)."""
 
     def propose_tree(self, tokens: Sequence[int], policy, max_depth: int):
         """The :class:`~policies.base.TreePolicy`'s tree (``actors.tree_step.Tree``) after ``tokens``, at most
@@ -294,6 +307,7 @@ class NgramDrafter(Drafter):
     """Prompt lookup (Saxena 2023; transformers' ``prompt_lookup_num_tokens``)."""
 
     name = "ngram"
+    deterministic = True
 
     def __init__(self, n_max: int = 3, n_min: int = 1):
         if not (1 <= n_min <= n_max):

@@ -160,13 +160,16 @@ class Pair:
             out["draft"] = sum(p.numel() for p in draft.parameters())
         return out
 
-    def measure_rank_acceptance(self, prompts: int = 4, max_new_tokens: int = 48) -> list[float]:
-        """Per-rank acceptance of this pair on built-in chat prompts (static trees read it)."""
+    def measure_rank_acceptance(self, prompts: int = 4, max_new_tokens: int = 48) -> list[float] | None:
+        """Per-rank acceptance of this pair on built-in chat prompts (static trees read it); None when the kind has
+        no ranks."""
         tmpl = self.cfg.template or default_template(self.cfg.target, self.tokenizer)
         ids = [render(tmpl, self.tokenizer, [{"role": "user", "content": t}])
                for t in distill_prompts(prompts, seed=12345)]
         kind = self.cfg.kind
         draft = kind.rank_draft(self.drafter, self.draft_model, self.target) if kind is not None else None
+        if draft is None:                    # a model-free tree drafter has no ranks (give sequoia accept=…)
+            return None
         self.engine.rank_acceptance = rank_acceptance(self.target, draft, ids, max_new_tokens=max_new_tokens)
         return self.engine.rank_acceptance
 

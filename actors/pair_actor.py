@@ -11,7 +11,17 @@ such (``ar_timing`` = first / last): the first is the baseline of every ratio, t
 of them is the ar/ar noise control (``jobs/report/metrics.py``). Configs the task lists under
 ``replay`` are replayed from traces recorded along the first ``ar`` run
 (``actors/replay_task.py``; rows with ``mode="replay"``); a batch task (B questions decoded together) traces
-one row per question along its batch ``ar`` run and replays the batch turn by turn. The answer is
+one row per question along its batch ``ar`` run and replays the batch turn by turn.
+
+Request order. A drafter with a memory of earlier responses (``suffix``: ``Drafter.hold`` / ``remember`` /
+``forget``) is held for the actor's life, so warm-up and calibration teach it nothing, and every config of a task
+drafts from the same memory: the responses of the questions this actor answered in earlier tasks, in the order it
+ran them, without the task's own questions (a later config block or batch size of a question forgets its answer for
+the task: no config drafts from an answer to its own question). After a task, its first ``ar`` run's responses
+(question by question, turn by turn) are learnt, as the most recent. Replay reproduces a task exactly: its rollouts
+are recorded from that same memory. ``request_order`` lists the task keys in the order they ran; each trace's
+``meta`` carries ``request`` (its task's place in that order) and ``memory`` (the question ids in the memory, oldest
+first). The answer is
 ``{"rows": pyarrow.Table in actors/schema.py's schema, "traces": pyarrow.Table or None}``.
 A config that raises becomes ``status="failed"`` rows with the reason; the rest of the
 task goes on. The same code runs on GPU and CPU.
@@ -63,6 +73,10 @@ class PairActor:
         self.label = label
         self.cfg = PairConfig(**pair)
         self.pair = Pair(self.cfg)
+        if self.pair.drafter is not None:          # a memory of responses learns per task only (module doc)
+            self.pair.drafter.hold(True)
+        self.request_order: list[str] = []        # task keys in the order they ran (module doc, "Request order")
+        self.memory: dict[int, list] = {}          # question id -> its learnt responses, oldest first
         self.template = self.cfg.template or default_template(self.cfg.target, self.pair.tokenizer)
         self.name = f"{label}@{socket.gethostname()}:{os.getpid()}"
         self.versions = versions()
@@ -109,7 +123,7 @@ class PairActor:
                 "engine": self.pair.engine.engine, "peak_gpu_memory": peak_gpu_memory(),
                 "costs": self.pair.costs.to_dict() if self.pair.costs else None, "rank_acceptance": self.pair.rank_acceptance,
                 "cost_model": self.cost_model.to_dict() if self.cost_model else None,
-                "versions": self.versions, "pid": os.getpid()}
+                "versions": self.versions, "pid": os.getpid(), "request_order": list(self.request_order)}
 
     def _policy(self, name: str, params: dict, gamma: int, mode: str = "live"):
         key = config_key(self.label, f"{name}:{json.dumps(params, sort_keys=True)}", gamma) + f"|{mode}"
@@ -130,6 +144,9 @@ class PairActor:
         to_replay = [tuple(c) for c in task.get("replay", ())]
         rows: list[dict] = []
         traces: list[list] = []
+        learnt = None                               # the first ar run's responses (module doc, "Request order")
+        own = [q.question_id for q in qs]
+        self._forget(own)
         why = "the traced ar run failed; nothing to replay"
         for rep in range(task["repeats"]):
             random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(live)
@@ -151,14 +168,40 @@ class PairActor:
                         traces = trace_turns(self.pair, per_q, max_new_tokens=gen["max_new_tokens"],
                                              rollout_length=self.replay.get("rollout_length"), key=task["task_key"],
                                              metas=[{"question_id": q.question_id, "category": q.category,
-                                                     **({} if alone else {"batch_size": int(task["batch_size"])})}
+                                                     **({} if alone else {"batch_size": int(task["batch_size"])}),
+                                                     "request": len(self.request_order),
+                                                     "memory": [k for k in self.memory if k not in own]}
                                                     for q in qs], batched=not alone)
                     except Exception as e:  # the replayed rows carry it
                         why = f"tracing the ar run failed: {type(e).__name__}: {e}"
+                if ar_timing == "first" and rep == 0:
+                    learnt = [[turn.generation.token_ids for turn in turns] for turns in per_q]
             if rep == 0:        # a replay is exact and untimed: a repeat would copy it (repeats are for live noise)
                 rows += self._replayed(task, qs, gen, rep, to_replay, traces, why, alone)
+        self._learn(task["task_key"], own, learnt)
         flat = [t for row_traces in traces for t in row_traces]
         return {"rows": to_table(rows), "traces": traces_to_table(flat) if flat else None}
+
+    def _forget(self, question_ids) -> None:
+        """Before a task: its own questions' learnt responses leave the drafter's memory (module doc)."""
+        for qid in question_ids:
+            for tokens in self.memory.get(qid, ()):
+                self.pair.drafter.forget(tokens)
+
+    def _learn(self, key: str, question_ids, responses) -> None:
+        """After a task: each question's responses of the first ``ar`` run (``responses`` None when it failed: the
+        ones forgotten come back) are learnt as the most recent; the task joins ``request_order``."""
+        self.request_order.append(key)
+        if self.pair.drafter is None:
+            return
+        for i, qid in enumerate(question_ids):
+            turns = responses[i] if responses is not None else self.memory.get(qid)
+            self.memory.pop(qid, None)
+            if turns is None:
+                continue
+            self.memory[qid] = [list(t) for t in turns]
+            for tokens in self.memory[qid]:
+                self.pair.drafter.remember(tokens)
 
     def _batch_costs(self, rows: int) -> None:
         """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows, and

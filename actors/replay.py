@@ -88,6 +88,9 @@ class TraceDrafter(Drafter):
         picks = {}
         for b in active:
             r = self.rollouts[b]
+            if self.level >= len(r) and self._ends_short(b, r):
+                picks[b] = None              # the drafter had nothing more to propose there (a model-free chain)
+                continue
             if self.level >= len(r):
                 raise SpecsweepError(f"trace {self.traces[b].key!r} recorded {len(r)} draft proposals at position "
                                      f"{self.positions[b]} (max_draft={self.traces[b].max_draft}); the policy asked "
@@ -96,6 +99,13 @@ class TraceDrafter(Drafter):
         self.level += 1
         return picks
 
+    def _ends_short(self, b: int, rollout) -> bool:
+        """Whether row b's rollout stopped before its cap because the drafter proposed nothing more (a trace whose
+        ``meta`` says ``ends_short``: ``actors/drafter_kinds/suffix.py``); else a short rollout was cut by the cap."""
+        trace = self.traces[b]
+        left = trace.max_new_tokens - self.positions[b] - 1
+        cap = left if trace.max_draft is None else min(trace.max_draft, left)
+        return bool(trace.meta.get("ends_short")) and len(rollout) < cap
     def keep_rows(self, rows) -> None:
         """Finished rows leave."""
         self.traces = [self.traces[r] for r in rows]

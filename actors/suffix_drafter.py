@@ -19,17 +19,32 @@ chosen tokens' frequencies — falls below ``min_prob`` (vLLM ``suffix_decoding_
 The proposal is deterministic, so q is a point mass on each token (as for ``NgramDrafter``): verification under
 sampling accepts x with probability p(x), and the output stays exactly the target's.
 
+Trees (the paper's §4, "Speculation tree expansion" and "Speculation tree scoring"). :meth:`SuffixDrafter.propose_tree`
+grows a speculation tree from the same match by greedy best-first expansion: every candidate node is scored by its
+path's empirical probability (the product of count ratios C(child) / C(parent context), the paper's D(N)), the best
+candidate joins next, and its own continuations (the longest context of prompt + output + its path) become
+candidates. It stops at the node budget — the tree policy's budget, and at most ``spec_factor`` × the match length
+(the paper's MAX_SPEC = α·p) — at the policy's depth, when the best score falls below ``min_prob``, or when nothing
+matches. Children are tried best first. Each node is a deterministic proposal (a point mass), so verification
+under sampling tries them in order, each accepted with probability p(x) under what is left of p
+(``actors/acceptance.py``), and the output stays the target's; dynamic tree policies may run sampled on it.
+
 Order matters. :meth:`SuffixDrafter.finished` records each finished response in the global cache (the engine
 calls it, ``actors/engine.py``), so what a generation drafts depends on which generations finished before it on
 the same drafter (and in which order). The cache keeps the latest ``cache_responses`` responses (vLLM
-``suffix_decoding_max_cached_requests``); :meth:`SuffixDrafter.clear` empties it.
+``suffix_decoding_max_cached_requests``); :meth:`SuffixDrafter.clear` empties it. :meth:`SuffixDrafter.hold`
+stops the engine's hook from learning (a sweep actor holds it and learns each request's responses with
+:meth:`SuffixDrafter.remember` after the request's task, so every config of a request drafts from the same cache:
+``actors/pair_actor.py``).
 """
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from typing import Sequence
 
 from actors.drafters import Drafter
+from actors.tree_step import Tree
 
 DEPTH = 8                 # longest context matched
 MIN_PROB = 0.1            # vLLM suffix_decoding_min_token_prob's default
@@ -71,6 +86,8 @@ class SuffixDrafter(Drafter):
     """Suffix decoding over each row's prompt + output and a global cache of finished responses (module doc)."""
 
     name = "suffix"
+    supports_trees = True
+    deterministic = True
 
     def __init__(self, depth: int = DEPTH, min_prob: float = MIN_PROB, spec_factor: float = SPEC_FACTOR,
                  cache_responses: int = CACHE_RESPONSES):
@@ -79,6 +96,7 @@ class SuffixDrafter(Drafter):
                              f"cache_responses >= 0, got {depth}, {min_prob}, {spec_factor}, {cache_responses}")
         self.depth, self.min_prob, self.spec_factor = depth, min_prob, spec_factor
         self.cache_responses = cache_responses
+        self.held = False
         self.clear()
         self.reset()
 
@@ -87,8 +105,23 @@ class SuffixDrafter(Drafter):
         self.cache = ContextIndex(self.depth)
         self.responses: deque[list[int]] = deque()
 
+    def twin(self) -> "SuffixDrafter":
+        """A drafter of one row of a batch's trees: its own row index, this drafter's global cache (shared)."""
+        other = SuffixDrafter(self.depth, self.min_prob, self.spec_factor, self.cache_responses)
+        other.cache, other.responses, other.held = self.cache, self.responses, True
+        return other
+
+    def hold(self, on: bool = True) -> None:
+        """While held, :meth:`finished` learns nothing (only :meth:`remember` does)."""
+        self.held = bool(on)
+
     def finished(self, tokens: Sequence[int]) -> None:
-        """Record a finished response (its generated tokens) in the global cache, evicting the oldest beyond
+        """The engine's hook: :meth:`remember` a finished response unless held."""
+        if not self.held:
+            self.remember(tokens)
+
+    def remember(self, tokens: Sequence[int]) -> None:
+        """Record a response (its generated tokens) in the global cache, evicting the oldest beyond
         ``cache_responses``."""
         if self.cache_responses == 0 or len(tokens) < 2:
             return
@@ -96,6 +129,15 @@ class SuffixDrafter(Drafter):
         self.cache.add(self.responses[-1])
         while len(self.responses) > self.cache_responses:
             self.cache.add(self.responses.popleft(), sign=-1)
+
+    def forget(self, tokens: Sequence[int]) -> None:
+        """Take a remembered response (its oldest copy) out of the cache; nothing when it is not there (evicted)."""
+        tokens = [int(t) for t in tokens]
+        for i, old in enumerate(self.responses):
+            if old == tokens:
+                del self.responses[i]
+                self.cache.add(tokens, sign=-1)
+                return
 
     def reset(self, rows: int = 1, sampling=None, generators=None, stop_ids=frozenset(), tree: bool = False) -> None:
         super().reset(rows, sampling, generators, stop_ids, tree)
@@ -160,3 +202,63 @@ class SuffixDrafter(Drafter):
     def keep_rows(self, rows) -> None:
         self.rows = [self.rows[j] for j in rows]
         self.queue = [self.queue[j] for j in rows]
+
+    def propose_tree(self, tokens, policy, max_depth: int) -> Tree:
+        """The speculation tree after ``tokens`` (module doc, "Trees"), within ``policy``'s depth and node budget
+        (:func:`tree_bounds`) and ``max_depth`` levels; nodes in depth order, children best first."""
+        depth, budget = tree_bounds(policy, max_depth)
+        index = self._index(0, tokens)
+        seq = list(tokens)
+        n, counts = self._match(index, seq)
+        if depth < 1 or budget < 1 or not counts:
+            return Tree()
+        budget = min(budget, max(1, int(self.spec_factor * n)))
+        heap, order = [], 0                       # (−score, −last seen, order, parent, path, token)
+
+        def push(parent: int, path: tuple, base: float, kids: dict) -> None:
+            nonlocal order
+            total = sum(c for c, _ in kids.values())
+            for token, (count, last) in kids.items():
+                heapq.heappush(heap, (-base * count / total, -last, order, parent, path, token))
+                order += 1
+
+        push(-1, (), 1.0, counts)
+        nodes: list[tuple[int, int, float, int]] = []       # (token, parent node, score, depth)
+        while heap and len(nodes) < budget:
+            neg, _, _, parent, path, token = heapq.heappop(heap)
+            level = len(path) + 1
+            if -neg < self.min_prob:
+                break
+            if policy.dynamic and not policy.keep_expanding(level, -neg):
+                continue
+            nodes.append((token, parent, -neg, level))
+            if level < depth and token not in self.stop_ids:
+                _, kids = self._match(index, seq + list(path) + [token])
+                push(len(nodes) - 1, path + (token,), -neg, kids)
+        return _depth_ordered(nodes)
+
+    def keep_tree_path(self, committed, tree, path) -> None:
+        """Nothing to crop: the row's index follows its committed tokens at the next step."""
+
+
+def tree_bounds(policy, max_depth: int) -> tuple[int, int]:
+    """(levels, nodes) a tree policy allows a model-free tree: a static shape's depth and size; a dynamic policy's
+    levels while ``keep_expanding(level, 1)`` and its ``node_budget`` for them; at most ``max_depth`` levels."""
+    if policy.dynamic:
+        levels = 0
+        while levels < max_depth and policy.keep_expanding(levels + 1, 1.0):
+            levels += 1
+        return levels, policy.node_budget(levels)
+    shape = [node for node in policy.shape() if node.depth <= max_depth]
+    return max((node.depth for node in shape), default=0), len(shape)
+
+
+def _depth_ordered(nodes: list[tuple[int, int, float, int]]) -> Tree:
+    """A :class:`~actors.tree_step.Tree` of best-first ``nodes`` (token, parent, score, depth), re-indexed level by
+    level (children keep their best-first order)."""
+    order = sorted(range(len(nodes)), key=lambda i: (nodes[i][3], i))
+    tree, new_of = Tree(), {-1: -1}
+    for i in order:
+        token, parent, score, _ = nodes[i]
+        new_of[i] = tree.add(token, new_of[parent], score)
+    return tree

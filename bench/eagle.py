@@ -1,8 +1,20 @@
-"""Independent draft vs EAGLE head on one target, side by side in one run (greedy, the `sample` questions' first
-turns with the chat template; both held out from every distillation prompt set).
+"""Independent draft vs EAGLE head vs the model-free drafters (suffix decoding, n-gram lookup) on one target, side by
+side in one run (greedy, chat template; the questions are held out from every distillation prompt set):
+
+* ``sample``: the `sample` questions of Spec-Bench's categories, first turns (``--per-category`` per category);
+* ``editing``: the `sample` set's repetitive ``editing`` questions (code editing, multi-turn rewriting), every turn,
+  each asked after the target's own earlier answers — the workload suffix decoding is for.
 
     python -m bench.eagle [--target smollm2-135m] [--draft smollm2-135m-draft] [--head smollm2-135m-eagle]
-                          [--gammas 2 4 6] [--max-new-tokens 64]   # ~10 min on 2 cores; a line per question
+                          [--model-free suffix ngram] [--gammas 2 4 6] [--max-new-tokens 64]
+                          # ~10 min on 2 cores without the model-free drafters; a line per prompt
+    python -m bench.eagle --target T --draft D --no-head --gammas 2 --per-category 1 --editing 1 --max-new-tokens 8
+                          # a smoke run on small models
+
+A drafter with a memory of earlier responses (suffix decoding) is held, as a sweep actor holds it
+(``actors/pair_actor.py``, "Request order"): every config of a prompt drafts from the same memory, the `ar` answers of
+the prompts before it, learnt after each prompt's configs ran — no config drafts from another's answer to its own
+prompt. The trees (``--tree``) run on every drafter that drafts trees.
 
 For each drafter: c (draft per token over a plain target step, measured on the engine's step path),
 mean accepted length (bonus counted) with a 95 % bootstrap interval over questions, and speedup vs
@@ -22,7 +34,7 @@ import torch
 
 from actors.pair import Pair, PairConfig
 from actors.templates import default_template, render
-from jobs.dataset import load_questions
+from jobs.dataset import CATEGORIES, SAMPLE_EXTRA, load_questions
 from jobs.report.derived import summarize
 from jobs.report.intervals import bootstrap_weights, percentile_interval
 from jobs.report.metrics import speedup
@@ -47,33 +59,65 @@ def main():
     ap.add_argument("--tree", default="eagle2")
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--per-category", type=int, default=1)
+    ap.add_argument("--no-head", action="store_true", help="leave the EAGLE head out (a target without one)")
+    ap.add_argument("--model-free", nargs="*", default=["suffix", "ngram"], help="model-free drafters compared too")
+    ap.add_argument("--editing", type=int, default=8, help="how many of the sample's editing questions (all turns)")
     a = ap.parse_args()
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))
-    engines = {"draft": pair, "eagle": Pair(PairConfig(target=a.target, draft=a.head))}
+    engines = {"draft": pair}
+    if not a.no_head:
+        engines["eagle"] = Pair(PairConfig(target=a.target, draft=a.head))
+    for name in a.model_free:
+        engines[name] = Pair(PairConfig(target=a.target, draft=name))
     costs = {k: p.calibrate() for k, p in engines.items()}
     tmpl = default_template(a.target, pair.tokenizer)
-    qs = load_questions("sample", limit_per_category=a.per_category)
-    prompts = [render(tmpl, pair.tokenizer, [{"role": "user", "content": q.turns[0]}]) for q in qs]
-    configs = [("ar", "ar", 1)] + [(k, "fixed", g) for k in engines for g in a.gammas] + [(k, a.tree, 1) for k in engines]
-    for k, p in engines.items():                  # warm-up
-        p.engine.generate(prompts[0], build("fixed", 4), max_new_tokens=16)
-    gens = {c: [] for c in configs}
-    t0 = time.perf_counter()
-    for i, prompt in enumerate(prompts, 1):
-        for c in configs:
-            kind, spec, gamma = c
-            eng = pair.engine if kind == "ar" else engines[kind].engine
-            gens[c].append(eng.generate(prompt, build(spec, gamma), max_new_tokens=a.max_new_tokens))
-        spent = time.perf_counter() - t0
-        print(f"[bench.eagle] question {i}/{len(prompts)} done: {len(configs)} configs, {spent:.0f} s so far, "
-              f"~{spent / i * (len(prompts) - i):.0f} s left", file=sys.stderr, flush=True)
-    print(f"# eagle benchmark {time.strftime('%Y-%m-%d %H:%M')}: {a.target}; draft {a.draft} vs head {a.head}; "
-          f"{len(prompts)} sample questions (turn 1), max_new_tokens={a.max_new_tokens}, greedy, "
+    spec_bench = [q for q in load_questions("sample", limit_per_category=a.per_category) if q.category in CATEGORIES]
+    editing = load_questions("sample", categories=SAMPLE_EXTRA)[:a.editing] if a.editing > 0 else []
+    configs = [("ar", "ar", 1)] + [(k, "fixed", g) for k in engines for g in a.gammas] + \
+        [(k, a.tree, 1) for k, p in engines.items() if p.drafter.supports_trees]
+    first = render(tmpl, pair.tokenizer, [{"role": "user", "content": spec_bench[0].turns[0]}])
+    for k, p in engines.items():                  # warm-up, then every memory of responses is held (module doc)
+        p.engine.generate(first, build("fixed", 4), max_new_tokens=16)
+        p.drafter.hold(True)
+    sets = {"sample": [(q, q.turns[:1]) for q in spec_bench], "editing": [(q, q.turns) for q in editing]}
+    total = sum(len(turns) for qs in sets.values() for _, turns in qs)
+    gens = {s: {c: [] for c in configs} for s in sets}
+    t0, done = time.perf_counter(), 0
+    for name, questions in sets.items():
+        for q, turns in questions:
+            messages = []
+            for turn in turns:
+                messages.append({"role": "user", "content": turn})
+                prompt = render(tmpl, pair.tokenizer, messages)
+                for c in configs:
+                    kind, spec, gamma = c
+                    eng = pair.engine if kind == "ar" else engines[kind].engine
+                    gens[name][c].append(eng.generate(prompt, build(spec, gamma), max_new_tokens=a.max_new_tokens))
+                answer = gens[name][configs[0]][-1].token_ids
+                for p in engines.values():            # learnt after every config of the prompt ran
+                    p.drafter.remember(answer)
+                messages.append({"role": "assistant",
+                                 "content": pair.tokenizer.decode(answer, skip_special_tokens=True).strip()})
+                done += 1
+                spent = time.perf_counter() - t0
+                print(f"[bench.eagle] prompt {done}/{total} done: {len(configs)} configs, {spent:.0f} s so far, "
+                      f"~{spent / done * (total - done):.0f} s left", file=sys.stderr, flush=True)
+    print(f"# eagle benchmark {time.strftime('%Y-%m-%d %H:%M')}: {a.target}; drafters {', '.join(engines)} "
+          f"(draft {a.draft}{'' if a.no_head else f', head {a.head}'}); {len(spec_bench)} sample questions (turn 1), "
+          f"{len(editing)} editing questions (every turn); max_new_tokens={a.max_new_tokens}, greedy, "
           f"{torch.get_num_threads()} threads, {pair.device}")
     for k, m in costs.items():
         print(f"{k:6s} c = {m.c:.3f} (draft/token {m.t_draft * 1e3:.2f} ms, plain target step {m.t_target * 1e3:.2f} ms), "
               f"trusted: {'yes' if m.reliable else 'NO'}")
+    for name, by_config in gens.items():
+        if by_config[configs[0]]:
+            print(f"## {name}: {len(by_config[configs[0]])} prompts")
+            table(configs, by_config)
+
+
+def table(configs, gens) -> None:
+    """One prompt set's rows: tok/s, MAL with its interval, speedup vs ar with its interval, lossless."""
     ar = summarize(gens[configs[0]])
     ar_out = [g.token_ids for g in gens[configs[0]]]
     print(f"{'drafter':7s} {'config':16s} {'tok/s':>7s} {'MAL':>6s} {'MAL 95 %':>15s} {'vs ar':>7s} {'95 % interval':>15s}"
@@ -88,7 +132,7 @@ def main():
         label = f"fixed γ={gamma}" if spec == "fixed" else spec
         if spec == "fixed":
             best[kind] = max(best.get(kind, (0.0, 0)), (sp, gamma))
-        print(f"{kind:7s} {label:16s} {m['throughput']:7.2f} {mal:6.2f} {f'[{mlo:.2f}, {mhi:.2f}]':>15s} {sp:7.3f} "
+        print(f"{kind[:7]:7s} {label:16s} {m['throughput']:7.2f} {mal:6.2f} {f'[{mlo:.2f}, {mhi:.2f}]':>15s} {sp:7.3f} "
               f"{f'[{lo:.3f}, {hi:.3f}]':>15s}  {[g.token_ids for g in gens[c]] == ar_out}")
     for kind, (sp, g) in best.items():
         print(f"best chain with {kind}: fixed γ={g}, {sp:.3f}× ar")

@@ -31,7 +31,7 @@ from actors.model_files import clip
 from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runners import ENGINES
 from actors.templates import TEMPLATES
-from jobs.dataset import CATEGORIES
+from jobs.dataset import CATEGORIES, SAMPLE_EXTRA
 from jobs.redact import redact
 from jobs.yaml_reader import read_yaml_mapping
 from policies.errors import SpecsweepError
@@ -374,8 +374,9 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
         if getattr(cfg.dataset, key):
             _no_duplicates(f"dataset.{key}", getattr(cfg.dataset, key), what)
     for i, c in enumerate(cfg.dataset.categories or ()):
-        if cfg.dataset.source in ("sample", "specbench") and c not in CATEGORIES:
-            _err(f"dataset.categories[{i}]", f"unknown category {c!r}: valid categories are {', '.join(CATEGORIES)}")
+        valid = CATEGORIES + SAMPLE_EXTRA if cfg.dataset.source == "sample" else CATEGORIES
+        if cfg.dataset.source in ("sample", "specbench") and c not in valid:
+            _err(f"dataset.categories[{i}]", f"unknown category {c!r}: valid categories are {', '.join(valid)}")
     cfg.generation = check_generation(cfg.generation, lambda key: f"config generation.{key}:")
     if cfg.generation["temperature"] > 0 and any(p[0] == "oracle" for p in cfg.policies):
         _err("policies", "oracle is defined for greedy decoding only; set generation.temperature: 0 or drop it")

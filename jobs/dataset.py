@@ -1,8 +1,11 @@
 """Spec-Bench questions: loading, validating and filtering.
 
 Sources (``dataset.source``):
-``sample``      26 questions written for specsweep in Spec-Bench's format, two per
-                category, the MT-bench ones two-turn; shipped with the package.
+``sample``      34 questions written for specsweep in Spec-Bench's format: two per Spec-Bench
+                category, the MT-bench ones two-turn, and 8 in ``editing`` (:data:`SAMPLE_EXTRA`:
+                code editing and multi-turn rewriting, each answer repeating much of the last, the
+                workload suffix decoding is for; not a Spec-Bench category, so the Spec-Bench
+                tables count it only in ``overall``); shipped with the package.
 ``specbench``   Spec-Bench's ``question.jsonl`` (480 questions), downloaded once from
                 the Spec-Bench GitHub repository, cached, sha256-checked.
 a path          a local JSONL file in Spec-Bench's / MT-Bench's ``question.jsonl`` format or
@@ -25,6 +28,7 @@ from policies.errors import SpecsweepError
 
 MT_BENCH = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
 CATEGORIES = MT_BENCH + ("translation", "summarization", "qa", "math_reasoning", "rag")
+SAMPLE_EXTRA = ("editing",)       # the sample's own categories beyond Spec-Bench's (module doc)
 GROUPS = {"mt_bench": MT_BENCH, "translation": ("translation",), "summarization": ("summarization",),
           "qa": ("qa",), "math_reasoning": ("math_reasoning",), "rag": ("rag",)}
 GROUP_ORDER = ("mt_bench", "translation", "summarization", "qa", "math_reasoning", "rag", "overall")
@@ -81,7 +85,7 @@ def load_questions(source: str = "sample", categories: Iterable[str] | None = No
     qs = parse_jsonl(path)
     if categories:
         cats = list(categories)
-        valid = CATEGORIES if source in ("sample", "specbench") else \
+        valid = CATEGORIES + SAMPLE_EXTRA if source == "sample" else CATEGORIES if source == "specbench" else \
             CATEGORIES + tuple(sorted({q.category for q in qs} - set(CATEGORIES)))
         bad = [c for c in cats if c not in valid]
         if bad:

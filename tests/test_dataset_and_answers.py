@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from jobs.store.answers import answer_records, read_answers, write_all
-from jobs.dataset import CATEGORIES, GROUPS, load_questions, parse_jsonl
+from jobs.dataset import CATEGORIES, GROUPS, SAMPLE_EXTRA, load_questions, parse_jsonl
 from actors.templates import VICUNA_SYSTEM, render
 from policies.errors import SpecsweepError
 
@@ -15,7 +15,13 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "spec_bench" 
 
 def test_sample_covers_every_category_with_two_turn_mt_bench():
     qs = load_questions("sample")
-    assert {q.category for q in qs} == set(CATEGORIES)
+    assert {q.category for q in qs} == set(CATEGORIES) | set(SAMPLE_EXTRA)
+    # 26 Spec-Bench-category questions, then 8 repetitive editing ones (code editing, multi-turn rewriting; for
+    # suffix decoding, issue 42), ids 9027–9034, each with at least two turns
+    editing = [q for q in qs if q.category in SAMPLE_EXTRA]
+    assert len(qs) == 34 and [q.question_id for q in editing] == list(range(9027, 9035))
+    assert all(len(q.turns) >= 2 for q in editing)
+    assert len(load_questions("sample", categories=["editing"])) == 8
     assert all(len(q.turns) == 2 for q in qs if q.category in GROUPS["mt_bench"])
 
 

@@ -192,7 +192,7 @@ def test_what_each_kind_declares():
     assert eagle.KIND.reads_features and not model.KIND.reads_features and not ngram.KIND.reads_features
     assert not ngram.KIND.on_gpu and eagle.KIND.on_gpu and model.KIND.on_gpu
     assert ngram.KIND.record_rollouts is None and ngram.KIND.cost_probe(NgramDrafter()) is None
-    assert suffix.KIND.record_rollouts is None and not suffix.KIND.on_gpu and not suffix.KIND.has_weights
+    assert suffix.KIND.record_rollouts is not None and not suffix.KIND.on_gpu and not suffix.KIND.has_weights
     probe = model.KIND.cost_probe(ModelDrafter(llama(vocab=20, layers=1, hidden=16)))
     assert probe(2, 4, 1, 20, 0) > 0
 

@@ -414,7 +414,7 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
         (["sweep", conf("manif", output=str(tmp / "manifested")), "--fresh"], "refusing to clear"),
         (["sweep", conf("bogus", tracking_uri="bogus://x")], "tracking_uri"),
         (["sweep", conf("ar", policies=["ar"])], "ar alone"),
-        (["sweep", conf("nofilter", dataset={"source": "sample", "question_ids": [1]})], "question id 1 is not in sample: valid ids are 9001–9026"),
+        (["sweep", conf("nofilter", dataset={"source": "sample", "question_ids": [1]})], "question id 1 is not in sample: valid ids are 9001–9034"),
         (["sweep", str(tmp / "notutf8.yaml")], "not a UTF-8 text file"),
         (["sweep", str(tmp)], "is not a file"),
         (["generate", "--prompt", "x", "--temperature", "nan"], "--temperature must be"),

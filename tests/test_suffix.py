@@ -1,5 +1,6 @@
 """Suffix decoding (``actors/suffix_drafter.py``, kind ``suffix``): hand-worked proposals, the cap and the confidence
-stop, the global cache of responses, greedy losslessness at B = 1 and B = 3, trees refused, ``generate --draft``."""
+stop, the global cache of responses (held, remembered, forgotten), greedy losslessness at B = 1 and B = 3,
+``generate --draft``. Trees: ``tests/test_suffix_trees.py``; replay and request order: ``tests/test_suffix_replay.py``."""
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,6 @@ from actors.suffix_drafter import ContextIndex, SuffixDrafter
 from actors.tiny_pair import llama, save_tiny_pair, sharpen
 from policies.base import BatchPolicy
 from policies.costs import CostModel
-from policies.errors import SpecsweepError
 from policies.registry import build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,15 +135,25 @@ def test_a_second_generation_of_the_same_prompt_takes_fewer_steps():
     assert second.decoding_steps < first.decoding_steps
 
 
-def test_trees_are_refused_in_one_line():
-    engine = SpecEngine(_target(), SuffixDrafter(), costs=COSTS)
-    with pytest.raises(SpecsweepError, match="needs a draft model or an EAGLE head"):
-        engine.generate([1, 2, 3], build("eagle2:depth=3,topk=2,n=6", 4), max_new_tokens=4)
+def test_a_held_drafter_learns_only_what_it_is_told():
+    target = _target()
+    engine = SpecEngine(target, SuffixDrafter(), costs=COSTS)
+    engine.drafter.hold(True)
+    prompt = [3, 17, 29, 41]
+    engine.generate(prompt, build("fixed", 6), max_new_tokens=16)
+    assert len(engine.drafter.responses) == 0                     # the engine's hook learns nothing while held
+    engine.drafter.remember([1, 2, 3])
+    engine.drafter.remember([4, 5, 6])
+    engine.drafter.forget([1, 2, 3])
+    engine.drafter.forget([9, 9])                                 # never learnt (or evicted): nothing happens
+    assert list(engine.drafter.responses) == [[4, 5, 6]] and _draft(engine.drafter, [4, 5], 1) == [6]
+    assert _draft(engine.drafter, [1, 2], 1) == []
 
 
 def test_the_kind_loads_a_suffix_drafter():
     drafter = kind_of("suffix").load(None, None, None)
-    assert isinstance(drafter, SuffixDrafter) and drafter.name == "suffix" and not drafter.supports_trees
+    assert isinstance(drafter, SuffixDrafter) and drafter.name == "suffix" and drafter.supports_trees
+    assert drafter.deterministic and kind_of("suffix").record_rollouts is not None
 
 
 def test_generate_with_draft_suffix(tmp_path):
