@@ -38,7 +38,7 @@ import pandas as pd
 from actors.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
 from jobs.report import metrics
 from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
-from jobs.report.costs import read_actor_infos
+from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.derived import position_tables
 from jobs.store.output import record_written
 from policies.costs import CostModel
@@ -185,7 +185,8 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
 
 
 def folder_models(folder: str, df: pd.DataFrame, costs: str | None) -> tuple[dict[str, CostModel], str]:
-    """({base pair: cost model}, label): the sweep's fitted models (``actors.json``), or a roofline what-if."""
+    """({base pair: cost model}, label): the sweep's stored models with their batch cost surface (``actors.json``,
+    ``jobs/report/costs.py``'s ``pair_cost_models``; untrusted ones left out), or a roofline what-if."""
     roof = parse_roofline(costs)
     out = {}
     if roof:
@@ -193,10 +194,7 @@ def folder_models(folder: str, df: pd.DataFrame, costs: str | None) -> tuple[dic
             r = part.iloc[0]
             out[pair] = roofline_cost_model(roof[0], r["target"], (r["draft"] or None), "bfloat16", roof[1])
         return out, roofline_label(*roof)
-    for pair, acts in read_actor_infos(folder).items():
-        info = next((a for a in acts if a.get("cost_model") or a.get("costs")), None)
-        if info is not None:
-            out[pair] = CostModel.from_dict(info.get("cost_model") or info["costs"])
+    out = pair_cost_models(read_actor_infos(folder))
     return {p: m for p, m in out.items() if m.reliable}, "the sweep's fitted cost model"
 
 
