@@ -28,7 +28,8 @@ from actors.drafter_kinds.kind import Serving
 from actors.schema import batch_label
 from jobs.recommend import engines
 from jobs.report import metrics
-from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
+from jobs.report.agreement import modes
+from jobs.report.batches import ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals, weights
 from jobs.report.intervals import NOT_RESOLVED, RESAMPLES, SEED, verdict
 from policies.errors import SpecsweepError
 from policies.oracle import BOUND_NAME
@@ -87,14 +88,9 @@ class Recommendation:
     serving: Serving | None = None  # how the engines take the draft (its drafter kind's answer)
 
 
-def base_pair(label: str) -> str:
-    """The pair's label without its ``@B{n}`` batch suffix."""
-    return label.split("@B")[0]
-
-
 def pick_pair(df: pd.DataFrame, pair: str | None) -> str:
     """The one pair to recommend for: ``pair`` if given (and present), the only one otherwise."""
-    pairs = sorted(set(df["pair"].map(base_pair)))
+    pairs = sorted(set(base_pairs(df["pair"])))
     if pair is not None:
         if pair not in pairs:
             raise SpecsweepError(f"--pair {pair}: the sweep has no such pair (pairs: {', '.join(pairs)})")
@@ -182,7 +178,7 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
     if df is None or not len(df):
         raise SpecsweepError("the sweep has no successful rows yet: nothing to recommend")
     pair = pick_pair(df, pair)
-    rows = df[df["pair"].map(base_pair) == pair]
+    rows = df[base_pairs(df["pair"]) == pair]
     drafts = rows.loc[rows["policy"] != "ar", "draft"].dropna() if "draft" in rows else pd.Series(dtype=object)
     draft = str(drafts.iloc[0]) if len(drafts) else None
     serving = engines.serving_of(draft)
@@ -210,7 +206,7 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
         if engine == "trtllm" and cap is None:
             cap = c.chosen.setting["K"]
         choices.append(c)
-    mode = rows["mode"].fillna("live").replace("", "live") if "mode" in rows else pd.Series("live", index=rows.index)
+    mode = modes(rows)
     target = str(rows["target"].dropna().iloc[0]) if "target" in rows and rows["target"].notna().any() else ""
     rec = Recommendation(engine, pair, target, draft or "", serving.label, name, choices, skipped,
                          mode.value_counts().to_dict(), serving=serving)

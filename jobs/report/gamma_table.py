@@ -37,9 +37,12 @@ import pandas as pd
 
 from actors.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
 from jobs.report import metrics
-from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
+from actors.schema import batch_label
+from jobs.report.agreement import modes
+from jobs.report.batches import ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals, weights
 from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.derived import position_tables
+from jobs.report.text import interval as interval_text
 from jobs.store.output import record_written
 from policies.costs import CostModel
 
@@ -89,7 +92,7 @@ def acceptance(df: pd.DataFrame) -> dict[str, list[float]]:
         return {}
     pos, _ = position_tables(fixed)
     out = {}
-    pos = pos.assign(base=pos["pair"].str.replace(r"@B\d+$", "", regex=True))
+    pos = pos.assign(base=base_pairs(pos["pair"]))
     for base, part in pos.groupby("base"):
         n = max(len(x) for x in part["num_drafts_per_pos"])
         acc, dr = np.zeros(n), np.zeros(n)
@@ -120,8 +123,7 @@ def gamma_table(models: dict[str, CostModel], accept: dict[str, list[float]], si
 
 def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str, list[float]]) -> pd.DataFrame:
     """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule)."""
-    mode = df["mode"].fillna("live").replace("", "live") if "mode" in df else pd.Series("live", index=df.index)
-    live = metrics.ok_rows(df[mode == "live"])
+    live = metrics.ok_rows(df[modes(df) == "live"])
     if live.empty:
         return pd.DataFrame()
     live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int) if "batch_size" in live else 1)
@@ -134,14 +136,14 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         n, totals = unit_totals(part)
         w = weights(n)
         ar_tok, ar_t = ar_totals(totals)
-        ar_rows = live[(live["policy"] == "ar") & (live["pair"].str.replace(r"@B\d+$", "", regex=True) == pair)
+        ar_rows = live[(live["policy"] == "ar") & (base_pairs(live["pair"]) == pair)
                        & (live["batch_size"] == size) & (live["ar_timing"].fillna("") != "last")]
         if ar_rows.empty or not isinstance(ar_t, np.ndarray):
             continue
         ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + ar_rows["new_tokens"].mean() / 2)
         pre, tokens = float(ar_rows["prefill_time"].fillna(0).mean()), float(ar_rows["new_tokens"].mean())
         opts = {k: (e, t) for k, e, t, _ in speedups(models[pair], accept[pair], int(size), ctx)}
-        label = pair if size == 1 else f"{pair}@B{size}"
+        label = batch_label(pair, int(size))
         for (policy, spec, gamma), (tok, t) in totals.items():
             if policy != "fixed" or int(gamma) not in opts:
                 continue
@@ -176,7 +178,7 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
                   "| pair | B | K | context | predicted | measured [95 %] | floor | within noise |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
-            ci = f" [{r.measured_lo:.2f}, {r.measured_hi:.2f}]" if r.measured_lo == r.measured_lo else ""
+            ci = interval_text(r.measured_lo, r.measured_hi)
             ok = "–" if r.within_noise is None else ("yes" if r.within_noise else "no")
             fl = f"{r.floor:.1%}" if r.floor == r.floor else "–"
             lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {r.predicted:.2f}× | {r.measured:.2f}×{ci} "
@@ -190,7 +192,7 @@ def folder_models(folder: str, df: pd.DataFrame, costs: str | None) -> tuple[dic
     roof = parse_roofline(costs)
     out = {}
     if roof:
-        for pair, part in df.assign(base=df["pair"].str.replace(r"@B\d+$", "", regex=True)).groupby("base"):
+        for pair, part in df.assign(base=base_pairs(df["pair"])).groupby("base"):
             r = part.iloc[0]
             out[pair] = roofline_cost_model(roof[0], r["target"], (r["draft"] or None), "bfloat16", roof[1])
         return out, roofline_label(*roof)

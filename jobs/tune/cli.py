@@ -34,7 +34,7 @@ import pandas as pd
 from jobs.replay_cli import replay_output
 from jobs.report import metrics
 from jobs.report.derived import trusted_times
-from jobs.report.text import short
+from jobs.report.text import interval as interval_text, short
 from jobs.store.output import record_written
 from policies.errors import SpecsweepError
 from policies.oracle import BOUND_LABEL
@@ -174,8 +174,7 @@ def _cell(r, name: str, pct: bool = False) -> str:
     v, lo, hi = r[name], r[f"{name}_lo"], r[f"{name}_hi"]
     if v != v:
         return "–"
-    f = (lambda x: f"{x:.1%}") if pct else (lambda x: f"{x:.2f}×")
-    return f(v) + (f" [{f(lo)}, {f(hi)}]" if lo == lo and hi == hi else "")
+    return f"{v:.1%}{interval_text(lo, hi, '.1%')}" if pct else f"{v:.2f}×{interval_text(lo, hi, '.2f')}"
 
 
 def report_md(res: pd.DataFrame, a, train: list[int], held: list[int], facts: dict) -> str:
