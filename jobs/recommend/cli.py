@@ -15,6 +15,8 @@ from jobs.recommend import engines
 from jobs.recommend.schema import CHECKS
 from jobs.recommend.selection import recommend
 from jobs.recommend.writers import WRITERS, notes_md
+from jobs.report.costs import untrusted_reasons
+from jobs.report.metrics import ok_rows
 from jobs.report.tables import shown_rows
 from jobs.store.output import check_writable
 from jobs.store.parquet_log import ParquetLog
@@ -32,7 +34,8 @@ def main(a) -> int:
     log = ParquetLog(a.output)
     if not log.dir.is_dir():
         raise SpecsweepError(f"{a.output} holds no sweep log (expected {log.dir})")
-    rec = recommend(shown_rows(a.output, log.read()), a.engine, a.pair)
+    rows = log.read()
+    rec = recommend(shown_rows(a.output, rows), a.engine, a.pair, untrusted=untrusted_reasons(a.output, ok_rows(rows)))
     text = WRITERS[a.engine](rec)
     CHECKS[a.engine](text)                      # never write a config the engine would refuse
     notes = notes_md(rec)

@@ -173,8 +173,9 @@ def untimed_expressible(rows: pd.DataFrame, engine: str, trees: bool) -> str:
 
 
 def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples: int = RESAMPLES,
-              seed: int = SEED) -> Recommendation:
-    """The recommendation for ``engine`` from a sweep's shown rows ``df`` (module docstring)."""
+              seed: int = SEED, untrusted: dict | None = None) -> Recommendation:
+    """The recommendation for ``engine`` from a sweep's shown rows ``df`` (module docstring); ``untrusted``: {pair:
+    reasons} its replayed times were left out for (``jobs/report/costs.py``), named when that leaves nothing."""
     if df is None or not len(df):
         raise SpecsweepError("the sweep has no successful rows yet: nothing to recommend")
     pair = pick_pair(df, pair)
@@ -192,8 +193,12 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
         ran = ", ".join(sorted(set(rows["policy_spec"]) - {"ar"})) or "ar only"
         trees = ", eagle2 trees" if engine == "sglang" else ""
         hidden = untimed_expressible(rows, engine, serving.trees)
-        why = (f"; its {hidden} were replayed with times marked unreliable (the report's cost section says why, e.g. a "
-               "loaded machine): rerun the sweep on a quiet machine or with mode: live" if hidden else "")
+        labels = list(untrusted or {})
+        reasons = "; ".join(dict.fromkeys(r for p, b in zip(labels, base_pairs(pd.Series(labels, dtype=object)))
+                                          if b == pair for r in untrusted[p]))
+        why = (f"; its {hidden} were replayed with times marked unreliable ("
+               + (reasons or "the report's cost section says why, e.g. a loaded machine")
+               + "): rerun the sweep on a quiet machine or with mode: live" if hidden else "")
         raise SpecsweepError(f"pair {pair}: no batch size ({', '.join(map(str, swept))}) has both ar and a timed "
                              f"configuration {engines.LABELS[engine]} can express (fixed γ{trees}); the sweep ran "
                              f"{ran}{why}")

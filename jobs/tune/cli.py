@@ -205,6 +205,7 @@ def main(a) -> int:
         policies.append(("fixed", {}))
     ks = sorted(set(FIXED_KS) | set(gammas))
     df, facts = _replay(a, policies, gammas, ks)
+    check_timed(a, facts)
     train, held = split_questions(df["question_id"].unique(), a.seed)
     res, grid = tune(trusted_times(df), a.policy, policy_spec(a.policy, default), a.seed)
     text = report_md(res, a, train, held, facts)
@@ -217,6 +218,18 @@ def main(a) -> int:
     grid.to_csv(dest / "grid.csv", index=False)
     print(f"specsweep: tune report and grid in {dest}", file=sys.stderr)
     return 0
+
+
+def check_timed(a, facts: dict) -> None:
+    """One line when a pair's cost model was not trusted when measured: its replayed times are left out
+    (``jobs/report/derived.py``'s ``trusted_times``), so no grid point has a time to be chosen by."""
+    for pair, (_, model) in sorted(facts["models"].items()):
+        if model is not None and not model.reliable:
+            why = "; ".join(dict.fromkeys(model.trust.get("reasons", []))) or "not trusted when measured"
+            raise SpecsweepError(f"pair {pair!r}: the replayed times are marked unreliable ({why}; cost model from "
+                                 f"{facts['costs']}), so nothing can be tuned: re-measure on a quiet machine with "
+                                 "`specsweep calibrate --out costs.json` (the pair's flags), then `specsweep tune "
+                                 f"{a.output} --policy {a.policy} --costs costs.json`")
 
 
 def _replay(a, policies, gammas, ks):
