@@ -216,6 +216,13 @@ class PairActor:
             costs.batch.update(measure_batch_costs(self.pair.target, self.pair.draft_level, sizes=sizes,
                                                    context=self.calibration_context, repeats=3))
 
+    def batch_surface(self, sizes) -> dict:
+        """``info()`` after the batch cost surface is measured at every size in ``sizes`` it lacks (sizes > 1 and 1;
+        :meth:`_batch_costs`): the sweep calls it once its tasks are done, so ``actors.json`` stores the surface."""
+        for rows in sorted({int(b) for b in sizes if int(b) > 1}):
+            self._batch_costs(rows)
+        return self.info()
+
     def _replayed(self, task, qs, gen, rep, configs, traces, why: str, alone: bool) -> list[dict]:
         """Rows of the replayed configs (one per question and traced turn, ``actors/replay_task.py``'s
         :func:`replay_turns`: one question under the per-row cost clock, a batch under the batch cost surface at B),

@@ -74,6 +74,10 @@ class InProcessBackend:
                 raise ActorStartError(s.label, e) from e
         return infos
 
+    def batch_surface(self, sizes: list[int]) -> dict[str, list[dict]]:
+        """Each actor's info after it measured the batch cost surface at ``sizes`` (``PairActor.batch_surface``)."""
+        return {label: [actor.batch_surface(sizes)] for label, actor in self.actors.items()}
+
     def run(self, tasks: list[dict], on_result: OnResult) -> None:
         for task in tasks:
             try:
@@ -131,6 +135,12 @@ class RayBackend:
         if self.on_started is not None:
             self.on_started()
         return infos
+
+    def batch_surface(self, sizes: list[int]) -> dict[str, list[dict]]:
+        """Each actor's info after it measured the batch cost surface at ``sizes`` (``PairActor.batch_surface``)."""
+        import ray  # heavy: ray
+
+        return {label: ray.get([a.batch_surface.remote(sizes) for a in acts]) for label, acts in self.actors.items()}
 
     def _one_node(self, label: str, gpus: float):
         """A STRICT_PACK placement group holding ``gpus`` GPUs on one node, ready or refused within the timeout."""

@@ -37,6 +37,7 @@ from jobs.tune.cli import add_parser as add_tune_parser
 from jobs.report.derived import summarize
 from jobs.report_cli import main as report_main
 from jobs.store.answers import answer_records, write_answers
+from jobs.store.output import check_writable
 from jobs.inputs import OneLineParser, read_cost_file
 from policies.costs import CostModel
 from policies.phi import NO_KNEE
@@ -96,11 +97,7 @@ def check_generation_flags(a) -> None:
         if v is not None and not v.strip():
             raise SpecsweepError(f"--{flag} is empty: give a hub id, a local folder or an alias, or omit it")
     if getattr(a, "answers", None):
-        out = Path(a.answers)
-        if out.is_dir():
-            raise SpecsweepError(f"--answers {a.answers} is a folder: give a file path such as answers.jsonl")
-        if not out.parent.is_dir():
-            raise SpecsweepError(f"--answers {a.answers}: folder {out.parent} does not exist")
+        check_writable(a.answers, "--answers", folder=False, what="file path such as answers.jsonl")
 
 
 def cmd_generate(a) -> int:
@@ -181,10 +178,7 @@ def cmd_calibrate(a) -> int:
         if value < least:
             raise SpecsweepError(f"{flag} {value} is not valid: use an integer >= {least}")
     target = a.target or DEFAULT_TARGET
-    out = Path(a.out)
-    if out.is_dir() or not out.parent.is_dir():
-        why = "is a folder" if out.is_dir() else f"{out.parent} is not an existing folder"
-        raise SpecsweepError(f"--out {a.out} {why}: give a JSON file path in an existing folder")
+    out = check_writable(a.out, "--out", folder=False, what="JSON file path")
     pair = _pair(a, target, draft)
     print(f"specsweep: measuring {target} + {draft} on {pair.device} (the engine's step path, k = 0 … "
           f"{a.max_tokens - 1})", file=sys.stderr)

@@ -1,13 +1,11 @@
-"""Command-line inputs checked where they are read, before any model loads: flags, cost files, output folders
-and text files. Each refusal is one :class:`SpecsweepError` line; the CLI prints it as ``specsweep: error: …``
+"""Command-line inputs checked where they are read, before any model loads: flags, cost files and text files
+(the places a command writes: ``jobs/store/output.py``'s ``check_writable``). Each refusal is one :class:`SpecsweepError` line; the CLI prints it as ``specsweep: error: …``
 and exits 2.
 """
 from __future__ import annotations
 
 import argparse
-import errno
 import json
-import os
 from pathlib import Path
 
 from policies.costs import CostModel, check_cost_dict
@@ -36,31 +34,6 @@ def read_cost_file(path: str) -> CostModel:
         return CostModel.from_dict(d)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise SpecsweepError(f"--costs {path}: malformed cost model ({type(e).__name__}: {str(e)[:80]})") from None
-
-
-def check_out_folder(path: str | Path, flag: str) -> None:
-    """Refuse an output folder that cannot be made: a file on the way (``afile/sub``), a symlink loop or a dangling
-    symlink, or an unwritable parent; nothing is created."""
-    path = Path(path)
-    try:
-        os.stat(path)
-    except FileNotFoundError:
-        if path.is_symlink():
-            raise SpecsweepError(f"{flag} {path} is a symlink to nothing: point it at a folder or remove it") from None
-    except NotADirectoryError:
-        pass                                    # a file on the way: named below
-    except OSError as e:
-        why = "a symlink loop" if e.errno == errno.ELOOP else (e.strerror or type(e).__name__)
-        raise SpecsweepError(f"{flag} {path} cannot be used ({why}): choose another folder") from None
-    if path.exists() and not path.is_dir():
-        raise SpecsweepError(f"{flag} {path} is a file, not a folder: choose a new or existing folder")
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise SpecsweepError(f"{flag} {path}: {parent} is a file, not a folder: choose another folder")
-    if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
-        raise SpecsweepError(f"{flag} {path} cannot be created ({parent} is not writable): choose another folder")
 
 
 def check_text_file(path: str, flag: str) -> str:

@@ -99,6 +99,49 @@ def test_tiny_sweep_table_csv_validation_and_roofline_what_if(swept):
     assert "Best K by batch size and context" in report and "Regret against the oracle bound" in report
 
 
+def stored_model(folder):
+    from jobs.report.costs import pair_cost_models, read_actor_infos
+
+    return pair_cost_models(read_actor_infos(folder))["tiny"]
+
+
+def test_replay_sweep_stores_the_batch_surface_it_measured(swept):
+    import json
+    from pathlib import Path
+
+    m = stored_model(swept)
+    assert set(m.batch) == {1, 2}                   # measured mid-sweep (replay at B = 2), stored at the end
+    fitted = json.loads((Path(swept) / "traces" / "cost_models.json").read_text())["tiny"][0]
+    assert set(fitted["batch"]) == {"1", "2"}       # `specsweep replay` reads the same surface
+
+
+def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
+    """A live-only batch sweep measures no batch surface while it runs: it is measured after the tasks and stored,
+    and the γ-table's B = 2 steps are priced on it (not on one row of 2·L tokens)."""
+    from pathlib import Path
+
+    from actors.tiny_pair import save_tiny_pair
+    from jobs.config import parse_config
+    from jobs.store.parquet_log import ParquetLog
+    from jobs.sweep.driver import run_sweep
+    from tests.sweep_process import tiny_raw
+
+    target, draft = save_tiny_pair(tmp_path / "pair")
+    raw = tiny_raw(tmp_path, target, draft, gammas=[1, 2], batch_sizes=[1, 2])
+    with contextlib.redirect_stderr(io.StringIO()):
+        res = run_sweep(parse_config(raw), backend="inprocess", log_mlflow=False)
+    assert res["failed_rows"] == 0
+    m = stored_model(res["output"])
+    assert set(m.batch) == {1, 2}
+    text = gamma_section(res["output"], ParquetLog(res["output"]).read())
+    t = pd.read_csv(Path(res["output"]) / "gamma_table.csv")
+    b2 = t[(t["batch_size"] == 2) & (t["bucket"] == "<= 512")].set_index("K")
+    for k in b2.index:
+        assert b2.loc[k, "step_ms"] == pytest.approx(step_time(m, 2, int(k), 256) * 1e3)
+    assert m.batch_verify(2, 1) != m.verify(2)      # the surface, not the one-row fallback
+    assert "| tiny | 2 | <= 512 |" in text
+
+
 def test_report_costs_refuses_anything_but_a_roofline(tmp_path, capsys):
     from jobs.cli import main
 

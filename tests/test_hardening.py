@@ -237,6 +237,32 @@ def test_output_folder_rules(tmp_path):
     assert done.kept == sorted([p.relative_to(out).as_posix() for p in out.rglob("mine.bin")] + ["notes.txt"])
 
 
+def test_one_rule_for_every_place_a_command_writes(tmp_path):
+    """``check_writable``: the folder and file rules every command shares, each refusal one line naming the flag."""
+    import os
+
+    from jobs.store.output import check_writable
+
+    f = tmp_path / "afile"
+    f.write_text("x")
+    os.symlink(tmp_path / "gone", tmp_path / "dangling")
+    os.symlink(tmp_path / "loop", tmp_path / "loop")
+    for path, needle in ((f, "--o .*afile is a file, not a folder: choose a new or existing folder"),
+                         (f / "sub", "afile is a file, not a folder"),
+                         (tmp_path / "dangling", "is a symlink to nothing"),
+                         (tmp_path / "loop", r"cannot be used \(Too many levels of symbolic links\)")):
+        with pytest.raises(SpecsweepError, match=needle):
+            check_writable(path, "--o")
+    assert check_writable(tmp_path / "new" / "deeper", "--o") == tmp_path / "new" / "deeper"
+    for path, needle in ((tmp_path, "is a folder: give a JSON file path$"),
+                         (tmp_path / "no" / "c.json", "folder .*no does not exist: give a JSON file path in an existing"),
+                         (f / "c.json", "afile is not an existing folder: give a JSON file path")):
+        with pytest.raises(SpecsweepError, match=needle):
+            check_writable(path, "--out", folder=False, what="JSON file path")
+    assert check_writable(tmp_path / "c.json", "--out", folder=False, beside=(tmp_path / "c.json.md",)).name == "c.json"
+    assert not (tmp_path / "new").exists() and not (tmp_path / "c.json").exists()      # nothing created
+
+
 def test_lock_is_exclusive_and_names_the_holder(tmp_path):
     from jobs.store.output import LOCK, OutputLock
 

@@ -165,3 +165,48 @@ def test_tune_refuses_a_tree_policy_and_one_question(swept, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "at least 2 questions" in err[0]
     assert not (one / "tunes").exists()
+
+
+def _mark_untrusted(folder: Path, reason: str) -> None:
+    """Every cost model the sweep stored (actors.json, traces/cost_models.json) marked as not trusted."""
+    import json
+
+    bad = {"reliable": False, "reasons": [reason]}
+    infos = json.loads((folder / "actors.json").read_text())
+    for acts in infos.values():
+        for info in acts:
+            for key in ("costs", "cost_model"):
+                if info.get(key):
+                    info[key]["trust"] = bad
+    (folder / "actors.json").write_text(json.dumps(infos))
+    fitted = json.loads((folder / "traces" / "cost_models.json").read_text())
+    for models in fitted.values():
+        for m in models:
+            m["trust"] = bad
+    (folder / "traces" / "cost_models.json").write_text(json.dumps(fitted))
+
+
+def test_recommend_and_tune_on_trusted_times_print_intervals(swept, capsys):
+    assert _cli("recommend", swept, "--for", "vllm") == 0
+    notes = capsys.readouterr().out
+    assert "| 1 | 4 |" in notes and "[95 %]" in notes
+    assert any("× [" in line for line in notes.splitlines() if line.startswith("| 1 |"))   # runner-up's interval
+    assert _cli("tune", swept, "--policy", "fixed") == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| tiny |"))
+    assert "× [" in row and "% [" in row                                   # speedups and bound shares with intervals
+
+
+def test_recommend_and_tune_on_unreliable_times_say_so_in_one_line(swept, tmp_path, capsys):
+    folder = tmp_path / "loaded"
+    shutil.copytree(swept, folder, ignore=shutil.ignore_patterns("tunes"))
+    _mark_untrusted(folder, "step times spread 40% (a loaded machine?)")
+    assert _cli("recommend", str(folder), "--for", "vllm") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "replayed with times marked unreliable (step times spread 40%" in err[0]
+    assert "rerun the sweep on a quiet machine or with mode: live" in err[0]
+    assert _cli("tune", str(folder), "--policy", "threshold") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the replayed times are marked unreliable (step times spread 40%" in err[0], err
+    assert "specsweep calibrate --out costs.json" in err[0] and "--costs costs.json" in err[0]
+    assert not (folder / "tunes").exists()

@@ -35,7 +35,8 @@ from tqdm import tqdm
 
 from actors.builtin_prompts import distill_prompts
 from actors.templates import default_template, render
-from jobs.inputs import check_out_folder, check_text_file
+from jobs.inputs import check_text_file
+from jobs.store.output import check_writable
 from policies.errors import SpecsweepError
 
 
@@ -61,7 +62,8 @@ class DistillConfig:
 
     def validate(self):
         """Every setting within :data:`LIMITS` (a documented range each), ``--out`` a folder that can be made and
-        every ``--extra-text`` a UTF-8 text file — all before the target loads (``jobs/inputs.py``)."""
+        every ``--extra-text`` a UTF-8 text file — all before the target loads (``jobs/store/output.py``,
+        ``jobs/inputs.py``)."""
         for name, (least, most) in LIMITS.items():
             v = getattr(self, name, None)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not least <= v <= most):
@@ -69,7 +71,7 @@ class DistillConfig:
                                      f"(got {str(v)[:40]})")
         if not (0 < self.lr < 1):
             raise SpecsweepError(f"distill --lr must be in (0, 1), got {self.lr}")
-        check_out_folder(self.out, "distill --out")
+        check_writable(self.out, "distill --out")
         for f in self.extra_text:
             check_text_file(f, "--extra-text")
 

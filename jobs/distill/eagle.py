@@ -234,9 +234,7 @@ def run_distill_eagle(cfg: EagleDistillConfig) -> Path:
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    out = Path(cfg.out)
-    if out.exists() and not out.is_dir():
-        raise SpecsweepError(f"distill --out {out} is a file, not a folder: choose a new or existing folder")
+    out = Path(cfg.out)                          # checked by cfg.validate() (jobs/store/output.py's check_writable)
     meta = out / "distill_config.json"
     key = {k: v for k, v in asdict(cfg).items() if k in ("target", "vocab", "prompts", "max_new_tokens", "topk", "seed")}
     key["kind"] = "eagle"

@@ -8,7 +8,6 @@ support, an unwritable FILE) is one line and exit status 2, with nothing written
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -16,7 +15,10 @@ from jobs.recommend import engines
 from jobs.recommend.schema import CHECKS
 from jobs.recommend.selection import recommend
 from jobs.recommend.writers import WRITERS, notes_md
+from jobs.report.costs import untrusted_reasons
+from jobs.report.metrics import ok_rows
 from jobs.report.tables import shown_rows
+from jobs.store.output import check_writable
 from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
@@ -26,26 +28,14 @@ def side_file(out: Path) -> Path:
     return out.with_name(out.name + ".md")
 
 
-def check_out(path: str) -> Path:
-    """``--out`` as a Path when a file can be written there (and beside it); one line naming why not otherwise."""
-    out = Path(path)
-    if out.is_dir():
-        raise SpecsweepError(f"--out {path} is a folder: give a file path")
-    parent = out.parent
-    if not parent.is_dir():
-        raise SpecsweepError(f"--out {path}: folder {parent} does not exist")
-    for p in (out, side_file(out)):
-        if (p.exists() and not os.access(p, os.W_OK)) or (not p.exists() and not os.access(parent, os.W_OK)):
-            raise SpecsweepError(f"--out {path}: {p} is not writable")
-    return out
-
-
 def main(a) -> int:
-    out = check_out(a.out) if a.out else None
+    out = check_writable(a.out, "--out", folder=False, what="file path", beside=(side_file(Path(a.out)),)) \
+        if a.out else None
     log = ParquetLog(a.output)
     if not log.dir.is_dir():
         raise SpecsweepError(f"{a.output} holds no sweep log (expected {log.dir})")
-    rec = recommend(shown_rows(a.output, log.read()), a.engine, a.pair)
+    rows = log.read()
+    rec = recommend(shown_rows(a.output, rows), a.engine, a.pair, untrusted=untrusted_reasons(a.output, ok_rows(rows)))
     text = WRITERS[a.engine](rec)
     CHECKS[a.engine](text)                      # never write a config the engine would refuse
     notes = notes_md(rec)

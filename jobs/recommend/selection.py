@@ -28,7 +28,8 @@ from actors.drafter_kinds.kind import Serving
 from actors.schema import batch_label
 from jobs.recommend import engines
 from jobs.report import metrics
-from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
+from jobs.report.agreement import modes
+from jobs.report.batches import ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals, weights
 from jobs.report.intervals import NOT_RESOLVED, RESAMPLES, SEED, verdict
 from policies.errors import SpecsweepError
 from policies.oracle import BOUND_NAME
@@ -87,14 +88,9 @@ class Recommendation:
     serving: Serving | None = None  # how the engines take the draft (its drafter kind's answer)
 
 
-def base_pair(label: str) -> str:
-    """The pair's label without its ``@B{n}`` batch suffix."""
-    return label.split("@B")[0]
-
-
 def pick_pair(df: pd.DataFrame, pair: str | None) -> str:
     """The one pair to recommend for: ``pair`` if given (and present), the only one otherwise."""
-    pairs = sorted(set(df["pair"].map(base_pair)))
+    pairs = sorted(set(base_pairs(df["pair"])))
     if pair is not None:
         if pair not in pairs:
             raise SpecsweepError(f"--pair {pair}: the sweep has no such pair (pairs: {', '.join(pairs)})")
@@ -177,12 +173,13 @@ def untimed_expressible(rows: pd.DataFrame, engine: str, trees: bool) -> str:
 
 
 def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples: int = RESAMPLES,
-              seed: int = SEED) -> Recommendation:
-    """The recommendation for ``engine`` from a sweep's shown rows ``df`` (module docstring)."""
+              seed: int = SEED, untrusted: dict | None = None) -> Recommendation:
+    """The recommendation for ``engine`` from a sweep's shown rows ``df`` (module docstring); ``untrusted``: {pair:
+    reasons} its replayed times were left out for (``jobs/report/costs.py``), named when that leaves nothing."""
     if df is None or not len(df):
         raise SpecsweepError("the sweep has no successful rows yet: nothing to recommend")
     pair = pick_pair(df, pair)
-    rows = df[df["pair"].map(base_pair) == pair]
+    rows = df[base_pairs(df["pair"]) == pair]
     drafts = rows.loc[rows["policy"] != "ar", "draft"].dropna() if "draft" in rows else pd.Series(dtype=object)
     draft = str(drafts.iloc[0]) if len(drafts) else None
     serving = engines.serving_of(draft)
@@ -196,8 +193,12 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
         ran = ", ".join(sorted(set(rows["policy_spec"]) - {"ar"})) or "ar only"
         trees = ", eagle2 trees" if engine == "sglang" else ""
         hidden = untimed_expressible(rows, engine, serving.trees)
-        why = (f"; its {hidden} were replayed with times marked unreliable (the report's cost section says why, e.g. a "
-               "loaded machine): rerun the sweep on a quiet machine or with mode: live" if hidden else "")
+        labels = list(untrusted or {})
+        reasons = "; ".join(dict.fromkeys(r for p, b in zip(labels, base_pairs(pd.Series(labels, dtype=object)))
+                                          if b == pair for r in untrusted[p]))
+        why = (f"; its {hidden} were replayed with times marked unreliable ("
+               + (reasons or "the report's cost section says why, e.g. a loaded machine")
+               + "): rerun the sweep on a quiet machine or with mode: live" if hidden else "")
         raise SpecsweepError(f"pair {pair}: no batch size ({', '.join(map(str, swept))}) has both ar and a timed "
                              f"configuration {engines.LABELS[engine]} can express (fixed γ{trees}); the sweep ran "
                              f"{ran}{why}")
@@ -210,7 +211,7 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
         if engine == "trtllm" and cap is None:
             cap = c.chosen.setting["K"]
         choices.append(c)
-    mode = rows["mode"].fillna("live").replace("", "live") if "mode" in rows else pd.Series("live", index=rows.index)
+    mode = modes(rows)
     target = str(rows["target"].dropna().iloc[0]) if "target" in rows and rows["target"].notna().any() else ""
     rec = Recommendation(engine, pair, target, draft or "", serving.label, name, choices, skipped,
                          mode.value_counts().to_dict(), serving=serving)

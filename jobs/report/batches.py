@@ -30,12 +30,17 @@ from policies.oracle import BOUND_NAME
 UNIT = ["task_key", "turn", "repeat"]
 
 
+def base_pairs(pairs: pd.Series) -> pd.Series:
+    """Each row's pair label without the ``@B{B}`` batch suffix (``actors/schema.py``'s ``batch_label`` undone)."""
+    return pairs.str.replace(r"@B\d+$", "", regex=True)
+
+
 def batches(df: pd.DataFrame) -> pd.DataFrame:
     """One row per batch: pair label, B, config, tokens, time (the longest latency), latency sum, rows, accept sums."""
     ok = df[(df["status"] == "ok") & (df["ar_timing"].fillna("") != "last")].copy()
     if "batch_size" not in ok:
         ok["batch_size"] = 1
-    ok["base_pair"] = ok["pair"].str.replace(r"@B\d+$", "", regex=True)
+    ok["base_pair"] = base_pairs(ok["pair"])
     ok["al_sum"] = ok["accept_lengths"].map(lambda a: int(sum(a)) if a is not None else 0)
     ok["steps"] = ok["accept_lengths"].map(lambda a: len(a) if a is not None else 0)
     keys = ["base_pair", "batch_size", "policy", "policy_spec", "gamma"] + UNIT

@@ -31,6 +31,19 @@ def read_actor_infos(output: str) -> dict:
         return {}
 
 
+def pair_cost_models(infos: dict) -> dict[str, CostModel]:
+    """{pair: the cost model to predict its steps with}: per actor the replay clock (``cost_model``) or else the
+    measured model (``costs``); of a pair's actors the one whose batch cost surface holds the most batch sizes (the
+    first on a tie). Pairs with no model are left out."""
+    out: dict[str, CostModel] = {}
+    for pair, acts in infos.items():
+        models = [CostModel.from_dict(i.get("cost_model") or i["costs"]) for i in acts
+                  if i.get("cost_model") or i.get("costs")]
+        if models:
+            out[pair] = max(models, key=lambda m: len(m.batch))
+    return out
+
+
 def cost_table(infos: dict) -> pd.DataFrame:
     """One row per actor with a cost model (module docstring)."""
     rows = []

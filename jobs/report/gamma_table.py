@@ -13,8 +13,9 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
 - **step time** (``policies/costs.py``): at B = 1 the single-row rule, t = draft(K, 0, C) + verify(K + 1, C) + o.
   At B > 1 the batch surface, measured at the calibration context C₀ (``CostModel.context``) and moved to C by the
   per-row context terms, once per row: t = K·[T_d(B) + B·d₄·ΔC/1000] + T_B(K + 1) + B·(v_C + v_mC·(K + 1))·ΔC/1000 + o,
-  ΔC = C − C₀, with L = K + 1 verified tokens per row (``batch_verify``/``batch_draft``; without a measured batch
-  table they fall back to the single-row model over B·L tokens, as the cost model says). A draft's catch-up after a
+  ΔC = C − C₀, with L = K + 1 verified tokens per row (``batch_verify``/``batch_draft``: the surface each actor
+  measured at the swept batch sizes, stored in ``actors.json`` after the tasks by ``jobs/sweep/actor_info.py``;
+  without a measured batch table they fall back to the single-row model over B·L tokens, as the cost model says). A draft's catch-up after a
   fully accepted step (d₂, d₃) is left out.
 - **speedup vs K = 0** (decoding only): (t(B, 0, C) / 1) / (t(B, K, C) / E_K) — time per emitted token of ``ar``
   over that of K. The best K maximises it; each context bucket (≤ 512, ≤ 2k, ≤ 8k tokens) is evaluated at its
@@ -37,9 +38,12 @@ import pandas as pd
 
 from actors.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
 from jobs.report import metrics
-from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
-from jobs.report.costs import read_actor_infos
+from actors.schema import batch_label
+from jobs.report.agreement import modes
+from jobs.report.batches import ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals, weights
+from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.derived import position_tables
+from jobs.report.text import interval as interval_text
 from jobs.store.output import record_written
 from policies.costs import CostModel
 
@@ -89,7 +93,7 @@ def acceptance(df: pd.DataFrame) -> dict[str, list[float]]:
         return {}
     pos, _ = position_tables(fixed)
     out = {}
-    pos = pos.assign(base=pos["pair"].str.replace(r"@B\d+$", "", regex=True))
+    pos = pos.assign(base=base_pairs(pos["pair"]))
     for base, part in pos.groupby("base"):
         n = max(len(x) for x in part["num_drafts_per_pos"])
         acc, dr = np.zeros(n), np.zeros(n)
@@ -120,8 +124,7 @@ def gamma_table(models: dict[str, CostModel], accept: dict[str, list[float]], si
 
 def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str, list[float]]) -> pd.DataFrame:
     """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule)."""
-    mode = df["mode"].fillna("live").replace("", "live") if "mode" in df else pd.Series("live", index=df.index)
-    live = metrics.ok_rows(df[mode == "live"])
+    live = metrics.ok_rows(df[modes(df) == "live"])
     if live.empty:
         return pd.DataFrame()
     live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int) if "batch_size" in live else 1)
@@ -134,14 +137,14 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         n, totals = unit_totals(part)
         w = weights(n)
         ar_tok, ar_t = ar_totals(totals)
-        ar_rows = live[(live["policy"] == "ar") & (live["pair"].str.replace(r"@B\d+$", "", regex=True) == pair)
+        ar_rows = live[(live["policy"] == "ar") & (base_pairs(live["pair"]) == pair)
                        & (live["batch_size"] == size) & (live["ar_timing"].fillna("") != "last")]
         if ar_rows.empty or not isinstance(ar_t, np.ndarray):
             continue
         ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + ar_rows["new_tokens"].mean() / 2)
         pre, tokens = float(ar_rows["prefill_time"].fillna(0).mean()), float(ar_rows["new_tokens"].mean())
         opts = {k: (e, t) for k, e, t, _ in speedups(models[pair], accept[pair], int(size), ctx)}
-        label = pair if size == 1 else f"{pair}@B{size}"
+        label = batch_label(pair, int(size))
         for (policy, spec, gamma), (tok, t) in totals.items():
             if policy != "fixed" or int(gamma) not in opts:
                 continue
@@ -176,7 +179,7 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
                   "| pair | B | K | context | predicted | measured [95 %] | floor | within noise |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
-            ci = f" [{r.measured_lo:.2f}, {r.measured_hi:.2f}]" if r.measured_lo == r.measured_lo else ""
+            ci = interval_text(r.measured_lo, r.measured_hi)
             ok = "–" if r.within_noise is None else ("yes" if r.within_noise else "no")
             fl = f"{r.floor:.1%}" if r.floor == r.floor else "–"
             lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {r.predicted:.2f}× | {r.measured:.2f}×{ci} "
@@ -185,18 +188,16 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
 
 
 def folder_models(folder: str, df: pd.DataFrame, costs: str | None) -> tuple[dict[str, CostModel], str]:
-    """({base pair: cost model}, label): the sweep's fitted models (``actors.json``), or a roofline what-if."""
+    """({base pair: cost model}, label): the sweep's stored models with their batch cost surface (``actors.json``,
+    ``jobs/report/costs.py``'s ``pair_cost_models``; untrusted ones left out), or a roofline what-if."""
     roof = parse_roofline(costs)
     out = {}
     if roof:
-        for pair, part in df.assign(base=df["pair"].str.replace(r"@B\d+$", "", regex=True)).groupby("base"):
+        for pair, part in df.assign(base=base_pairs(df["pair"])).groupby("base"):
             r = part.iloc[0]
             out[pair] = roofline_cost_model(roof[0], r["target"], (r["draft"] or None), "bfloat16", roof[1])
         return out, roofline_label(*roof)
-    for pair, acts in read_actor_infos(folder).items():
-        info = next((a for a in acts if a.get("cost_model") or a.get("costs")), None)
-        if info is not None:
-            out[pair] = CostModel.from_dict(info.get("cost_model") or info["costs"])
+    out = pair_cost_models(read_actor_infos(folder))
     return {p: m for p, m in out.items() if m.reliable}, "the sweep's fitted cost model"
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
 from jobs.report.intervals import RESAMPLES, SEED
-from jobs.report.text import render, short
+from jobs.report.text import interval as interval_text, render, short
 
 GT_CHAIN = ("gt", "gt-batch")
 GT_POLICIES = ("gt", "gt-batch", "gt-static", "gt-dynamic")
@@ -53,10 +53,6 @@ def config_figures(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEE
     return pd.DataFrame(out)
 
 
-def _ci(lo, hi) -> str:
-    return f" [{lo:.2f}, {hi:.2f}]" if np.isfinite(hi) else ""
-
-
 def _diff_ci(a: np.ndarray, b: np.ndarray, n: int) -> tuple[float, float]:
     """The interval of the paired difference b − a over the shared resamples (row 0 is the point)."""
     return interval((b - a)[1:], n)
@@ -73,10 +69,10 @@ def table5(fig: pd.DataFrame) -> pd.DataFrame:
                 lo, hi = _diff_ci(e.sp_samples, g.sp_samples, e.batches)
                 rows.append({"pair": pair, "B": size, "EAGLE-2": short(e.policy_spec),
                              "EAGLE-2 tok/s": e.throughput, "EAGLE-2 speed": f"{e.speedup:.2f}×"
-                             + _ci(e.speedup_lo, e.speedup_hi), "EAGLE-2 MAL": e.mal,
+                             + interval_text(e.speedup_lo, e.speedup_hi), "EAGLE-2 MAL": e.mal,
                              "GT(d)": short(g.policy_spec), "GT(d) tok/s": g.throughput,
-                             "GT(d) speed": f"{g.speedup:.2f}×" + _ci(g.speedup_lo, g.speedup_hi), "GT(d) MAL": g.mal,
-                             "Δ speed": f"{g.speedup - e.speedup:+.2f}×" + _ci(lo, hi), "Δ MAL": g.mal - e.mal})
+                             "GT(d) speed": f"{g.speedup:.2f}×" + interval_text(g.speedup_lo, g.speedup_hi), "GT(d) MAL": g.mal,
+                             "Δ speed": f"{g.speedup - e.speedup:+.2f}×" + interval_text(lo, hi), "Δ MAL": g.mal - e.mal})
     return pd.DataFrame(rows)
 
 
@@ -97,7 +93,7 @@ def table9(fig: pd.DataFrame, batch_size: int = 2, gamma: int = 7) -> pd.DataFra
             lo, hi = interval(ratio[1:], r.batches)
             rows.append({"pair": pair, "method": "baseline (fixed)" if r.policy == "fixed" else short(r.policy_spec),
                          "Time (s)": r.time, "throughput tok/s": r.throughput,
-                         "Δ (baseline time / time)": "" if r.policy == "fixed" else f"{ratio[0]:.4f}" + _ci(lo, hi)})
+                         "Δ (baseline time / time)": "" if r.policy == "fixed" else f"{ratio[0]:.4f}" + interval_text(lo, hi)})
     return pd.DataFrame(rows)
 
 
@@ -120,7 +116,7 @@ def table4(fig: pd.DataFrame) -> dict[tuple, pd.DataFrame]:
         cols = {}
         for c in order:
             r = part[part["c"] == c].iloc[0]
-            cols[c] = [f"{r.throughput:.2f}", f"{r.speedup:.2f}×" + _ci(r.speedup_lo, r.speedup_hi), f"{r.mal:.2f}"]
+            cols[c] = [f"{r.throughput:.2f}", f"{r.speedup:.2f}×" + interval_text(r.speedup_lo, r.speedup_hi), f"{r.mal:.2f}"]
         out[(pair, size, policy)] = pd.DataFrame(cols, index=["Speed tok/s", "speedup vs ar", "L (MAL)"])
     return out
 

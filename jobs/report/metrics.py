@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from jobs.dataset import GROUP_ORDER, group_of
+from jobs.report.agreement import modes
 from jobs.report.derived import acceptance_rate, pooled_average, table2_speedups
 from jobs.report.intervals import (  # noqa: F401 (re-exported)
     NOT_RESOLVED,
@@ -128,8 +129,7 @@ class QuestionSums:
 def policy_repeat_spread(df: pd.DataFrame) -> np.ndarray:
     """|tok/s(repeat r) / tok/s(repeat 0) − 1| for every live policy config (not ``ar``), question and repeat
     r ≥ 1: how far repeated live runs of one policy config land apart (empty without repeats)."""
-    live = df[(df["policy"] != "ar") & (df["mode"].fillna("live").replace("", "live") == "live")] \
-        if "mode" in df else df[df["policy"] != "ar"]
+    live = df[(df["policy"] != "ar") & (modes(df) == "live")]
     if live.empty or live["repeat"].nunique() < 2:
         return np.array([])
     q = live.groupby(CONFIG + ["question_id", "repeat"])[["new_tokens", "wall_time"]].sum()

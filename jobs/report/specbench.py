@@ -37,7 +37,7 @@ import pandas as pd
 
 from jobs.dataset import GROUP_ORDER, MT_BENCH
 from jobs.report import derived, metrics
-from jobs.report.text import render, short
+from jobs.report.text import interval as interval_text, render, short
 from jobs.store.answers import answer_records, answers_filename, read_answers
 from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
@@ -256,7 +256,7 @@ def render_parity(t: pd.DataFrame, fmt: str = "md") -> str:
     """The report section: speed.py's overall speedup and MAT beside ours, then speed.py by task."""
 
     def ci(lo, hi) -> str:
-        return f"[{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else ""
+        return interval_text(lo, hi).strip()
 
     def pm(v, s) -> str:
         return "nan" if v != v else f"{v:.3f}" + ("" if s != s else f" ± {s:.3f}")

@@ -9,9 +9,10 @@ def short(spec: str) -> str:
     return spec if len(spec) <= 48 else spec[:45] + "..."
 
 
-def interval(lo, hi) -> str:
-    """`` [lo, hi]`` to two decimals; empty when either end is NaN (no interval was drawn)."""
-    return f" [{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else ""
+def interval(lo, hi, fmt: str = ".2f") -> str:
+    """`` [lo, hi]``, each end formatted by ``fmt`` (two decimals; ``".1%"`` for shares); empty when either end is
+    NaN or infinite (no interval was drawn)."""
+    return f" [{lo:{fmt}}, {hi:{fmt}}]" if abs(lo) < float("inf") and abs(hi) < float("inf") else ""
 
 
 def value_with_interval(value, lo, hi) -> str:

@@ -69,35 +69,66 @@ def _foreign_entries(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.name != LOCK)
 
 
-def check_usable(root: str | Path, fresh: bool = False) -> None:
-    """Refuse an output path the sweep must not write to (see the module rules); writes nothing."""
-    root = Path(root)
+def check_writable(path: str | Path, name: str, *, folder: bool = True, what: str = "folder",
+                   beside: tuple = ()) -> Path:
+    """``path`` as a Path when specsweep can write there, else one line naming ``name`` (the flag or setting), the
+    path, what is wrong and what to give instead; nothing is created. The one rule for every place a command writes:
+
+    * a **folder** (``folder=True``; ``what`` names it, e.g. "output folder"): an existing folder this user can
+      write into, or one that can be created — not a symlink to nothing, not a symlink loop, not a file, no file on
+      the way (``afile/sub``), and the nearest existing folder above it writable;
+    * a **file** (``folder=False``; ``what`` names it, e.g. "JSON file path"): not a folder, in an existing folder,
+      and writable — the file itself when it exists, its folder when not; the same for each path in ``beside``
+      (files written next to it).
+    """
+    path = Path(path)
+    if not folder:
+        parent = path.parent
+        if path.is_dir():
+            raise SpecsweepError(f"{name} {path} is a folder: give a {what}")
+        if parent.exists() and not parent.is_dir():
+            raise SpecsweepError(f"{name} {path}: {parent} is not an existing folder: give a {what} in an existing "
+                                 "folder")
+        if not parent.is_dir():
+            raise SpecsweepError(f"{name} {path}: folder {parent} does not exist: give a {what} in an existing folder")
+        for p in (path, *map(Path, beside)):
+            if (p.exists() and not os.access(p, os.W_OK)) or (not p.exists() and not os.access(parent, os.W_OK)):
+                raise SpecsweepError(f"{name} {path}: {p} is not writable: give a {what} this user can write")
+        return path
     try:
-        os.stat(root)
+        os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        if root.is_symlink():
-            raise SpecsweepError(f"output {root} is a symlink to nothing: point it at a folder or remove it") from None
-    except OSError as e:          # a symlink loop (ELOOP) and its like: the sweep would die at its first write
-        raise SpecsweepError(f"output {root} cannot be used ({e.strerror or type(e).__name__}): choose another "
-                             "output folder") from None
-    if root.exists() and not root.is_dir():
-        raise SpecsweepError(f"output {root} is a file, not a folder: set output to a new or existing sweep folder")
-    if root.is_dir():
-        if not is_sweep_output(root) and _foreign_entries(root):
-            what = "clear" if fresh else "write into"
-            raise SpecsweepError(f"output folder {root} is not a specsweep output (no {MARKER} marker) and holds "
-                                 f"{len(_foreign_entries(root))} other file(s); refusing to {what} it: choose a new "
-                                 "or empty folder")
-        if not os.access(root, os.W_OK | os.X_OK):
-            raise SpecsweepError(f"output folder {root} is not writable by this user: choose another output folder")
-        return
-    parent = root.parent
+        if path.is_symlink():
+            raise SpecsweepError(f"{name} {path} is a symlink to nothing: point it at a folder or remove it") from None
+    except OSError as e:          # a symlink loop (ELOOP) and its like: the first write would fail
+        raise SpecsweepError(f"{name} {path} cannot be used ({e.strerror or type(e).__name__}): choose another "
+                             f"{what}") from None
+    if path.exists() and not path.is_dir():
+        raise SpecsweepError(f"{name} {path} is a file, not a folder: choose a new or existing {what}")
+    if path.is_dir():
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise SpecsweepError(f"{name} {path} is not writable by this user: choose another {what}")
+        return path
+    parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        raise SpecsweepError(f"output {root}: {parent} is a file, not a folder: choose another output folder")
+        raise SpecsweepError(f"{name} {path}: {parent} is a file, not a folder: choose another {what}")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise SpecsweepError(f"output {root} cannot be created ({parent} is not writable): choose another output folder")
+        raise SpecsweepError(f"{name} {path} cannot be created ({parent} is not writable): choose another {what}")
+    return path
+
+
+def check_usable(root: str | Path, fresh: bool = False) -> None:
+    """Refuse an output path the sweep must not write to (see the module rules; the path itself by
+    :func:`check_writable`, then a folder that is not a sweep output and holds other files); writes nothing."""
+    root = Path(root)
+    if root.is_dir() and not is_sweep_output(root) and _foreign_entries(root):
+        what = "clear" if fresh else "write into"
+        raise SpecsweepError(f"output folder {root} is not a specsweep output (no {MARKER} marker) and holds "
+                             f"{len(_foreign_entries(root))} other file(s); refusing to {what} it: choose a new "
+                             "or empty folder")
+    check_writable(root, "output", what="output folder")
 
 
 @dataclass

@@ -45,6 +45,7 @@ from jobs.store.answers import write_all
 from jobs.store.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
 from jobs.store.output import OutputLock, check_usable, record_written
 from jobs.store.parquet_log import ParquetLog
+from jobs.sweep.actor_info import store_batch_surface, write_actor_info
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
 from jobs.sweep.preflight import check_pairs, check_paths, first_run_note
 from jobs.sweep.signals import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install, interrupted, ray_start,  # noqa: F401
@@ -219,24 +220,11 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
             backend.run(todo, on_result)
         finally:
             bar.close()
+        store_batch_surface(cfg, backend)
         say(f"specsweep: {len(todo)} task(s) done in {time.time() - counts['t0']:.0f} s")
         return counts["failed"]
     finally:
         backend.stop()
-
-
-def write_actor_info(cfg: SweepConfig, infos: dict) -> None:
-    """``OUTPUT/actors.json`` (device, template, measured and fitted cost model per actor) and, for replay,
-    ``OUTPUT/traces/cost_models.json`` (the cost model each pair's replayed times were predicted with)."""
-    out = Path(cfg.output)
-    record_written(out / "actors.json", out)
-    (out / "actors.json").write_text(json.dumps(infos, indent=1))
-    models = {label: [i.get("cost_model") for i in acts] for label, acts in infos.items()
-              if any(i.get("cost_model") for i in acts)}
-    if models:
-        (out / "traces").mkdir(exist_ok=True)
-        record_written(out / "traces" / "cost_models.json", out)
-        (out / "traces" / "cost_models.json").write_text(json.dumps(models, indent=1))
 
 
 def write_traces_table(cfg: SweepConfig, task: dict, table) -> Path:

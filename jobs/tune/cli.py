@@ -34,7 +34,7 @@ import pandas as pd
 from jobs.replay_cli import replay_output
 from jobs.report import metrics
 from jobs.report.derived import trusted_times
-from jobs.report.text import short
+from jobs.report.text import interval as interval_text, short
 from jobs.store.output import record_written
 from policies.errors import SpecsweepError
 from policies.oracle import BOUND_LABEL
@@ -174,8 +174,7 @@ def _cell(r, name: str, pct: bool = False) -> str:
     v, lo, hi = r[name], r[f"{name}_lo"], r[f"{name}_hi"]
     if v != v:
         return "–"
-    f = (lambda x: f"{x:.1%}") if pct else (lambda x: f"{x:.2f}×")
-    return f(v) + (f" [{f(lo)}, {f(hi)}]" if lo == lo and hi == hi else "")
+    return f"{v:.1%}{interval_text(lo, hi, '.1%')}" if pct else f"{v:.2f}×{interval_text(lo, hi, '.2f')}"
 
 
 def report_md(res: pd.DataFrame, a, train: list[int], held: list[int], facts: dict) -> str:
@@ -206,6 +205,7 @@ def main(a) -> int:
         policies.append(("fixed", {}))
     ks = sorted(set(FIXED_KS) | set(gammas))
     df, facts = _replay(a, policies, gammas, ks)
+    check_timed(a, facts)
     train, held = split_questions(df["question_id"].unique(), a.seed)
     res, grid = tune(trusted_times(df), a.policy, policy_spec(a.policy, default), a.seed)
     text = report_md(res, a, train, held, facts)
@@ -218,6 +218,18 @@ def main(a) -> int:
     grid.to_csv(dest / "grid.csv", index=False)
     print(f"specsweep: tune report and grid in {dest}", file=sys.stderr)
     return 0
+
+
+def check_timed(a, facts: dict) -> None:
+    """One line when a pair's cost model was not trusted when measured: its replayed times are left out
+    (``jobs/report/derived.py``'s ``trusted_times``), so no grid point has a time to be chosen by."""
+    for pair, (_, model) in sorted(facts["models"].items()):
+        if model is not None and not model.reliable:
+            why = "; ".join(dict.fromkeys(model.trust.get("reasons", []))) or "not trusted when measured"
+            raise SpecsweepError(f"pair {pair!r}: the replayed times are marked unreliable ({why}; cost model from "
+                                 f"{facts['costs']}), so nothing can be tuned: re-measure on a quiet machine with "
+                                 "`specsweep calibrate --out costs.json` (the pair's flags), then `specsweep tune "
+                                 f"{a.output} --policy {a.policy} --costs costs.json`")
 
 
 def _replay(a, policies, gammas, ks):
