@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from actors.drafter_kinds.kind import DrafterKind, Serving
+from actors.traces import Rollout
 
 NAME = "suffix"
 
@@ -23,8 +24,6 @@ def suffix_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Seque
     q = max q = 1 and H = 0 (a point mass). A chain is a prefix of any longer-capped chain from the same state, so
     a live step's draft is the rollout's prefix; a rollout shorter than its cap is the drafter's whole proposal
     there (``ends_short``: replay serves nothing after it, as the live drafter does)."""
-    from actors.traces import Rollout  # heavy: pyarrow
-
     eos = frozenset(int(t) for t in eos_ids)
     drafter.reset(1)
     seq, out = [int(t) for t in prompt_ids], []
