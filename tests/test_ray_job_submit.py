@@ -74,16 +74,19 @@ def test_ray_job_submit_runs_a_sweep_on_the_worker_node(tmp_path):
     import tempfile
 
     ray_tmp = tempfile.mkdtemp(prefix="rj", dir="/tmp")   # short: Ray's socket paths must fit in 107 bytes
+    worker_tmp = tempfile.mkdtemp(prefix="rw", dir="/tmp")
     subprocess.run([RAY, "start", "--head", f"--port={gcs}", "--num-cpus=2", f"--dashboard-port={port}", "--dashboard-host=127.0.0.1",
                     "--include-dashboard=true", "--object-store-memory=200000000", f"--temp-dir={ray_tmp}"],
                    check=True, env=env, capture_output=True, timeout=180)
     try:
+        # the worker unpacks the job's working dir under its own temp dir: two nodes on one machine sharing one
+        # would unpack the same package into the same folder, one while the other's processes import from it
         subprocess.run([RAY, "start", f"--address=127.0.0.1:{gcs}", "--num-cpus=1", "--num-gpus=1",
-                        "--object-store-memory=100000000", f"--temp-dir={ray_tmp}"],
+                        "--object-store-memory=100000000", f"--temp-dir={worker_tmp}"],
                        check=True, env=env, capture_output=True, timeout=180)
         r = submit_when_agent_ready([RAY, "job", "submit", f"--address=http://127.0.0.1:{port}", "--working-dir",
                                      str(ROOT), "--runtime-env-json",
-                                     '{"excludes": ["runs", "mlflow.db", ".git", "tests"]}', "--",
+                                     '{"excludes": ["runs", "mlflow.db", ".git", "tests", "docs", "bench", "*.safetensors", ".whl"]}', "--",
                                      sys.executable, "-m", "jobs.sweep", str(path)], env)
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
         assert "succeeded" in (r.stdout + r.stderr).lower()
@@ -96,4 +99,5 @@ def test_ray_job_submit_runs_a_sweep_on_the_worker_node(tmp_path):
         (info,) = json.loads((tmp_path / "out" / "actors.json").read_text())["tiny"]
         assert info["gpu_ids"] == ["0"] and info["cuda_visible_devices"] == "0"    # the worker's one GPU
     finally:
+        stop_cluster(worker_tmp)
         stop_cluster(ray_tmp)

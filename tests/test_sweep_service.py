@@ -134,7 +134,7 @@ def test_driver_killed_mid_sweep_then_resumed(cluster, tmp_path):
     logdir = tmp_path / "out" / "log"
     deadline = time.time() + 240
     while time.time() < deadline and len(list(logdir.glob("task-*.parquet"))) < 2:
-        time.sleep(0.5)
+        time.sleep(0.05)          # kill soon after the second task lands (a coarse poll let a loaded run finish)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     partial = len(list(logdir.glob("task-*.parquet")))
