@@ -226,7 +226,7 @@ class ModelDrafter(Drafter):
         self.runner = runner if runner is not None else EagerRunner(model)
         self._main = self.runner
         self._eager = self.runner if isinstance(self.runner, EagerRunner) else None
-        self._engine, self._capacity, self._inductor = "eager", 4096, None
+        self.engine, self._capacity, self.inductor = "eager", 4096, None    # the target's engine kind
         self._batch = None        # the rows runner (actors/row_runners.py), made the first time a batch of rows drafts
         self._rows = None         # the rows runner while B > 1, None for one row
         self.reset()
@@ -238,7 +238,7 @@ class ModelDrafter(Drafter):
     def use_engine(self, engine: str, capacity: int, inductor: bool | None) -> None:
         if engine != "eager" and isinstance(self._main, EagerRunner):
             self.runner = self._main = make_runner(self.model, engine, capacity, inductor)
-            self._engine, self._capacity, self._inductor = self._main.engine, capacity, inductor
+            self.engine, self._capacity, self.inductor = self._main.engine, capacity, inductor
 
     def prepare(self) -> None:
         self._main.prepare(2)     # a step feeds the draft one token, or two after a fully accepted draft
@@ -247,7 +247,7 @@ class ModelDrafter(Drafter):
         super().reset(rows, sampling, generators, stop_ids, tree)
         if rows > 1:
             if self._batch is None:
-                self._batch = rows_runner(self.model, self._engine, self._capacity, self._inductor, self.pad_id)
+                self._batch = rows_runner(self.model, self.engine, self._capacity, self.inductor, self.pad_id)
                 self._batch.prepare(2)
             self._rows = self._batch
             self._rows.reset(rows)

@@ -214,7 +214,9 @@ class PairActor:
         sizes = sorted({1, rows} - {int(b) for b in costs.batch})
         if sizes:
             costs.batch.update(measure_batch_costs(self.pair.target, self.pair.draft_level, sizes=sizes,
-                                                   context=self.calibration_context, repeats=3))
+                                                   context=self.calibration_context, repeats=3,
+                                                   engine=self.pair.engine.engine,
+                                                   inductor=self.pair.engine.runners.inductor))
 
     def batch_surface(self, sizes) -> dict:
         """``info()`` after the batch cost surface is measured at every size in ``sizes`` it lacks (sizes > 1 and 1;

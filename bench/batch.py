@@ -221,7 +221,7 @@ def main(argv=None) -> None:
     context = sorted(len(p) for p in prompts)[len(prompts) // 2] + a.max_new_tokens // 2
     sizes_surface = sorted({1 << k for k in range(8) if 1 << k <= max(a.sizes)} | set(a.sizes))
     surface = measure_batch_costs(pair.target, pair.draft_level, sizes=sizes_surface, widths=SURFACE_WIDTHS,
-                                  context=context, repeats=a.repeats)
+                                  context=context, repeats=a.repeats, engine=pair.engine.engine)
     progress(f"cost surface measured at B = {sizes_surface}")
     engine = SpecEngine(pair.target, pair.drafter, pair.eos_ids, costs=gt_costs(surface, context))
     for B in a.sizes:                                                  # warm-up, discarded

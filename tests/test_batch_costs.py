@@ -91,3 +91,21 @@ def test_bench_batch_figures_on_the_tiny_pair(surface):
     assert stops_paying({16: best[16]}).startswith("speculation does not pay")
     assert stops_paying({1: best[16], 4: best[1], 16: best[16]}) == \
         "speculation pays at B = 4 and not at B = 1, 16 (best policy ≤ ar there)"
+
+
+def test_the_surface_is_measured_on_the_engines_own_rows_runner(monkeypatch):
+    """A static/compiled pair's batches run on the per-row static cache, so its surface is timed there too."""
+    import actors.batch_costs as bc
+    from actors.static_batch_runner import StaticBatchRunner
+
+    made = []
+    real = bc.rows_runner
+
+    def spy(*a, **k):
+        made.append(real(*a, **k))
+        return made[-1]
+    monkeypatch.setattr(bc, "rows_runner", spy)
+    target = llama(vocab=20, layers=1, hidden=16)
+    out = measure_batch_costs(target, None, sizes=(1, 2), widths=(1, 3), context=6, repeats=1, engine="static")
+    assert [type(r) for r in made] == [StaticBatchRunner, StaticBatchRunner]
+    assert all(v > 0 for b in (1, 2) for v in out[b]["raw"])

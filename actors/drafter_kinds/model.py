@@ -38,8 +38,8 @@ def _cost_probe(drafter):
     """One batched one-token forward of the draft LM, after a ``context``-token prefill."""
     from actors.batch_costs import forward_medians  # heavy: torch
 
-    return lambda rows, context, repeats, vocab, seed: forward_medians(drafter.model, rows, [1], context, repeats,
-                                                                       vocab, seed)[0]
+    return lambda rows, context, repeats, vocab, seed: forward_medians(
+        drafter.model, rows, [1], context, repeats, vocab, seed, drafter.engine, drafter.inductor)[0]
 
 
 def compute_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequence[int], *, max_new_tokens: int,
