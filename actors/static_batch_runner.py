@@ -43,8 +43,11 @@ def _row_slot_layer_class():
 
         def update(self, key_states, value_states, *args, **kwargs):
             # key_states [B', heads, m, head_dim] -> keys[b, :, slots[b, i]] for the first B' rows
-            if not self.is_initialized:
-                raise RuntimeError("the row-slot cache is allocated by its runner before any forward")
+            if not self.is_initialized:     # on this layer's own device (a sharded target spans several)
+                shape = (self.owner.allocated, key_states.shape[1], self.max_cache_len, key_states.shape[-1])
+                self.keys = torch.zeros(shape, dtype=key_states.dtype, device=key_states.device)
+                self.values = torch.zeros(shape, dtype=value_states.dtype, device=value_states.device)
+                self.is_initialized = True
             rows, m = key_states.shape[0], key_states.shape[-2]
             idx = self.owner.slots[:rows, :m][:, None, :, None]
             keys, values = self.keys[:rows], self.values[:rows]
@@ -71,7 +74,11 @@ class StaticBatchRunner:
         self.model, self.device, self.pad_id = model, model.device, int(pad_id)
         self.capacity = int(capacity)
         self.engine = "compiled" if compiled else "static"
-        self._use_graphs = compiled and self.device.type == "cuda"
+        devices = {p.device for p in model.parameters()}
+        self._use_graphs = compiled and self.device.type == "cuda" and len(devices) == 1
+        if compiled and len(devices) > 1:        # a sharded target (device_map over GPUs): one graph cannot span them
+            print(f"[specsweep] {type(model).__name__} spans {len(devices)} devices: its batches run on the static "
+                  "cache without CUDA graphs", file=sys.stderr, flush=True)
         self.inductor = compiled and (not self._use_graphs if inductor is None else bool(inductor))
         self._fn = model.forward
         if self.inductor:
@@ -116,21 +123,12 @@ class StaticBatchRunner:
 
         slots = self.capacity + self.MAX_BUCKET
         self.cache = StaticCache(config=self.model.config, max_cache_len=slots)
-        cfg = self.model.config
-        heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
-        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
         layer_cls = _row_slot_layer_class()
-        for layer in self.cache.layers:
+        for layer in self.cache.layers:          # keys allocated at each layer's first write, on its device
             if type(layer).__name__ != "StaticLayer":
                 raise TypeError(f"cache layer {type(layer).__name__} is not a plain static layer")
             layer.__class__ = layer_cls
             layer.owner = self
-            shape = (rows, heads, slots, head_dim)
-            layer.keys = torch.zeros(shape, dtype=self._mask_dtype, device=self.device)
-            layer.values = torch.zeros(shape, dtype=self._mask_dtype, device=self.device)
-            layer.device, layer.batch_size, layer.num_heads = self.device, rows, heads
-            layer.k_head_dim = layer.v_head_dim = head_dim
-            layer.is_initialized = True
         m = self.MAX_BUCKET
         # one device buffer for every graph input; _views(B', m) cuts it the same way on host and device
         self._inp = torch.zeros(rows * (3 * m + 1 + m * m), dtype=torch.long, device=self.device)
@@ -140,6 +138,11 @@ class StaticBatchRunner:
         self._in_ar = torch.arange(m, device=self.device)
         self.slots = torch.zeros(rows, m, dtype=torch.long, device=self.device)
         self._alloc, self._graphs = rows, {}
+
+    @property
+    def allocated(self) -> int:
+        """Rows the cache holds (a batch of fewer rows leaves the rest unused)."""
+        return self._alloc
 
     @staticmethod
     def _views(buf: torch.Tensor, rows: int, m: int):
@@ -174,6 +177,8 @@ class StaticBatchRunner:
         print(f"[specsweep] preparing {type(self.model).__name__} for {len(need)} (rows, input length) shapes up to "
               f"{rows} rows × {max(m for _, m in need)} tokens ({how}) ...", file=sys.stderr, flush=True)
         self._inp.zero_()
+        if not self.cache.layers[0].is_initialized:
+            self._call(1, 1, fn=self.model.forward)     # allocates each layer's keys eagerly, before any trace
         for r, m in need:
             if not self._use_graphs:
                 self._call(r, m)                 # compiles the shape now rather than during a timed step
