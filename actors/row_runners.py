@@ -11,8 +11,9 @@ A *rows runner* holds B sequences (rows) of one causal LM and answers, for every
   tokens and its own ancestors; ``keep_fed(row, keep, length)`` then keeps the root and the accepted path;
 * ``rollback(row, length)`` — row ``row`` keeps positions ``0 … length − 1``;
 * ``keep_rows(rows)`` — drop finished rows (the rest renumbered), compacting the cache as it goes;
-* with ``keep_features`` set, ``features[b]``: row b's final hidden states of the last forward (an EAGLE head
-  reads them; the same forward, never an extra one).
+* with ``keep_features`` set, ``features[b]``: row b's hidden states of the last forward at ``feature_layers``
+  (indices into transformers' ``output_hidden_states`` tuple, concatenated; default ``(-1,)``, the final hidden
+  state: ``actors/hf_api.py::hidden_features``) — an EAGLE head reads them; the same forward, never an extra one.
 
 Two implementations: :class:`~actors.batch_runner.BatchRunner`, the gap-masked ``DynamicCache`` (eager, any B),
 and :class:`OneRow`, one row on a plain single-sequence runner of ``actors/runners.py`` — transformers'
@@ -26,7 +27,7 @@ from typing import Sequence
 import torch
 
 from actors.batch_runner import BatchRunner
-from actors.hf_api import cache_arg
+from actors.hf_api import FINAL, cache_arg, hidden_features
 from actors.runners import EagerRunner, make_runner
 from actors.tree_step import keep_positions, tree_mask
 from policies.errors import SpecsweepError
@@ -41,6 +42,7 @@ class OneRow:
         self.runner = runner
         self.engine = runner.engine
         self.keep_features = False
+        self.feature_layers = FINAL
         self.features: list[torch.Tensor] = []
 
     @property
@@ -51,6 +53,7 @@ class OneRow:
         if rows != 1:
             raise ValueError(f"a one-row runner holds 1 row, not {rows}")
         self.runner.keep_features = self.keep_features
+        self.runner.feature_layers = self.feature_layers
         self.runner.reset()
 
     def prepare(self, max_input: int) -> None:
@@ -81,7 +84,7 @@ class OneRow:
                     **({"output_hidden_states": True} if self.keep_features else {}))
         self._fed = L
         if self.keep_features:
-            self.features = [out.hidden_states[-1][0]]
+            self.features = [hidden_features(out.hidden_states, self.feature_layers)[0]]
         return [out.logits[0]]
 
     def keep_fed(self, row: int, keep: Sequence[int], length: int) -> None:
@@ -109,6 +112,7 @@ class TargetRunners:
         self._tree_one = self._one if isinstance(self.one, EagerRunner) else None
         self._batch: BatchRunner | None = None
         self.keep_features = False
+        self.feature_layers = FINAL
 
     def for_rows(self, rows: int, tree: bool = False):
         """An emptied rows runner for a generation of ``rows`` rows (chains, or trees when ``tree``)."""
@@ -126,5 +130,6 @@ class TargetRunners:
                 self._batch = BatchRunner(self.model, self.pad_id)
             runner = self._batch
         runner.keep_features = self.keep_features
+        runner.feature_layers = self.feature_layers
         runner.reset(rows)
         return runner
