@@ -3,17 +3,13 @@ from a small random target config loads and drafts losslessly at B = 1 and B = 4
 (greedy equals target-only; sampling follows the target, chi-square); the runners' ``feature_layers`` seam and the
 EAGLE-3 layer convention; malformed heads refused in one line with nothing executed; the ``eagle3`` kind in the
 registry, the memory plan, pairs and replay."""
-import json
-
 import pytest
 import torch
 
-from actors.drafter_kinds import eagle, eagle3
-from actors.drafter_kinds.registry import check_draft_files, kind_of, kind_of_drafter
 from actors.eagle3_drafter import Eagle3Drafter
-from actors.eagle3_head import load_eagle3_head, random_eagle3_head, write_head_folder
+from actors.eagle3_head import random_eagle3_head
 from actors.eagle_drafter import EagleDrafter
-from actors.eagle_head import init_head, load_head, read_state, save_head
+from actors.eagle_head import init_head, read_state, save_head
 from actors.engine import SpecEngine
 from actors.head_files import aux_layers
 from actors.tiny_pair import llama, sharpen
