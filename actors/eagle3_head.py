@@ -38,7 +38,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from actors.eagle_head import MLP, Attention, HeadShape, RMSNorm, _rotary, read_state, target_parts
+from actors.eagle_head import MLP, Attention, HeadShape, RMSNorm, _rotary, head_config, read_state, target_parts
 from actors.head_files import aux_layers, check_eagle3_head, check_eagle3_tensors
 from policies.errors import SpecsweepError
 
@@ -172,8 +172,6 @@ def _check_map(d2t: torch.Tensor, t2d: torch.Tensor, vocab: int, where: str) -> 
 def eagle3_config(target_config, draft_vocab: int | None = None, layers: list[int] | None = None,
                   intermediate_size: int | None = None) -> dict:
     """A release ``config.json`` for a new EAGLE-3 head on a target: the target's Llama sizes, one layer."""
-    from actors.eagle_head import head_config  # the EAGLE-1/2 config, the same sizes
-
     cfg = head_config(target_config, intermediate_size)
     cfg.pop("bias", None)
     cfg.update({"architectures": [ARCHITECTURE], "draft_vocab_size": int(draft_vocab or cfg["vocab_size"]),

@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 
 from actors.drafter_kinds.kind import DrafterKind, Serving
 from actors.head_files import check_head
+from actors.hf_api import hidden_features
 from actors.traces import Rollout
 from policies.base import MORE
 from policies.errors import SpecsweepError
@@ -137,8 +138,6 @@ def _eagle_rollouts(drafter, target, prompt_ids, reference, max_new_tokens, max_
     P, N = len(prompt_ids), len(reference)
     drafter.reset(1, None, None, frozenset(int(t) for t in eos_ids))
     if len(seq) > 2:
-        from actors.hf_api import hidden_features
-
         out = target(input_ids=torch.tensor([seq[:-2]], device=target.device), output_hidden_states=True)
         hidden = hidden_features(out.hidden_states, drafter.feature_layers)[0]
         drafter.see_features(0, 0, hidden)       # f_0 … f_{P+N−3}: every prefix the rollouts start from
