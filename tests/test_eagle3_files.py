@@ -172,3 +172,37 @@ def test_pair_from_eagle3_path_generates_and_replays(tmp_path):
     live = pair.engine.generate(ids, build("fixed", 3), max_new_tokens=12)
     rep = replay(trace, build("fixed", 3))
     assert rep.token_ids == live.token_ids and rep.accepted == live.accepted
+
+
+def test_a_sweep_runs_an_eagle3_pair_live_and_replayed_at_b1_and_b4(tmp_path):
+    """``mode: both`` in process: every row succeeds at B = 1 and B = 4 (chains and the eagle2 tree), and each replayed
+    chain row equals its live twin token for token."""
+    import contextlib
+    import io
+
+    from actors.models import ModelSpec, load_model
+    from actors.tiny_pair import save_tiny_pair
+    from jobs.config import parse_config
+    from jobs.store.parquet_log import ParquetLog
+    from jobs.sweep.driver import run_sweep
+
+    target_path, _ = save_tiny_pair(tmp_path / "pair")
+    folder = random_eagle3_head(load_model(ModelSpec(target_path)), tmp_path / "head", layers=[0, 1, 1], seed=2,
+                                draft_vocab=50)
+    cfg = parse_config({"name": "e3", "output": str(tmp_path / "out"), "tracking_uri": f"sqlite:///{tmp_path}/m.db",
+                        "pairs": [{"name": "tiny", "target": target_path, "draft": f"eagle3:{folder}"}],
+                        "dataset": {"source": "sample", "question_ids": [9017, 9021]},
+                        "generation": {"max_new_tokens": 8}, "policies": ["fixed", "eagle2"], "gammas": [2],
+                        "warmup": 0, "batch_sizes": [1, 4], "mode": "both",
+                        "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1, "judge": False}})
+    with contextlib.redirect_stderr(io.StringIO()):
+        res = run_sweep(cfg, backend="inprocess", log_mlflow=False)
+    df = ParquetLog(cfg.output).read()
+    assert res["failed_rows"] == 0, df[df["status"] != "ok"]["error"].tolist()
+    assert set(df["batch_size"]) == {1, 4} and {"fixed", "eagle2"} <= set(df["policy"])
+    part = df[(df["policy"] == "fixed")]
+    live, rep = part[part["mode"] == "live"], part[part["mode"] == "replay"]
+    keys = ["config_key", "question_id", "turn", "repeat"]
+    twins = live.merge(rep, on=keys, suffixes=("_live", "_replay"))
+    assert len(twins) > 0
+    assert all(list(a) == list(b) for a, b in zip(twins["token_ids_live"], twins["token_ids_replay"]))
