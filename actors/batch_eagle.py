@@ -44,7 +44,7 @@ class EagleRows:
         self.cache = HeadCache()
         self.valid = torch.zeros(rows, 0, dtype=torch.bool, device=self.device)     # [B, slots]
         self.pos = torch.zeros(rows, 0, dtype=torch.long, device=self.device)       # [B, slots]
-        width = self.drafter.w.shape[1]
+        width = self.drafter.feature_width
         self.feats = [torch.zeros(0, width, dtype=self.dtype, device=self.device) for _ in range(rows)]
         self.true_len = [0] * rows        # head positions of each row computed from true features
         self.g: list[torch.Tensor | None] = [None] * rows
@@ -101,7 +101,7 @@ class EagleRows:
         if self.valid.shape[1] > 2 * int(self.valid.sum(1).max()) + self.COMPACT_SLACK:
             self.compact()
         B, T = self.rows, max(len(ids) for _, ids, _ in feeds.values())
-        h = self.drafter.w.shape[1]
+        h = next(iter(feeds.values()))[0].shape[-1]   # one level feeds target features (catch-up) or head outputs
         x = torch.zeros(B, T, h, dtype=self.dtype, device=self.device)
         ids = torch.zeros(B, T, dtype=torch.long, device=self.device)
         pos = torch.zeros(B, T, dtype=torch.long, device=self.device)

@@ -28,7 +28,7 @@ from typing import Sequence
 
 import torch
 
-from actors.hf_api import cache_arg
+from actors.hf_api import FINAL, cache_arg, hidden_features
 from actors.kv import new_cache
 
 
@@ -41,7 +41,8 @@ class BatchRunner:
         self.model = model
         self.device = model.device
         self.pad_id = int(pad_id)
-        self.keep_features = False      # an EAGLE head reads the target's final hidden states of every forward
+        self.keep_features = False      # an EAGLE head reads the target's hidden states of every forward
+        self.feature_layers = FINAL     # which of them (``actors/hf_api.py::hidden_features``)
         self.features: list[torch.Tensor] = []
         self.reset(0)
 
@@ -108,9 +109,10 @@ class BatchRunner:
         return {"output_hidden_states": True} if self.keep_features else {}
 
     def _keep_features(self, out, feeds) -> None:
-        """``features[b]``: row b's final hidden states [len(feeds[b]), h] from this forward (same forward, no extra)."""
+        """``features[b]``: row b's hidden states at ``feature_layers`` [len(feeds[b]), width] from this forward (same
+        forward, no extra)."""
         if self.keep_features:
-            hidden = out.hidden_states[-1]                                                      # [B, m, h]
+            hidden = hidden_features(out.hidden_states, self.feature_layers)                    # [B, m, width]
             self.features = [hidden[b, :len(f)] for b, f in enumerate(feeds)]
 
     @torch.no_grad()

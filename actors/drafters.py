@@ -56,8 +56,10 @@ class Drafter:
     * ``rollback(row, valid)`` keeps row ``row``'s first ``valid`` committed tokens;
     * ``keep_rows(rows)`` drops finished rows (the rest renumbered in the given order).
 
-    A drafter with ``needs_features`` (an EAGLE head) is handed the target's final hidden states of every
-    forward the engine runs through ``see_features(row, start, hidden)``. Tree drafters (``supports_trees``)
+    A drafter with ``needs_features`` (an EAGLE head) is handed the target's hidden states of every
+    forward the engine runs through ``see_features(row, start, hidden)``: the entries ``feature_layers`` of
+    transformers' ``output_hidden_states`` tuple, concatenated (default ``(-1,)``: the final hidden state;
+    ``actors/hf_api.py::hidden_features``). Tree drafters (``supports_trees``)
     also give ``propose_tree(tokens, policy, max_depth)`` and ``keep_tree_path(committed, tree, path)`` for
     their one row. ``finished(tokens)`` hands over each finished response, after the batch's decoding (untimed);
     ``hold(on)`` stops a drafter with a memory of responses from learning them that way, ``remember(tokens)`` /
@@ -70,6 +72,7 @@ class Drafter:
     supports_trees = False
     needs_features = False
     deterministic = False
+    feature_layers: tuple[int, ...] = (-1,)
     sampling: dict | None = None
     generators: list | None = None
     stop_ids: frozenset = frozenset()

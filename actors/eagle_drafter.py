@@ -24,6 +24,7 @@ from actors.acceptance import warp
 from actors.batch_eagle import EagleRows
 from actors.drafters import Drafter, pick_draft_token
 from actors.eagle_head import HeadCache, causal_allowed, load_head, target_parts
+from actors.hf_api import hidden_features
 from actors.tree_step import Tree, draft_tree
 
 
@@ -40,13 +41,26 @@ class EagleDrafter(Drafter):
         _, lm = target_parts(target)
         self.embed = head.embed_tokens if head.embed_tokens is not None else target.get_input_embeddings()
         self.vocab = lm.weight.shape[0]
-        self.kept = torch.tensor(sorted(kept), device=lm.weight.device) if kept else None
-        w = lm.weight.detach()
-        self.w = w[self.kept] if self.kept is not None else w      # [V', h]
-        self.device, self.dtype = lm.weight.device, w.dtype
+        self.device = lm.weight.device
+        self._kept_ids = kept
+        # draft logits = out_norm(g) @ w.T over the target ids ``kept`` (None: the whole vocabulary, in order)
+        self.kept, self.w, self.out_norm = self._drafting_head(lm, kept)
+        self.dtype = self.w.dtype
+        self.feature_width = self._feature_width()      # the width of one target feature (``see_features``)
         self.target = target
-        self._buf = torch.zeros(0, w.shape[1], dtype=w.dtype, device=self.device)
+        self._buf = torch.zeros(0, self.feature_width, dtype=self.dtype, device=self.device)
         self.reset()
+
+    def _drafting_head(self, lm, kept):
+        """(target ids of the drafting rows or None, their weights [V', h], the norm before them or None): EAGLE-1/2
+        drafts with the target's own LM head, on the rows of the drafting subset ``kept``."""
+        ids = torch.tensor(sorted(kept), device=lm.weight.device) if kept else None
+        w = lm.weight.detach()
+        return ids, (w[ids] if ids is not None else w), None
+
+    def _feature_width(self) -> int:
+        """EAGLE-1/2 reads the target's final hidden state: the LM head's input width."""
+        return self.w.shape[1]
 
     @classmethod
     def from_folder(cls, folder, target) -> "EagleDrafter":
@@ -55,7 +69,7 @@ class EagleDrafter(Drafter):
 
     def twin(self) -> "EagleDrafter":
         """The same head with state of its own (a batch's per-row tree drafters)."""
-        return EagleDrafter(self.head, self.target, self.kept.tolist() if self.kept is not None else None)
+        return type(self)(self.head, self.target, self._kept_ids)
 
     def reset(self, rows: int = 1, sampling=None, generators=None, stop_ids=frozenset(), tree: bool = False) -> None:
         super().reset(rows, sampling, generators, stop_ids, tree)
@@ -70,8 +84,8 @@ class EagleDrafter(Drafter):
 
     # ------------------------------------------------------------ features from the target
     def see_features(self, row: int, start: int, hidden: torch.Tensor) -> None:
-        """Row ``row``'s target final hidden states [m, h] of positions start … start + m − 1 (from a forward the
-        engine ran)."""
+        """Row ``row``'s target features [m, feature_width] of positions start … start + m − 1 (from a forward the
+        engine ran: the final hidden states for EAGLE-1/2, the concatenated auxiliary layers for EAGLE-3)."""
         if self._rows is not None:
             self._rows.see_features(row, start, hidden)
             return
@@ -95,8 +109,9 @@ class EagleDrafter(Drafter):
 
     # ------------------------------------------------------------ the head
     def draft_logits(self, g: torch.Tensor) -> torch.Tensor:
-        """Full-vocabulary logits [n, V] of predicted features g [n, h] (−inf outside the drafting subset)."""
-        small = g @ self.w.T
+        """Full-vocabulary logits [n, V] of predicted features g [n, h] (−inf outside the drafting subset or, for an
+        EAGLE-3 head, outside the target ids of its draft vocabulary)."""
+        small = (self.out_norm(g) if self.out_norm is not None else g) @ self.w.T
         if self.kept is None:
             return small
         full = small.new_full((g.shape[0], self.vocab), float("-inf"))
@@ -200,8 +215,8 @@ class EagleDrafter(Drafter):
         """Draft logits [len(seq) − 1, V] whose row i predicts seq[i + 1] from true features (row 0, which no head
         position predicts, is zeros): the head's first proposal at every prefix, for per-rank acceptance."""
         L = len(seq)
-        hidden = target(input_ids=torch.tensor([list(seq[:-2])], device=self.device),
-                        output_hidden_states=True).hidden_states[-1][0]             # f_0 … f_{L−3}
+        out = target(input_ids=torch.tensor([list(seq[:-2])], device=self.device), output_hidden_states=True)
+        hidden = hidden_features(out.hidden_states, self.feature_layers)[0]         # f_0 … f_{L−3}
         pos = torch.arange(L - 2, device=self.device)[None]
         g = self.head(hidden[None].to(self._buf.dtype), self._emb(list(seq[1:-1]))[None], pos,
                       causal_allowed(L - 2, 0, self.device), None)[0]

@@ -255,8 +255,8 @@ def load_head(folder, target) -> tuple[EagleHead, list[int] | None]:
     state = read_state(folder)
     layout = layout_of(state, shape.hidden_size)
     if layout == "eagle3":
-        raise SpecsweepError(f"{folder} is an EAGLE-3 head (fused low/mid/high features, fc 3h -> h, d2t/t2d maps): "
-                             "specsweep drafts with EAGLE-1/2 heads only")
+        raise SpecsweepError(f"{folder} is an EAGLE-3 head (fused low/mid/high features, fc 3h -> h, d2t/t2d maps) "
+                             f"whose config.json does not say so: name it eagle3:{folder}")
     if layout != "eagle":
         raise SpecsweepError(f"{folder} is in neither EAGLE layout: EAGLE-1/2 needs fc.weight [h, 2h] and layers.0.* "
                              f"(found {', '.join(sorted(state)[:4]) or 'no tensors'})")

@@ -129,6 +129,8 @@ class SpecEngine:
         self.engine = self.runners.engine
         self.features = drafter is not None and drafter.needs_features   # an EAGLE head reads the target's features
         self.runners.keep_features = self.features
+        if self.features:                    # which target layers the head reads (``actors/hf_api.py::hidden_features``)
+            self.runners.feature_layers = tuple(drafter.feature_layers)
         if drafter is not None:
             drafter.use_engine(engine, capacity, inductor)
         self.max_draft = max_draft    # the largest draft the compiled engine captures a graph for

@@ -25,3 +25,19 @@ CACHE_ARG = "cache" if _release(version("transformers"))[:2] >= CACHE_RENAMED_IN
 def cache_arg(cache) -> dict:
     """``{name: cache}`` for a model forward, under the name the installed transformers expects."""
     return {CACHE_ARG: cache}
+
+
+FINAL = (-1,)       # the runners' default feature_layers: the final hidden state alone (after the final norm)
+
+
+def hidden_features(hidden_states, layers=FINAL):
+    """The features a runner keeps from one forward's ``output_hidden_states`` tuple: the entries at ``layers``
+    (indices into that tuple, whose entry 0 is the embedding output, entry i the output of decoder layer i − 1 — the
+    input of decoder layer i — and entry −1 the last layer's output after the final norm), concatenated along the
+    last dimension in the order given. ``(-1,)`` returns the final hidden state itself, untouched (the EAGLE-1/2
+    feature); an EAGLE-3 head asks for its three auxiliary layers (``actors/eagle3_head.py``)."""
+    if len(layers) == 1:
+        return hidden_states[layers[0]]
+    import torch  # heavy: torch (this module is imported by light code)
+
+    return torch.cat([hidden_states[i] for i in layers], dim=-1)

@@ -19,7 +19,7 @@ from policies.errors import SpecsweepError
 @dataclass
 class PairConfig:
     """What a pair is made of. ``draft`` is a model name, ``"ngram"``, an EAGLE head (``eagle:PATH`` or a shipped
-    head's alias) or None (target only)."""
+    head's alias; ``eagle3:PATH`` for an EAGLE-3 head) or None (target only)."""
 
     target: str = "smollm2-135m"
     draft: str | None = "smollm2-135m-draft"

@@ -11,8 +11,9 @@ A *rows runner* holds B sequences (rows) of one causal LM and answers, for every
   tokens and its own ancestors; ``keep_fed(row, keep, length)`` then keeps the root and the accepted path;
 * ``rollback(row, length)`` — row ``row`` keeps positions ``0 … length − 1``;
 * ``keep_rows(rows)`` — drop finished rows (the rest renumbered), compacting the cache as it goes;
-* with ``keep_features`` set, ``features[b]``: row b's final hidden states of the last forward (an EAGLE head
-  reads them; the same forward, never an extra one).
+* with ``keep_features`` set, ``features[b]``: row b's hidden states of the last forward at ``feature_layers``
+  (indices into transformers' ``output_hidden_states`` tuple, concatenated; default ``(-1,)``, the final hidden
+  state: ``actors/hf_api.py::hidden_features``) — an EAGLE head reads them; the same forward, never an extra one.
 
 Three implementations: :class:`~actors.batch_runner.BatchRunner`, the gap-masked ``DynamicCache`` (eager, any B);
 :class:`~actors.static_batch_runner.StaticBatchRunner`, the per-row position-indexed static cache (``static``,
@@ -28,7 +29,7 @@ from typing import Sequence
 import torch
 
 from actors.batch_runner import BatchRunner
-from actors.hf_api import cache_arg
+from actors.hf_api import FINAL, cache_arg, hidden_features
 from actors.runners import EagerRunner, make_runner
 from actors.static_batch_runner import StaticBatchRunner
 from actors.tree_step import keep_positions, tree_mask
@@ -44,6 +45,7 @@ class OneRow:
         self.runner = runner
         self.engine = runner.engine
         self.keep_features = False
+        self.feature_layers = FINAL
         self.features: list[torch.Tensor] = []
 
     @property
@@ -54,6 +56,7 @@ class OneRow:
         if rows != 1:
             raise ValueError(f"a one-row runner holds 1 row, not {rows}")
         self.runner.keep_features = self.keep_features
+        self.runner.feature_layers = self.feature_layers
         self.runner.reset()
 
     def prepare(self, max_input: int) -> None:
@@ -84,7 +87,7 @@ class OneRow:
                     **({"output_hidden_states": True} if self.keep_features else {}))
         self._fed = L
         if self.keep_features:
-            self.features = [out.hidden_states[-1][0]]
+            self.features = [hidden_features(out.hidden_states, self.feature_layers)[0]]
         return [out.logits[0]]
 
     def keep_fed(self, row: int, keep: Sequence[int], length: int) -> None:
@@ -111,6 +114,7 @@ class TargetRunners:
         self._one = OneRow(self.one)
         self._batch = None
         self.keep_features = False
+        self.feature_layers = FINAL
         self._max_input = 1
 
     def prepare(self, max_input: int) -> None:
@@ -130,6 +134,7 @@ class TargetRunners:
                 self._batch.prepare(self._max_input)
             runner = self._batch
         runner.keep_features = self.keep_features
+        runner.feature_layers = self.feature_layers
         runner.reset(rows)
         return runner
 

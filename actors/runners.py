@@ -9,8 +9,10 @@ cache:
 * ``reset()`` empties the cache for a new generation.
 
 With ``keep_features`` set (an EAGLE drafter reads them), every forward also leaves the model's
-final hidden states of the new positions in ``features`` [len(ids), hidden] — from the same
-forward (``output_hidden_states``), never an extra one.
+hidden states of the new positions in ``features`` [len(ids), width] — from the same forward
+(``output_hidden_states``), never an extra one: the entries ``feature_layers`` of transformers'
+hidden-states tuple concatenated (``actors/hf_api.py::hidden_features``; default ``(-1,)``, the final
+hidden state, width = hidden).
 
 Three engines (``ENGINES``):
 
@@ -39,7 +41,7 @@ from typing import Sequence
 
 import torch
 
-from actors.hf_api import cache_arg
+from actors.hf_api import FINAL, cache_arg, hidden_features
 from actors.kv import cached_length, crop_to, new_cache
 
 ENGINES = ("eager", "static", "compiled")
@@ -69,6 +71,7 @@ class EagerRunner:
         self.device = model.device
         self.cache = None
         self.keep_features = False
+        self.feature_layers = FINAL
         self.features = None
 
     @property
@@ -90,7 +93,7 @@ class EagerRunner:
             kw["output_hidden_states"] = True
         out = self.model(input_ids=inp, **cache_arg(self.cache), use_cache=True, **kw)
         if self.keep_features:
-            self.features = out.hidden_states[-1][0]
+            self.features = hidden_features(out.hidden_states, self.feature_layers)[0]
         return out.logits[0]
 
     def rollback(self, length: int) -> None:
@@ -161,6 +164,7 @@ class StaticRunner:
         self.cache = _positioned_static_cache(model, self.capacity + self.MAX_BUCKET, self._inp[0])
         self._cache_position = _accepts_cache_position(model)
         self.keep_features = False
+        self.feature_layers = FINAL
         self.features = None
         self.length = 0
         self._fn = model.forward
@@ -189,7 +193,7 @@ class StaticRunner:
         if self.keep_features:
             kw["output_hidden_states"] = True
         out = fn(input_ids=ids, **cache_arg(self.cache), position_ids=pos, use_cache=True, **kw)
-        return out.logits, (out.hidden_states[-1] if self.keep_features else None)
+        return out.logits, (hidden_features(out.hidden_states, self.feature_layers) if self.keep_features else None)
 
     @torch.no_grad()
     def prepare(self, max_input: int) -> None:

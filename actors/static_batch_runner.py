@@ -30,7 +30,7 @@ from typing import Sequence
 
 import torch
 
-from actors.hf_api import cache_arg
+from actors.hf_api import FINAL, cache_arg, hidden_features
 from actors.runners import buckets_up_to
 
 
@@ -91,7 +91,9 @@ class StaticBatchRunner:
         dtype = next(model.parameters()).dtype
         self._mask_dtype = dtype if dtype.is_floating_point else torch.float32
         self.keep_features = False
+        self.feature_layers = FINAL           # which hidden states (``actors/hf_api.py::hidden_features``)
         self.features: list[torch.Tensor] = []
+        self._captured_for = None             # (keep_features, feature_layers) the graphs were captured with
         self.cache = None
         self._alloc = 0                       # physical rows of the cache
         self._max_input = 1                   # the largest input length graphs are captured for
@@ -116,6 +118,9 @@ class StaticBatchRunner:
             self._allocate(rows)
         self.lengths = [0] * rows
         if self.engine == "compiled":
+            if self._captured_for != (self.keep_features, tuple(self.feature_layers)):
+                self._graphs = {}            # the graphs' outputs depend on which features they keep
+                self._captured_for = (self.keep_features, tuple(self.feature_layers))
             self._capture(rows)
 
     def _allocate(self, rows: int) -> None:
@@ -153,7 +158,7 @@ class StaticBatchRunner:
 
     def _call(self, rows: int, m: int, fn=None):
         """One forward of the first ``rows`` rows × ``m`` tokens, every input read from the device buffer:
-        (logits [rows, m, V], final hidden states [rows, m, h] or None)."""
+        (logits [rows, m, V], hidden states at ``feature_layers`` [rows, m, width] or None)."""
         ids, pos, start, sees = self._views(self._inp, rows, m)
         self.slots[:rows, :m] = start[:, None] + self._in_ar[:m]
         rel = self._slot_ar[None, None, :] - start[:, None, None]                       # [rows, 1, slots]
@@ -165,7 +170,7 @@ class StaticBatchRunner:
         kw = {"output_hidden_states": True} if self.keep_features else {}
         out = (fn or self._fn)(input_ids=ids, attention_mask=mask, position_ids=pos, **cache_arg(self.cache),
                                use_cache=True, **kw)
-        return out.logits, (out.hidden_states[-1] if self.keep_features else None)
+        return out.logits, (hidden_features(out.hidden_states, self.feature_layers) if self.keep_features else None)
 
     @torch.no_grad()
     def _capture(self, rows: int) -> None:

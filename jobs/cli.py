@@ -57,7 +57,8 @@ def default_draft() -> str:
 def _add_generation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default=None, help=f"target model: hub id, local folder or alias (default {DEFAULT_TARGET})")
     p.add_argument("--draft", default=None, help="draft model, 'ngram' for prompt lookup, 'suffix' for suffix decoding, "
-                        "eagle:PATH or smollm2-135m-eagle for an EAGLE head (default: the embedded draft)")
+                        "eagle:PATH or smollm2-135m-eagle for an EAGLE-1/2 head, eagle3:PATH for an EAGLE-3 head "
+                        "(default: the embedded draft)")
     p.add_argument("--policy", default="fixed", help="speculation policy, e.g. fixed, gammatune:eta=0.5 (see `specsweep policies`)")
     p.add_argument("--gamma", type=int, default=4, help="initial speculation length γ (default 4)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")

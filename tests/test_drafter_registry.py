@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.drafter_kinds import eagle, model, ngram, suffix
+from actors.drafter_kinds import eagle, eagle3, model, ngram, suffix
 from actors.drafter_kinds.registry import BY_NAME, KINDS, check_draft_files, kind_name, kind_of, kind_of_drafter
 from actors.drafters import ModelDrafter, NgramDrafter
 from actors.tiny_pair import llama
@@ -24,7 +24,7 @@ SCANNED = ("actors", "cluster", "jobs", "bench")
 REGISTRY = ROOT / "actors" / "drafter_kinds"
 KIND_NAMES = frozenset(BY_NAME)
 PREFIXES = frozenset(f"{n}:" for n in KIND_NAMES)
-MATCHERS = frozenset({"EAGLE_PREFIX", "EAGLE_HEADS", "is_head"})
+MATCHERS = frozenset({"EAGLE_PREFIX", "EAGLE_HEADS", "is_head", "EAGLE3_PREFIX", "is_eagle3", "marks_eagle3"})
 # Switches not moved into the registry yet, by (file, function): each must still be found (so the list shrinks as
 # they move) and nothing else may be. distill's --kind picks which trainer runs.
 KNOWN = {
@@ -177,8 +177,9 @@ def test_the_concrete_drafter_classes_are_found():
 
 
 def test_each_kind_is_registered_once_and_names_resolve():
-    assert [k.name for k in KINDS] == ["ngram", "suffix", "eagle", "model"] and len(BY_NAME) == len(KINDS)
-    assert {ngram.KIND, suffix.KIND, eagle.KIND, model.KIND} == set(KINDS)
+    assert [k.name for k in KINDS] == ["ngram", "suffix", "eagle3", "eagle", "model"] and len(BY_NAME) == len(KINDS)
+    assert {ngram.KIND, suffix.KIND, eagle3.KIND, eagle.KIND, model.KIND} == set(KINDS)
+    assert kind_of("eagle3:/some/head") is eagle3.KIND
     assert kind_of("suffix") is suffix.KIND
     assert kind_of(None) is None and kind_name(None) == "none"
     assert kind_of("ngram") is ngram.KIND
@@ -216,11 +217,18 @@ def test_each_kind_tells_the_serving_engines_its_names():
     assert sfx.methods == {"vllm": "suffix"} and set(sfx.refusals) == {"sglang", "trtllm"} and sfx.model is None
 
 
-def test_each_kinds_drafter_carries_its_name_and_feature_reading():
+def _random_eagle3(target, tmp_path):
+    from actors.eagle3_head import load_eagle3_head, random_eagle3_head
+
+    return load_eagle3_head(random_eagle3_head(target, tmp_path / "e3", layers=[0, 0, 0]), target)
+
+
+def test_each_kinds_drafter_carries_its_name_and_feature_reading(tmp_path):
     """A loaded drafter names its kind (``kind_of_drafter``) and reads the target's features exactly when its kind
     says so (the engine asks the drafter, the registry's callers ask the kind)."""
     from types import SimpleNamespace
 
+    from actors.eagle3_drafter import Eagle3Drafter
     from actors.eagle_drafter import EagleDrafter
     from actors.eagle_head import init_head
 
@@ -228,7 +236,8 @@ def test_each_kinds_drafter_carries_its_name_and_feature_reading():
     drafters = {ngram.KIND: ngram.KIND.load(SimpleNamespace(ngram_max=3), target, None),
                 suffix.KIND: suffix.KIND.load(SimpleNamespace(), target, None),
                 model.KIND: model.KIND.load(SimpleNamespace(), target, llama(vocab=20, layers=1, hidden=16, seed=1)),
-                eagle.KIND: EagleDrafter(init_head(target, seed=1), target)}
+                eagle.KIND: EagleDrafter(init_head(target, seed=1), target),
+                eagle3.KIND: Eagle3Drafter(_random_eagle3(target, tmp_path), target)}
     assert set(drafters) == set(KINDS)
     for kind, drafter in drafters.items():
         assert kind_of_drafter(drafter) is kind and drafter.needs_features == kind.reads_features

@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 
 from actors.drafter_kinds.kind import DrafterKind, Serving
 from actors.head_files import check_head
+from actors.hf_api import hidden_features
 from actors.traces import Rollout
 from policies.base import MORE
 from policies.errors import SpecsweepError
@@ -99,7 +100,7 @@ def _head_level_median(drafter, rows: int, context: int, repeats: int, vocab: in
     batch = drafter.twin()                                # the drafter seam at B rows, the engine's own path
     batch.reset(rows)
     gen = torch.Generator().manual_seed(seed)
-    width = drafter.w.shape[1]
+    width = drafter.feature_width
     for b in range(rows):
         batch.see_features(b, 0, torch.randn(context - 1, width, generator=gen).to(drafter.device, drafter.dtype))
     batch.begin([block_prompt(vocab, context, seed + b) for b in range(rows)], [repeats + 2] * rows)
@@ -137,8 +138,8 @@ def _eagle_rollouts(drafter, target, prompt_ids, reference, max_new_tokens, max_
     P, N = len(prompt_ids), len(reference)
     drafter.reset(1, None, None, frozenset(int(t) for t in eos_ids))
     if len(seq) > 2:
-        hidden = target(input_ids=torch.tensor([seq[:-2]], device=target.device),
-                        output_hidden_states=True).hidden_states[-1][0]
+        out = target(input_ids=torch.tensor([seq[:-2]], device=target.device), output_hidden_states=True)
+        hidden = hidden_features(out.hidden_states, drafter.feature_layers)[0]
         drafter.see_features(0, 0, hidden)       # f_0 … f_{P+N−3}: every prefix the rollouts start from
     out, forwards = [], 0
     for j in range(N):
@@ -151,7 +152,7 @@ def _eagle_rollouts(drafter, target, prompt_ids, reference, max_new_tokens, max_
             for x, q, m, h in zip(prop.tokens, prop.q_tokens, prop.q_max, prop.entropy):
                 r.add(x, q, m, h)
         out.append(r)
-    return out, {"method": "eagle", "draft_forwards": forwards, "fresh_rollouts": N}
+    return out, {"method": drafter.name, "draft_forwards": forwards, "fresh_rollouts": N}
 
 
 TRT_EAGLE12 = ("TensorRT-LLM's PyTorch backend varies the draft length (draft_len_schedule) for EAGLE-3 heads only, "

@@ -9,12 +9,12 @@ Adding a kind: write ``actors/drafter_kinds/<name>.py`` building one ``KIND`` re
 """
 from __future__ import annotations
 
-from actors.drafter_kinds import eagle, model, ngram, suffix
+from actors.drafter_kinds import eagle, eagle3, model, ngram, suffix
 from actors.drafter_kinds.kind import DrafterKind
 from policies.errors import SpecsweepError
 
-# matched in this order; model catches all
-KINDS: tuple[DrafterKind, ...] = (ngram.KIND, suffix.KIND, eagle.KIND, model.KIND)
+# matched in this order; eagle3 before eagle (an eagle:PATH whose config marks EAGLE-3); model catches all
+KINDS: tuple[DrafterKind, ...] = (ngram.KIND, suffix.KIND, eagle3.KIND, eagle.KIND, model.KIND)
 BY_NAME = {k.name: k for k in KINDS}
 NO_DRAFTER = "none"
 

@@ -1,0 +1,102 @@
+"""The ``eagle3`` kind: an EAGLE-3 head on three of the target's layers (``actors/eagle3_drafter.py``).
+
+Named ``eagle3:PATH``, or ``eagle:PATH`` when the folder's ``config.json`` marks an EAGLE-3 head (:func:`marks_eagle3`:
+an architecture name containing "eagle3" — the EAGLE repository's ``LlamaForCausalLMEagle3`` —, a
+``draft_vocab_size`` or ``eagle_aux_hidden_state_layer_ids``); this kind is asked before ``eagle``. Files: the head's
+config, its auxiliary layers and every tensor's shape against the target's config (``actors/head_files.py``'s
+EAGLE-3 rule), which the memory plan runs too. Memory plan: the head borrows the target's embeddings; its own
+parameters beyond a plain one-layer decoder are the fusion ``fc`` (3·hidden → hidden) and attention over 2·hidden
+inputs (q, k, v twice as wide); its LM head is counted at the full vocabulary (an upper bound: the plan reads sizes
+from config.json, and ``draft_vocab_size`` is usually smaller) ("EAGLE-3", Li et al. 2025, §3.2). Cost probe and
+rollouts: the ``eagle`` kind's (one batched head level; the live drafter's chain at every reference position),
+which read the drafter's ``feature_width`` and ``feature_layers``. Serving: vLLM ``eagle3``, SGLang ``EAGLE3``,
+TensorRT-LLM ``Eagle3``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from actors.drafter_kinds import eagle
+from actors.drafter_kinds.kind import DrafterKind, Serving
+from actors.head_files import check_eagle3_head
+from policies.errors import SpecsweepError
+
+NAME = "eagle3"
+EAGLE3_PREFIX = "eagle3:"
+
+
+def marks_eagle3(config: dict) -> bool:
+    """Whether a head's parsed config.json says EAGLE-3 (module docstring)."""
+    if not isinstance(config, dict):
+        return False
+    archs = " ".join(map(str, config.get("architectures") or [])).lower()
+    nested = config.get("eagle_config") if isinstance(config.get("eagle_config"), dict) else {}
+    return "eagle3" in archs or "draft_vocab_size" in config or "eagle_aux_hidden_state_layer_ids" in config \
+        or "eagle_aux_hidden_state_layer_ids" in nested
+
+
+def _marked(folder: Path | None) -> bool:
+    try:
+        return folder is not None and marks_eagle3(json.loads((folder / "config.json").read_text()))
+    except (OSError, ValueError):
+        return False
+
+
+def is_eagle3(draft: str) -> bool:
+    """``eagle3:PATH``, or ``eagle:PATH`` whose config.json marks an EAGLE-3 head."""
+    if not isinstance(draft, str):
+        return False
+    return draft.startswith(EAGLE3_PREFIX) or (draft.startswith(eagle.EAGLE_PREFIX) and _marked(eagle.head_folder(draft)))
+
+
+def eagle3_folder(draft: str) -> Path:
+    """The head folder a name points at; one line when it is not there."""
+    if not draft.startswith(EAGLE3_PREFIX):
+        return eagle.eagle_folder(draft)
+    rest = draft[len(EAGLE3_PREFIX):].strip()
+    if not rest:
+        raise SpecsweepError("draft 'eagle3:' names no folder: use eagle3:PATH (an EAGLE-3 head folder)")
+    path = Path(rest).expanduser()
+    if not path.is_dir():
+        raise SpecsweepError(f"eagle3 head folder {rest} does not exist (draft {draft!r})")
+    return path
+
+
+def _load(cfg, target, draft_model):
+    from actors.eagle3_drafter import Eagle3Drafter  # heavy: torch
+
+    return Eagle3Drafter.from_folder(eagle3_folder(cfg.draft), target)
+
+
+def _check(draft: str, target_config: dict | None, tokenizer: bool = True) -> None:
+    check_eagle3_head(eagle3_folder(draft), target_config)
+
+
+def _config_file(draft: str) -> tuple[Path, str]:
+    head = eagle3_folder(draft)
+    return head / "config.json", f"EAGLE-3 head {head}"
+
+
+def _plan_params(params: dict, shape) -> int:
+    """Embeddings borrowed from the target; fusion fc (3h → h) and the wider attention inputs are the head's own."""
+    h, kv = shape.hidden, shape.kv_heads * shape.head_dim
+    wider = h * h + 2 * h * kv                       # q, k, v read 2h inputs: one more h·(h + 2·kv)
+    shared = params["embeddings"]
+    params.update({"embeddings": 0, "attention": params["attention"] + wider, "fusion": 3 * h * h,
+                   "norms": params["norms"] + 2 * h})
+    return 3 * h * h + wider + 2 * h - shared
+
+
+def _serving(draft: str) -> Serving:
+    folder = eagle.head_folder(draft) if not draft.startswith(EAGLE3_PREFIX) else Path(draft[len(EAGLE3_PREFIX):].strip())
+    return Serving(NAME, {"vllm": "eagle3", "sglang": "EAGLE3", "trtllm": "Eagle3"}, model=str(folder), trees=True)
+
+
+KIND = DrafterKind(name=NAME, matches=is_eagle3, load=_load, check_name=eagle3_folder, check_files=_check,
+                   config_file=_config_file, plan_params=_plan_params,
+                   plan_check=lambda draft, target_config: check_eagle3_head(eagle3_folder(draft), target_config),
+                   cost_probe=eagle._cost_probe, record_rollouts=eagle.eagle_rollouts, reads_features=True,
+                   draft_module=lambda drafter, draft_model: drafter.head,
+                   rank_draft=lambda drafter, draft_model, target:
+                   lambda seq: drafter.teacher_forced_logits(target, seq), serving=_serving)
