@@ -24,7 +24,7 @@ from actors.acceptance import warp
 from actors.batch_eagle import EagleRows
 from actors.drafters import Drafter, pick_draft_token
 from actors.eagle_head import HeadCache, causal_allowed, load_head, target_parts
-from actors.hf_api import hidden_features
+from actors.runners import target_features
 from actors.tree_step import Tree, draft_tree
 
 
@@ -215,8 +215,7 @@ class EagleDrafter(Drafter):
         """Draft logits [len(seq) − 1, V] whose row i predicts seq[i + 1] from true features (row 0, which no head
         position predicts, is zeros): the head's first proposal at every prefix, for per-rank acceptance."""
         L = len(seq)
-        out = target(input_ids=torch.tensor([list(seq[:-2])], device=self.device), output_hidden_states=True)
-        hidden = hidden_features(out.hidden_states, self.feature_layers)[0]         # f_0 … f_{L−3}
+        hidden = target_features(target, seq[:-2], self.feature_layers)             # f_0 … f_{L−3}
         pos = torch.arange(L - 2, device=self.device)[None]
         g = self.head(hidden[None].to(self._buf.dtype), self._emb(list(seq[1:-1]))[None], pos,
                       causal_allowed(L - 2, 0, self.device), None)[0]

@@ -267,6 +267,17 @@ class StaticRunner:
         self.length = min(self.length, length)
 
 
+@torch.no_grad()
+def target_features(model, ids: Sequence[int], layers=FINAL) -> torch.Tensor:
+    """The hidden states at ``layers`` [len(ids), width] of one eager forward of ``ids`` from an empty cache, through the
+    runner seam (an EAGLE head's teacher-forced features for per-rank acceptance and for trace rollouts)."""
+    runner = EagerRunner(model)
+    runner.keep_features, runner.feature_layers = True, layers
+    runner.reset()
+    runner.forward(list(ids), last_only=True)
+    return runner.features
+
+
 def make_runner(model, engine: str, capacity: int = 4096, inductor: bool | None = None):
     """A runner for ``engine``; a model without static-cache support falls back to eager with one line."""
     if engine not in ENGINES:

@@ -17,7 +17,6 @@ from typing import Iterable, Sequence
 
 from actors.drafter_kinds.kind import DrafterKind, Serving
 from actors.head_files import check_head
-from actors.hf_api import hidden_features
 from actors.traces import Rollout
 from policies.base import MORE
 from policies.errors import SpecsweepError
@@ -130,16 +129,14 @@ def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequen
 
 
 def _eagle_rollouts(drafter, target, prompt_ids, reference, max_new_tokens, max_draft, eos_ids):
-    import torch  # heavy: torch
-
     from actors.drafters import propose_chain  # heavy: torch
+    from actors.runners import target_features  # heavy: torch
 
     seq = [int(t) for t in prompt_ids] + [int(t) for t in reference]
     P, N = len(prompt_ids), len(reference)
     drafter.reset(1, None, None, frozenset(int(t) for t in eos_ids))
     if len(seq) > 2:
-        out = target(input_ids=torch.tensor([seq[:-2]], device=target.device), output_hidden_states=True)
-        hidden = hidden_features(out.hidden_states, drafter.feature_layers)[0]
+        hidden = target_features(target, seq[:-2], drafter.feature_layers)
         drafter.see_features(0, 0, hidden)       # f_0 … f_{P+N−3}: every prefix the rollouts start from
     out, forwards = [], 0
     for j in range(N):
