@@ -162,7 +162,6 @@ def test_eagle3_sampling_keeps_the_target_distribution(rows, tmp_path):
     assert chi_square_pvalue(runs, probs) > 1e-3
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["eagle12", "eagle3"])
 def test_sampling_on_a_static_tree_and_eagle12_batches(layout, tmp_path):
     """A static tree (sequoia) at B = 1 and EAGLE-1/2 chains at B = 4 keep the target's distribution too."""
@@ -181,3 +180,41 @@ def test_sampling_on_a_static_tree_and_eagle12_batches(layout, tmp_path):
                                      temperature=1.0, seeds=7 + rows * i)
         runs += [g.token_ids for g in outs]
     assert chi_square_pvalue(runs, exact_joint(target, prompt, 3, 1.0)) > 1e-3
+
+
+def test_eagle3_teacher_forcing_feeds_static_trees_losslessly(tmp_path):
+    """Per-rank acceptance read from the head's teacher-forced logits (the same target layers, one target forward)
+    drives sequoia/gt-static trees; row i of those logits is the head's first proposal after seq[:i + 1]."""
+    from actors.calibrate import rank_acceptance
+    from actors.drafters import propose_chain
+    from actors.hf_api import hidden_features
+
+    target = _target()
+    drafter = Eagle3Drafter.from_folder(random_eagle3_head(target, tmp_path / "h", draft_vocab=9, seed=1, scale=3.0),
+                                        target)
+    seq = [3, 4, 5, 6, 7, 8]
+    logits = drafter.teacher_forced_logits(target, seq)
+    assert logits.shape == (5, 12)
+    drafter.reset(1)
+    out = target(input_ids=torch.tensor([seq[:3]]), output_hidden_states=True)
+    drafter.see_features(0, 0, hidden_features(out.hidden_states, drafter.feature_layers)[0])
+    first = propose_chain(drafter, seq[:4], 1, lambda *a: "more")           # x_1 after seq[:4], true features
+    engine = SpecEngine(target, drafter)
+    engine.rank_acceptance = rank_acceptance(target, lambda s: drafter.teacher_forced_logits(target, s), [[1, 2, 3, 4]],
+                                             max_new_tokens=12)
+    for spec in ("sequoia", "gt-static:c=0.05"):
+        for p in PROMPTS[:2]:
+            assert engine.generate(p, build(spec, 1), max_new_tokens=16).token_ids == _ar(target, p, 16), spec
+    assert first.tokens == [int(logits[3].argmax())]
+
+
+def test_eagle3_on_the_static_engine(tmp_path):
+    """The static cache hands the same layers (``StaticRunner`` features) as the eager one: lossless, same drafts."""
+    target = _target()
+    folder = random_eagle3_head(target, tmp_path / "h", draft_vocab=9, seed=1, scale=3.0, layers=[1, 3, 4])
+    outs = {}
+    for kind in ("eager", "static"):
+        engine = SpecEngine(target, Eagle3Drafter.from_folder(folder, target), engine=kind, capacity=128)
+        outs[kind] = [engine.generate(p, build("fixed", 3), max_new_tokens=20) for p in PROMPTS]
+        assert [g.token_ids for g in outs[kind]] == [_ar(target, p, 20) for p in PROMPTS], kind
+    assert [g.accepted for g in outs["eager"]] == [g.accepted for g in outs["static"]]
