@@ -754,3 +754,23 @@ def test_preflight_refuses_max_new_tokens_beyond_the_positions(tmp_path):
                         "generation": {"max_new_tokens": 1024}})
     with pytest.raises(SpecsweepError, match="generation.max_new_tokens: 1024 leaves no room"):
         check_pairs(cfg, local_cluster=True)
+
+
+def test_fresh_on_a_new_folder_ignores_what_the_starting_sweep_wrote(tmp_path):
+    """A new output folder holding only the lock and the Ray session record (written before the marker) is cleared
+    by --fresh as an empty one, not refused as foreign."""
+    from cluster.ray_session import SESSION_FILE
+    from jobs.store.output import LOCK, check_usable, clear
+
+    root = tmp_path / "out"
+    root.mkdir()
+    (root / LOCK).write_text("")
+    (root / SESSION_FILE).write_text("{}")
+    check_usable(root, fresh=True)
+    assert not clear(root).removed
+    (root / "notes.txt").write_text("mine")
+    import pytest
+
+    from policies.errors import SpecsweepError
+    with pytest.raises(SpecsweepError, match="not a specsweep output"):
+        clear(root)

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cluster.ray_session import SESSION_FILE
 from policies.errors import SpecsweepError
 
 MARKER = ".specsweep"
@@ -65,8 +66,9 @@ def is_sweep_output(root: Path) -> bool:
 
 
 def _foreign_entries(root: Path) -> list[str]:
-    """The names in ``root`` other than the lock file."""
-    return sorted(p.name for p in root.iterdir() if p.name != LOCK)
+    """The names in ``root`` other than the files a starting sweep itself writes before its marker: the lock file
+    and the record of the Ray cluster it started (``cluster/ray_session.py``)."""
+    return sorted(p.name for p in root.iterdir() if p.name not in (LOCK, SESSION_FILE))
 
 
 def check_writable(path: str | Path, name: str, *, folder: bool = True, what: str = "folder",
