@@ -3,16 +3,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from actors.builtin_prompts import distill_prompts
-from actors.calibrate import calibrate, rank_acceptance
+from actors.loading.builtin_prompts import distill_prompts
+from actors.costs.calibrate import calibrate, rank_acceptance
 from actors.drafter_kinds.kind import DrafterKind
 from actors.drafter_kinds.registry import check_draft_files, cost_probe, kind_name, kind_of
-from actors.engine import SpecEngine
-from actors.models import (ModelSpec, check_same_tokenizer, check_target_files, load_model, load_tokenizer,
+from actors.core.engine import SpecEngine
+from actors.loading.models import (ModelSpec, check_same_tokenizer, check_target_files, load_model, load_tokenizer,
                            resolve_source)
-from actors.placement import Shape, kv_bytes, weight_bytes
-from actors.runners import ENGINES, EagerRunner, default_engine
-from actors.templates import default_template, render
+from actors.loading.placement import Shape, kv_bytes, weight_bytes
+from actors.runtime.runners import ENGINES, EagerRunner, default_engine
+from actors.loading.templates import default_template, render
 from policies.errors import SpecsweepError
 
 
@@ -28,7 +28,7 @@ class PairConfig:
     quantization: str | None = None          # of the target
     draft_quantization: str | None = None
     trust_remote_code: bool = False
-    template: str | None = None              # None = chosen from the target (actors/templates.py)
+    template: str | None = None              # None = chosen from the target (actors/loading/templates.py)
     ngram_max: int = 3
     name: str = ""
     engine: str | None = None                # eager | static | compiled; None = compiled on CUDA, eager on CPU
@@ -79,7 +79,7 @@ class PairConfig:
 
 class Pair:
     """A loaded target/draft pair: tokenizer, models, drafter (model, n-gram or none), EOS ids and its
-    :class:`~actors.engine.SpecEngine`; ``calibrate`` measures the cost model and per-rank acceptance on demand."""
+    :class:`~actors.core.engine.SpecEngine`; ``calibrate`` measures the cost model and per-rank acceptance on demand."""
 
     def __init__(self, cfg: PairConfig):
         if cfg.engine is not None and cfg.engine not in ENGINES:
@@ -122,7 +122,7 @@ class Pair:
     @property
     def draft_level(self):
         """The drafter kind's cost probe of one batched draft level, for the batch cost surface
-        (``actors/batch_costs.py``); None when drafting runs no forward (a lookup or no draft)."""
+        (``actors/costs/batch_costs.py``); None when drafting runs no forward (a lookup or no draft)."""
         return cost_probe(self.drafter)
 
     @property
@@ -141,7 +141,7 @@ class Pair:
 
     def calibrate(self, **kw):
         """Measure (once) on the engine's step path and attach the cost model that cost-aware policies and replay
-        read (``actors/calibrate.py``); also the per-rank acceptance static trees read."""
+        read (``actors/costs/calibrate.py``); also the per-rank acceptance static trees read."""
         if self.costs is None:
             self.engine.costs = calibrate(self.engine, label=f"{self.cfg.name or self.cfg.target} {self.device}", **kw)
         if not self.costs.params:                        # c=params (the GT paper's Table 10) reads them

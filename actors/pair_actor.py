@@ -1,6 +1,6 @@
 """``PairActor``: one target/draft pair pinned to one device, serving sweep tasks.
 
-Models load once per actor, the cost model is measured once (``actors/calibrate.py``)
+Models load once per actor, the cost model is measured once (``actors/costs/calibrate.py``)
 and warm-up generations are discarded, as Spec-Bench does: ``warmup`` runs of ``ar``
 when the actor starts, and ``warmup`` runs of each policy the first time the actor
 meets it, so the method under test is warm before it is timed. A task is one
@@ -22,7 +22,7 @@ the task: no config drafts from an answer to its own question). After a task, it
 are recorded from that same memory. ``request_order`` lists the task keys in the order they ran; each trace's
 ``meta`` carries ``request`` (its task's place in that order) and ``memory`` (the question ids in the memory, oldest
 first). The answer is
-``{"rows": pyarrow.Table in actors/schema.py's schema, "traces": pyarrow.Table or None}``.
+``{"rows": pyarrow.Table in actors/loading/schema.py's schema, "traces": pyarrow.Table or None}``.
 A config that raises becomes ``status="failed"`` rows with the reason; the rest of the
 task goes on. The same code runs on GPU and CPU.
 """
@@ -38,16 +38,16 @@ from typing import NamedTuple
 
 import torch
 
-from actors.batch_costs import measure_batch_costs
-from actors.conversation import run_questions
-from actors.models import peak_gpu_memory
+from actors.costs.batch_costs import measure_batch_costs
+from actors.loading.conversation import run_questions
+from actors.loading.models import peak_gpu_memory
 from actors.pair import Pair, PairConfig
-from actors.quiet import VERBOSE_ENV, quiet_third_party
-from actors import oracle_bound
+from actors.costs.quiet import VERBOSE_ENV, quiet_third_party
+from actors.tracing import oracle_bound
 from actors.replay_task import FIT_GAMMAS, fit_runs, replay_turns, trace_turns
-from actors.traces import traces_to_table
-from actors.schema import batch_label, config_key, to_table
-from actors.templates import default_template
+from actors.tracing.traces import traces_to_table
+from actors.loading.schema import batch_label, config_key, to_table
+from actors.loading.templates import default_template
 from policies.base import BatchPolicy
 from policies.registry import REGISTRY, build
 
@@ -109,7 +109,7 @@ class PairActor:
 
     def _turns(self, questions, policy, config, seed: int | None, gen: dict) -> list:
         """Each question's turns under ``policy``, the questions decoded together as one batch per turn
-        (``actors/conversation.py``; one question is a batch of one) with :func:`_row_policies`. ``seed`` None: the
+        (``actors/loading/conversation.py``; one question is a batch of one) with :func:`_row_policies`. ``seed`` None: the
         engine's default (warm-up runs)."""
         seeded = {} if seed is None else {"seed": seed}
         if isinstance(policy, BatchPolicy) and policy.needs_costs:
@@ -206,7 +206,7 @@ class PairActor:
     def _batch_costs(self, rows: int) -> None:
         """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows, and
         before anything is replayed at ``rows`` rows (replay's clock reads it): the batch cost surface at sizes 1
-        and ``rows`` (``actors/batch_costs.py``), at the calibration context, added to the pair's cost model once
+        and ``rows`` (``actors/costs/batch_costs.py``), at the calibration context, added to the pair's cost model once
         per size (outside every timed generation)."""
         costs = self.pair.costs
         if costs is None:
@@ -255,7 +255,7 @@ class PairActor:
         return rows
 
     def _bound_rows(self, task, q, gen, rep, traces) -> list[dict]:
-        """One ``oracle (bound)`` row per traced turn (``actors/oracle_bound.py``), under the same cost model."""
+        """One ``oracle (bound)`` row per traced turn (``actors/tracing/oracle_bound.py``), under the same cost model."""
         base = {**self._base_row(task, q, "fixed", {}, 0, rep, gen), "policy": oracle_bound.NAME,
                 "policy_spec": oracle_bound.LABEL, "params": "{}", "config_key": config_key(self.label, oracle_bound.LABEL, 0),
                 "ar_timing": "", "mode": "replay", "time_reliable": self.cost_model.reliable}

@@ -4,7 +4,7 @@ A sweep in ``mode: replay`` (or ``both``) runs, per task (question × block of c
 
 1. ``ar`` live and timed, as always, and along each of its turns the draft's rollouts
    (:func:`trace_turns` → :func:`actors.rollouts.record_pair_trace`; the rollouts are outside the ``ar`` timing);
-2. each replayable config by :func:`actors.replay.replay_batch` on those traces (one row) — token ids,
+2. each replayable config by :func:`actors.tracing.replay.replay_batch` on those traces (one row) — token ids,
    accept lengths, (k_max, drafted, accepted) per step exactly as a live run under greedy
    decoding; ``wall_time`` = the ``ar`` turn's measured prefill + the actor's cost model's
    predicted steps (:mod:`policies.cost_fit`);
@@ -12,10 +12,10 @@ A sweep in ``mode: replay`` (or ``both``) runs, per task (question × block of c
 
 A batch task (B questions decoded together) does the same with the batch ``ar`` run: one trace per
 row and turn along it (the reference is what the batch ``ar`` emitted for that row), then every
-replayable config by :func:`actors.replay.replay_batch`, turn by turn as the live batch runs
+replayable config by :func:`actors.tracing.replay.replay_batch`, turn by turn as the live batch runs
 (:func:`replay_turns`).
 
-The actor has one cost model (``actors/calibrate.py``), measured when it starts on the engine's
+The actor has one cost model (``actors/costs/calibrate.py``), measured when it starts on the engine's
 step path; in a replay sweep it is fitted on the probe's runs together with live generations of
 the warm-up question's first turn (:func:`fit_runs`: ``ar`` and ``fixed`` at every γ of
 :data:`FIT_GAMMAS`, the paper's grid, so the verify table has a knot at each verified length up
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from actors.conversation import run_question
-from actors.replay import replay_batch
+from actors.loading.conversation import run_question
+from actors.tracing.replay import replay_batch
 from actors.rollouts import Trace, record_pair_trace
 from policies.costs import CostModel
 from policies.fixed import Fixed, TargetOnly
@@ -58,7 +58,7 @@ def trace_turn(pair, t: int, prompt_ids, generation, *, max_new_tokens: int, rol
 def trace_turns(pair, batch_turns: Sequence[Sequence], *, max_new_tokens: int, rollout_length: int | None,
                 key: str, metas: Sequence[dict], batched: bool = False) -> list[list[Trace]]:
     """One trace per row and turn of an ``ar`` run (``batch_turns[i]``: question i's turns, as
-    ``actors.conversation.run_questions`` gives them; outside every timing): each row's own output is its reference.
+    ``actors.loading.conversation.run_questions`` gives them; outside every timing): each row's own output is its reference.
     A question run alone has its traces keyed ``{key}|t{t}``; in a batch task (``batched``), row i's are keyed
     ``{key}|r{i}|t{t}`` and carry the row. Each carries ``metas[i]``."""
     if not batched:
@@ -72,10 +72,10 @@ def trace_turns(pair, batch_turns: Sequence[Sequence], *, max_new_tokens: int, r
 
 
 def replay_turns(pair, traces: Sequence[Sequence[Trace]], policies, cost_model: CostModel | None) -> list:
-    """Questions decoded together, replayed as ``actors.conversation.run_questions`` runs them live: turn t is
+    """Questions decoded together, replayed as ``actors.loading.conversation.run_questions`` runs them live: turn t is
     one batch of the questions that have a turn t (``traces[i][t]``), ``policies(n)`` gives the policy of a batch
     of n rows (a batch policy, or n per-row policies; one question's instance is carried across its turns as a live
-    conversation carries it). One list of :class:`~actors.step.Generation` per question,
+    conversation carries it). One list of :class:`~actors.core.step.Generation` per question,
     one per turn."""
     out: list[list] = [[] for _ in traces]
     for t in range(max(len(q) for q in traces)):

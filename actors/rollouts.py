@@ -7,7 +7,7 @@ A :class:`Trace` holds, for one prompt,
 * for every position j = 0 … N − 1 (state = prompt + y_<j) the *rollout*: the draft's
   own greedy continuation x_1 … x_m from that state, with, for each proposal, what a
   policy may read — q(x_i), max q and H(q) in nats — computed by the live drafter's
-  own :func:`actors.drafters.pick_draft_token`.
+  own :func:`actors.drafting.drafters.pick_draft_token`.
 
 A rollout stops after L proposals (``max_draft``; None = the whole remaining budget),
 after ``max_new_tokens − j − 1`` proposals (the engine never drafts past the budget),
@@ -15,7 +15,7 @@ or right after an EOS proposal (the live drafter stops there too), whichever com
 
 Each drafter kind records its rollouts (``actors/drafter_kinds/``: the kind's ``record_rollouts``; the n-gram
 drafter is not traced yet). A draft model (``method="incremental"``, ``actors/drafter_kinds/model.py``): exactly
-the way the live :class:`~actors.drafters.ModelDrafter` computes proposals — the draft's own
+the way the live :class:`~actors.drafting.drafters.ModelDrafter` computes proposals — the draft's own
 runner, the prompt fed in one forward, then one token per forward on its KV cache — so
 every proposal is produced by the same kernels on the same cache contents as a live
 step that feeds one token at a time. Rollouts are shared along the reference: when the
@@ -35,10 +35,10 @@ The tests check replay against live step for step on tiny models; ``Trace.meta``
 records the method so a mismatch can be traced.
 
 EAGLE heads (``method="eagle"``, ``actors/drafter_kinds/eagle.py``): a head's proposals from a committed prefix depend on that
-prefix and the target's features along it only (``actors/eagle_drafter.py``: every catch-up
+prefix and the target's features along it only (``actors/drafting/eagle_drafter.py``: every catch-up
 re-feeds the accepted positions with the target's own features). The target's features over
 prompt + reference come from one forward; the rollout at j is the live drafter's own chain at one row
-(``actors/drafters.py::propose_chain``) from prompt + y_<j, asked for more until the cap or an EOS. The same
+(``actors/drafting/drafters.py::propose_chain``) from prompt + y_<j, asked for more until the cap or an EOS. The same
 floating-point caveat applies (live features come from verify forwards of k + 1 tokens).
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import Sequence
 import torch
 
 from actors.drafter_kinds.registry import kind_of_drafter
-from actors.traces import (TRACE_VERSION, Rollout, Trace, read_traces, table_to_traces, tokenizer_fingerprint,
+from actors.tracing.traces import (TRACE_VERSION, Rollout, Trace, read_traces, table_to_traces, tokenizer_fingerprint,
                            traces_to_table, write_traces)
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
@@ -64,7 +64,7 @@ def record_trace(engine, prompt_ids: Sequence[int], *, max_new_tokens: int, max_
                  key: str = "", ar=None) -> Trace:
     """Run the target alone (the ``ar`` generation, timed) and compute the draft's rollouts along its output.
 
-    ``engine``: a :class:`~actors.engine.SpecEngine` whose drafter's kind records rollouts. The reference
+    ``engine``: a :class:`~actors.core.engine.SpecEngine` whose drafter's kind records rollouts. The reference
     is exactly what ``ar`` emits under the same ``max_new_tokens`` and EOS set.
     ``ar``: that generation when the caller already ran it (then it is not run again).
     """

@@ -6,9 +6,9 @@ batch, on the embedded default pair (SmolLM2-135M-Instruct + the shipped distill
     python -m bench.batch --quick                                    # 4 prompts, 16 tokens, B = 1 and 4
 
 Prompts: the `sample` questions' first turns (then their second turns, as standalone messages, past 26),
-rendered with the target's chat template; greedy; the engine (``actors/engine.py``) at each batch size.
+rendered with the target's chat template; greedy; the engine (``actors/core/engine.py``) at each batch size.
 
-1. Cost surface: ``actors/batch_costs.py`` at B = 1, 2, 4, … up to the largest size and L = 1, 2, 3, 5, 9,
+1. Cost surface: ``actors/costs/batch_costs.py`` at B = 1, 2, 4, … up to the largest size and L = 1, 2, 3, 5, 9,
    at the prompts' median length + half the new tokens. `gt-batch` reads it: its cost model is
    ``CostModel.measured`` from the B = 1 row with this surface as ``.batch``.
 2. Screen: at each B, every candidate — fixed γ for each ``--gammas``, `tetris` (γ = ``--tetris-gamma``),
@@ -39,10 +39,10 @@ import time
 import numpy as np
 import torch
 
-from actors.batch_costs import measure_batch_costs
-from actors.engine import SpecEngine
+from actors.costs.batch_costs import measure_batch_costs
+from actors.core.engine import SpecEngine
 from actors.pair import Pair, PairConfig
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 from jobs.dataset import load_questions
 from jobs.report.derived import summarize
 from jobs.report.metrics import bootstrap_weights, percentile_interval, verdict

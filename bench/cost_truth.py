@@ -1,6 +1,6 @@
 """Does the engine-path cost model price a step as the live engine pays it?
 
-Measures, side by side in one run on the default pair: the cost model of ``actors/calibrate.py``
+Measures, side by side in one run on the default pair: the cost model of ``actors/costs/calibrate.py``
 (c = t_draft / (T(1) + o), V(1) = (T(2) + o) / (T(1) + o)) and the same figures implied by live generations of Spec-Bench
 sample questions (first turns) under ``ar`` and ``fixed`` γ = 1:
 
@@ -19,9 +19,9 @@ import os
 import statistics
 import time
 
-from actors.calibrate import calibrate
+from actors.costs.calibrate import calibrate
 from actors.pair import Pair, PairConfig
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 from jobs.dataset import load_questions
 from policies.fixed import Fixed, TargetOnly
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", type=int, default=8)
     ap.add_argument("--max-new-tokens", type=int, default=64)
-    ap.add_argument("--repeats", type=int, default=3, help="probe repeats (actors/calibrate.py)")
+    ap.add_argument("--repeats", type=int, default=3, help="probe repeats (actors/costs/calibrate.py)")
     a = ap.parse_args(argv)
     pair = Pair(PairConfig())
     tmpl = default_template(pair.cfg.target, pair.tokenizer)

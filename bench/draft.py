@@ -16,7 +16,7 @@ import time
 import torch
 
 from actors.pair import Pair, PairConfig
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 from jobs.dataset import load_questions
 from jobs.report.derived import summarize
 from jobs.report.metrics import speedup

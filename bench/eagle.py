@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from actors.pair import Pair, PairConfig
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 from jobs.dataset import CATEGORIES, SAMPLE_EXTRA, load_questions
 from jobs.report.derived import summarize
 from jobs.report.intervals import bootstrap_weights, percentile_interval

@@ -20,10 +20,10 @@ from types import SimpleNamespace
 import torch
 from transformers import GenerationConfig
 
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
 from actors.pair import Pair, PairConfig
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 from jobs.dataset import load_questions
 from jobs.report.derived import summarize
 from jobs.report.metrics import speedup

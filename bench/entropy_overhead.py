@@ -3,7 +3,7 @@
     python -m bench.entropy_overhead [--draft smollm2-135m-draft] [--context 256] [--repeats 300] [--device cpu]
                                      [--threads N] [--random]
 
-A draft step is what ``actors/drafters.py::ModelDrafter.next`` does per proposal (one row) under
+A draft step is what ``actors/drafting/drafters.py::ModelDrafter.next`` does per proposal (one row) under
 greedy decoding: one decode forward of the draft (KV cache at ``--context`` tokens, cropped
 back after each run), softmax over the vocabulary, argmax, then the proposal's statistics.
 
@@ -26,10 +26,10 @@ import time
 
 import torch
 
-from actors.drafters import token_stats
-from actors.hf_api import cache_arg
-from actors.kv import crop_to, new_cache
-from actors.models import ModelSpec, load_model, resolve_source, wrap_reduced_vocab
+from actors.drafting.drafters import token_stats
+from actors.runtime.hf_api import cache_arg
+from actors.runtime.kv import crop_to, new_cache
+from actors.loading.models import ModelSpec, load_model, resolve_source, wrap_reduced_vocab
 
 
 def stats_without_entropy(probs: torch.Tensor, token: int) -> tuple[float, float]:

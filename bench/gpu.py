@@ -14,7 +14,7 @@ Sections
             t(B, m) for B ∈ {1, 4, 16, 32} × m ∈ {1, 2, 4, 8}, ar tokens/s at B = 16 over B = 1, B = 1 vs the floor
   curve70b  the same curve for a Llama-2-70B-shaped target, int4 weight-only (torchao), and its peak memory
   plan      peak GPU memory of reference-config pairs (Llama-3.1-8B + 3.2-1B, Vicuna-7B + 68M; random bf16,
-            compiled engine, one generation) vs what `specsweep plan` predicts (actors/memory_plan.py)
+            compiled engine, one generation) vs what `specsweep plan` predicts (actors/plan/memory_plan.py)
 
 Writes one JSON per section under $OUT (or ./out) and prints a line per figure.
 """
@@ -30,9 +30,9 @@ from pathlib import Path
 
 import torch
 
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
-from actors.memory_plan import WORKSPACE_BYTES, config_path, gpu0_bytes, model_plan
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
+from actors.plan.memory_plan import WORKSPACE_BYTES, config_path, gpu0_bytes, model_plan
 from bench.gpu_batch import section_batch
 from jobs.report.derived import throughput
 from policies.fixed import Fixed, TargetOnly

@@ -20,9 +20,9 @@ import time
 
 import torch
 
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
-from actors.static_batch_runner import StaticBatchRunner
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
+from actors.runtime.static_batch_runner import StaticBatchRunner
 from policies.fixed import Fixed, TargetOnly
 from policies.registry import build
 

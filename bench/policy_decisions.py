@@ -21,8 +21,8 @@ import random
 import statistics
 import time
 
-from actors.hf_api import cache_arg
-from actors.kv import crop_to, new_cache
+from actors.runtime.hf_api import cache_arg
+from actors.runtime.kv import crop_to, new_cache
 from policies import GenerationContext, SequencePolicy, Step, build
 from policies.costs import CostModel
 from policies.registry import REGISTRY

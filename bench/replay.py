@@ -29,10 +29,10 @@ import numpy as np
 import torch
 
 from actors.pair import Pair, PairConfig
-from actors.replay import replay
+from actors.tracing.replay import replay
 from actors.replay_task import FIT_GAMMAS
 from actors.rollouts import record_pair_trace
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 from bench.replay_refit import time_errors
 from jobs.dataset import load_questions
 from jobs.report.derived import summarize, time_error

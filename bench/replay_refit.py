@@ -18,7 +18,7 @@ import statistics
 
 import numpy as np
 
-from actors.replay import replay
+from actors.tracing.replay import replay
 from jobs.report.derived import time_error
 from policies.cost_fit import draft_feeds, fit_cost_model, target_time, turn_scale
 from policies.registry import build

@@ -27,7 +27,7 @@ from policies import build
 t2 = time.perf_counter()
 pair = Pair(PairConfig(target=sys.argv[1], draft=sys.argv[2]))
 t3 = time.perf_counter()
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 ids = render(default_template(sys.argv[1], pair.tokenizer), pair.tokenizer, [{"role": "user", "content": "Why is the sky blue?"}])
 pair.engine.generate(ids, build("fixed", 4), max_new_tokens=1)
 t4 = time.perf_counter()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cluster.ray_setup import connect, shutdown
 from jobs.dataset import load_questions
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 
 
 def main():

@@ -24,11 +24,11 @@ import time
 
 import torch
 
-from actors.calibrate import calibrate
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
+from actors.costs.calibrate import calibrate
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
 from actors.pair import Pair, PairConfig
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 from bench.engine import random_pair
 from jobs.dataset import load_questions
 from jobs.report.derived import summarize

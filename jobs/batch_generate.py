@@ -3,9 +3,9 @@
 Rules:
 - every non-empty line of FILE is one prompt: a user message rendered with the pair's chat template
   exactly as ``--prompt`` is (``--raw``: no template); the prompts run in file order, in batches of B
-  consecutive lines on the pair's engine (``actors/engine.py``) (a last batch smaller than B is normal);
+  consecutive lines on the pair's engine (``actors/core/engine.py``) (a last batch smaller than B is normal);
 - a per-row policy is built fresh for every row (``policies.registry.build``), a batch policy once per batch;
-- the prompts run through the one turn loop of ``actors/conversation.py`` (each prompt a one-turn question),
+- the prompts run through the one turn loop of ``actors/loading/conversation.py`` (each prompt a one-turn question),
   so prompt i samples with its per-row seed rule, ``(--seed + i) · 1000`` (i: the prompt's index in the file):
   a prompt's draw does not depend on the batch around it or on B;
 - ``--json``: one object per prompt, in file order, with the fields of a single ``generate --json``
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from actors.templates import render
+from actors.loading.templates import render
 from jobs.report.derived import summarize
 from jobs.store.answers import answer_records, write_answers
 from policies.base import BatchPolicy
@@ -111,7 +111,7 @@ def _policies(a, n: int):
 def _batch_engine(pair, policy, size: int, prompt_lengths):
     """The pair's batch engine; for a batch policy that reads costs, the batch cost surface is measured first
     (sizes 1, 2, 4, … up to B, at the prompts' median length) unless the cost model already holds one."""
-    from actors.batch_costs import measure_batch_costs  # heavy: torch
+    from actors.costs.batch_costs import measure_batch_costs  # heavy: torch
 
     costs = pair.costs
     if isinstance(policy, BatchPolicy) and policy.needs_costs and costs is not None and not costs.batch:
@@ -133,7 +133,7 @@ def _batch_seconds(turns) -> float:
 
 def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]], target: str, draft) -> int:
     """Generate every prompt of the file in batches of ``--batch-size`` and print the rows (module docstring)."""
-    from actors.conversation import run_questions  # heavy: torch
+    from actors.loading.conversation import run_questions  # heavy: torch
 
     size = batch_size_of(a) or 1
     ids = [render(template, pair.tokenizer, [{"role": "user", "content": text}]) for _, text in prompts]
@@ -171,7 +171,7 @@ def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]]
 
 def generate_dataset(a, pair, policy, template: str, questions, target: str, draft) -> int:
     """Answer dataset questions turn by turn, each turn's rows in batches of ``--batch-size`` (module docstring)."""
-    from actors.conversation import run_questions  # heavy: torch
+    from actors.loading.conversation import run_questions  # heavy: torch
 
     size = batch_size_of(a)
     first = [render(template, pair.tokenizer, [{"role": "user", "content": q.turns[0]}]) for q in questions]

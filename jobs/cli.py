@@ -26,8 +26,8 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from actors.quiet import quiet_third_party
-from actors.templates import default_template, render
+from actors.costs.quiet import quiet_third_party
+from actors.loading.templates import default_template, render
 from jobs.batch_generate import check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json
 from jobs.dataset import load_questions
 from jobs.plan_cli import add_parser as add_plan_parser
@@ -49,7 +49,7 @@ DEFAULT_TARGET = "smollm2-135m"
 
 def default_draft() -> str:
     """The shipped distilled draft when present, else the model-free ngram drafter."""
-    from actors.models import ALIASES  # heavy: torch
+    from actors.loading.models import ALIASES  # heavy: torch
 
     return "smollm2-135m-draft" if (Path(ALIASES["smollm2-135m-draft"]) / "config.json").exists() else "ngram"
 
@@ -158,8 +158,8 @@ def _pair(a, target: str, draft: str | None):
 
 def load_costs(pair, path: str, model: CostModel) -> None:
     """Attach ``model`` (read from ``path`` by ``jobs/inputs.py``) to ``pair``, or measure again (one line saying
-    why) when it was measured on a different machine (``actors/machine.py``)."""
-    from actors.machine import machine_differences, machine_facts  # heavy: torch
+    why) when it was measured on a different machine (``actors/costs/machine.py``)."""
+    from actors.costs.machine import machine_differences, machine_facts  # heavy: torch
 
     here = machine_facts(pair.target.device, pair.cfg.dtype)
     diff = machine_differences(model.machine, here) if model.machine else ["no machine recorded"]
@@ -183,7 +183,7 @@ def cmd_calibrate(a) -> int:
     pair = _pair(a, target, draft)
     print(f"specsweep: measuring {target} + {draft} on {pair.device} (the engine's step path, k = 0 … "
           f"{a.max_tokens - 1})", file=sys.stderr)
-    from actors.calibrate import calibrate  # heavy: torch
+    from actors.costs.calibrate import calibrate  # heavy: torch
 
     m = calibrate(pair.engine, context=a.context, max_tokens=a.max_tokens, repeats=a.repeats,
                   label=f"{target} {pair.device}")
@@ -203,7 +203,7 @@ def cmd_calibrate(a) -> int:
 def _generate_questions(a, pair, policy, template, questions, target, draft) -> int:
     """Answer dataset questions turn by turn (Spec-Bench style); optionally write an answer file."""
 
-    from actors.conversation import run_question  # heavy: torch
+    from actors.loading.conversation import run_question  # heavy: torch
 
     if a.warmup:
         for _ in range(a.warmup):

@@ -27,10 +27,10 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actors.drafter_kinds.registry import kind_name, kind_of
-from actors.model_files import clip
-from actors.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
-from actors.runners import ENGINES
-from actors.templates import TEMPLATES
+from actors.loading.model_files import clip
+from actors.loading.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
+from actors.runtime.runners import ENGINES
+from actors.loading.templates import TEMPLATES
 from jobs.dataset import CATEGORIES, SAMPLE_EXTRA
 from jobs.redact import redact
 from jobs.yaml_reader import read_yaml_mapping
@@ -98,7 +98,7 @@ class Dataset(BaseModel):
 
 
 class Calibrate(BaseModel):
-    """Where and how long the cost model is measured (``actors/calibrate.py``)."""
+    """Where and how long the cost model is measured (``actors/costs/calibrate.py``)."""
 
     model_config = _STRICT
     context: int = Field(256, ge=1, le=1_000_000)

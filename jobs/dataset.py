@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Iterable
 
-from actors.shared_cache import build_once, cache_root
+from actors.loading.shared_cache import build_once, cache_root
 from jobs.question_file import Question, parse_jsonl  # noqa: F401  (re-exported: the loader's API)
 from policies.errors import SpecsweepError
 
@@ -46,7 +46,7 @@ def group_of(category: str) -> str:
 
 def specbench_path(cache: Path | None = None) -> Path:
     """The cached Spec-Bench question file, downloaded and verified on first use (written once under a lock and
-    renamed into place, so racing sweeps never read half a file: actors/shared_cache.py)."""
+    renamed into place, so racing sweeps never read half a file: actors/loading/shared_cache.py)."""
     path = (cache or cache_root()) / "spec_bench" / "question.jsonl"
 
     def verified(p: Path) -> bool:

@@ -1,6 +1,6 @@
 """``specsweep plan CONFIG.yaml [--json]``: each pair's GPU memory from its config.json alone, and where it fits.
 
-The rule is in ``actors/memory_plan.py``; the GPU kinds and their sources in ``actors/gpus.py``.
+The rule is in ``actors/plan/memory_plan.py``; the GPU kinds and their sources in ``actors/plan/gpus.py``.
 A pair that reserves GPUs (``num_gpus`` ≥ 1) and fits no listed GPU kind at that count ends the
 command with one line and exit status 2 — the same check ``specsweep sweep`` runs before Ray starts.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from actors.gpus import GB, GPUS
-from actors.memory_plan import (VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, load_config_dict,
+from actors.plan.gpus import GB, GPUS
+from actors.plan.memory_plan import (VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, load_config_dict,
                                 pair_plan)
 from jobs.config import load_config
 from policies.errors import SpecsweepError

@@ -3,7 +3,7 @@
 Reads the traces a sweep in ``mode: replay`` or ``both`` stored under ``OUTPUT/traces/``
 (one per question turn: the target-only greedy output, its measured ``ar`` times, and
 the draft's rollouts along it; the row traces of batch tasks, B > 1, are left out) and
-replays every policy × initial γ of FILE.yaml on them with :func:`actors.replay.replay` —
+replays every policy × initial γ of FILE.yaml on them with :func:`actors.tracing.replay.replay` —
 no model is loaded, so it takes seconds. Token ids, accept lengths and (k_max, drafted,
 accepted) per step are exactly those of a live greedy run; wall times are predicted by the
 cost model each pair's actor fitted (``OUTPUT/traces/cost_models.json``), and the policies
@@ -15,7 +15,7 @@ on a GPU) or from a cost model written by ``specsweep calibrate --out`` (for exa
 re-measured on a quiet machine): the figures then answer "what if these traces ran on that
 machine", and every heading says so. ``--costs roofline:h100`` (h200, a100-80, a100-40, l4; ``:int4``
 etc. for a quantized target) predicts every step and prefill from the models' config.json
-(``actors/roofline.py``): figures of a GPU nobody measured, labelled "what-if (roofline h100)"
+(``actors/plan/roofline.py``): figures of a GPU nobody measured, labelled "what-if (roofline h100)"
 in every heading and in the replay folder's name. A cost model whose measurement was not trusted gives
 no time figures (``jobs/report/derived.py``, ``trusted_times``).
 
@@ -33,8 +33,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from actors.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
-from actors.schema import config_key, to_table
+from actors.plan.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
+from actors.loading.schema import config_key, to_table
 from jobs.report import metrics
 from jobs.report.costs import untrusted_text
 from jobs.report.derived import trusted_times
@@ -141,9 +141,9 @@ def roofline_models(roof: tuple[str, str | None], trace) -> tuple[object, object
 
 def replay_output(output: str, policies, gammas, costs_file: str | None = None) -> tuple[pd.DataFrame, dict]:
     """Every policy × γ replayed on every trace of ``output``; (rows, facts for the heading)."""
-    from actors import oracle_bound  # heavy: torch
+    from actors.tracing import oracle_bound  # heavy: torch
     from actors.pair_actor import policy_spec  # heavy: torch
-    from actors.replay import check_replayable, replay  # heavy: torch
+    from actors.tracing.replay import check_replayable, replay  # heavy: torch
     from actors.rollouts import read_traces  # heavy: torch
 
     roof = parse_roofline(costs_file)             # a bad GPU kind is named before anything is read
@@ -197,7 +197,7 @@ def main(a) -> int:
     summary, speed = metrics.config_summary(shown), metrics.speedup_vs_ar(shown)
     frac, t2 = metrics.fraction_of_oracle(shown), metrics.table2(shown)
     label = (f"WHAT-IF: step and prefill times (ar's too) predicted by a {facts['costs']} model from the models' "
-             "config.json (actors/roofline.py), not measured" if facts["roofline"] else
+             "config.json (actors/plan/roofline.py), not measured" if facts["roofline"] else
              f"WHAT-IF: step times (ar's too) predicted with the cost model in {facts['costs']}, not measured on "
              "this sweep's machine; prefill times are this machine's measured ones"
              if facts["what_if"] else f"times predicted by the sweep's own cost models ({facts['costs']}); "

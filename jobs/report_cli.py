@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from actors.roofline import parse as parse_roofline
+from actors.plan.roofline import parse as parse_roofline
 from jobs.mlflow.read import read_experiment
 from jobs.report.specbench import report_text
 from jobs.report.tables import build_report, compare, folder_report

@@ -31,7 +31,7 @@ Ambiguities, resolved:
 1. Where the check sits. The bound is a statement about the token about to be drawn
    from q_i, so failing it at i ≥ 2 drops x_i (its draft forward is spent, the token
    is not verified). Under sampling the engine verifies a dropped token instead
-   (``actors/drafters.py::record_proposal`` turns ``discard`` into ``stop`` for sampled
+   (``actors/drafting/drafters.py::record_proposal`` turns ``discard`` into ``stop`` for sampled
    drafts); that keeps the output exact and costs one extra verified position.
 2. The first proposal. Dropping x_1 would verify nothing and make the update's n/k a
    0/0; like the re-implementation we always verify at least one draft, and a failed

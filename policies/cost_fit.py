@@ -109,7 +109,7 @@ def target_time(step) -> float:
 
 
 def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
-    """Step samples of one live :class:`~actors.step.Generation` (``proposed`` falls back to ``drafted``)."""
+    """Step samples of one live :class:`~actors.core.step.Generation` (``proposed`` falls back to ``drafted``)."""
     out, context = [], prompt_len
     for s, e in zip(gen.steps, draft_feeds(prompt_len, gen.steps)):
         p = s.proposed or s.drafted

@@ -11,7 +11,7 @@ verified):
 T is a table over verified lengths (knots), linear between knots and beyond the last two.
 Two ways make one, both instances of :class:`CostModel`:
 
-- **measured** (``actors/calibrate.py``, :meth:`CostModel.measured`): the median time of one
+- **measured** (``actors/costs/calibrate.py``, :meth:`CostModel.measured`): the median time of one
   draft forward (d₁) and of one target forward over m tokens (the table) at one context length;
   no context terms. Cost-aware policies read it.
 - **fitted** (``policies/cost_fit.py``): every coefficient by least squares on live steps.
@@ -35,7 +35,7 @@ B rows padded to L tokens each (B·L verified slots) and the time of one batched
 outside them; without a table they fall back to the single-row model over B·L tokens. ``batch_knee(B)``
 and ``level_price(B, L)`` are the knee and the token price above on the B-row table (``policies/batch.py``).
 
-Stored (:meth:`CostModel.to_dict`) with the machine it was measured on (``actors/machine.py``),
+Stored (:meth:`CostModel.to_dict`) with the machine it was measured on (``actors/costs/machine.py``),
 how it was measured (``probe``) and whether the measurement can be trusted (``trust``).
 """
 from __future__ import annotations
@@ -91,9 +91,9 @@ class CostModel:
     raw_verify: dict[int, float] = field(default_factory=dict)
     residuals: dict = field(default_factory=dict)
     n_steps: int = 0
-    machine: dict = field(default_factory=dict)    # actors/machine.py: what it was measured on
-    probe: dict = field(default_factory=dict)      # how (actors/calibrate.py): lengths, repeats, contexts
-    trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/calibrate.py)
+    machine: dict = field(default_factory=dict)    # actors/costs/machine.py: what it was measured on
+    probe: dict = field(default_factory=dict)      # how (actors/costs/calibrate.py): lengths, repeats, contexts
+    trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/costs/calibrate.py)
     tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
     batch: dict = field(default_factory=dict)      # {B: {"knots": [L…], "values": [T…], "draft": t, "raw"?}}; {} unmeasured
     params: dict = field(default_factory=dict)     # parameter counts {"target": n, "draft": n} (actors/pair.py); {} unknown

@@ -11,7 +11,7 @@ target parameters (the paper's A.8 / Table 10 for a draft inside the target, e.g
 from the cost model; a number = a fixed threshold as the paper's Table 4 sweeps it, no Φ (no cost model).
 
 Under sampling the engine verifies that last token instead of dropping it: dropping a sampled token because
-of its own probability would bias the output (``actors/drafters.py::record_proposal``); greedy decoding drops
+of its own probability would bias the output (``actors/drafting/drafters.py::record_proposal``); greedy decoding drops
 it as Eq. 5 says.
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ differs, so n = k at every step. Time counted: every draft forward actually run 
 including the one that produced the discarded proposal (the draft has to be run
 to see its proposal) — plus every verification forward; the reference decode is
 not counted. ``cap`` bounds one draft. It drafts k ≥ n* and pays for the discarded proposal, so
-some schedules beat it; the least time any schedule reaches is ``actors/oracle_bound.py``'s bound
+some schedules beat it; the least time any schedule reaches is ``actors/tracing/oracle_bound.py``'s bound
 (``BOUND_NAME`` / ``BOUND_LABEL`` below name its rows).
 """
 from __future__ import annotations

@@ -88,7 +88,7 @@ class ConfidenceStop:
             return
         seen = min(o.accepted + 1, o.drafted)
         values = o.q_max if self.score == "max" else o.q_tokens
-        if len(values) < seen:      # every drafter records both per proposal (actors.drafters.record_proposal)
+        if len(values) < seen:      # every drafter records both per proposal (actors.drafting.drafters.record_proposal)
             raise ValueError(f"the step records {len(values)} {'q_max' if self.score == 'max' else 'q_tokens'} "
                              f"values for {seen} verified proposals")
         self.scores.extend(float(v) for v in values[:seen])

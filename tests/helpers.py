@@ -1,7 +1,7 @@
 """Helpers shared by several test modules (not a test module itself)."""
 from __future__ import annotations
 
-from actors.tiny_pair import llama, perturbed, sharpen
+from actors.loading.tiny_pair import llama, perturbed, sharpen
 from policies import GenerationContext, Step
 from policies.costs import CostModel
 

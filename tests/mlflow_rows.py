@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from actors.schema import config_key, to_table
+from actors.loading.schema import config_key, to_table
 from jobs.config import parse_config
 from jobs.dataset import load_questions
 from jobs.sweep.driver import plan_tasks

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from scipy.stats import chi2
 
-from actors.acceptance import warp
+from actors.core.acceptance import warp
 
 # Sampled generations per distribution test. Enough power: with 1200 runs the tests that swap in a wrong
 # acceptance rule (test_lossless_sampling, test_trees) reject it at p < 1e-6, while the correct rule must

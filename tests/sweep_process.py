@@ -20,7 +20,7 @@ PROGRESS = re.compile(r"specsweep: (starting \d+ actor|actors ready in|\d+ task\
 
 
 def tiny_raw(folder: Path, target: str, draft: str, prefix: str = "s", **over) -> dict:
-    """A sweep config (as a mapping) for the tiny pair (``actors.tiny_pair``) writing into ``folder/out``."""
+    """A sweep config (as a mapping) for the tiny pair (``actors.loading.tiny_pair``) writing into ``folder/out``."""
     c = {"name": f"{prefix}-{folder.name}", "output": str(folder / "out"), "tracking_uri": f"sqlite:///{folder}/mlflow.db",
          "pairs": [{"name": "tiny", "target": target, "draft": draft, "actors": 1, "device": "cpu"}],
          "dataset": {"source": "sample", "question_ids": [9021, 9023]},

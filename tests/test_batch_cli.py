@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from jobs.cli import main
 
 LINES = ["hello there", "", "what is two plus two", "   ", "sky", "a longer prompt about many things", "z"]
@@ -120,8 +120,8 @@ def test_bad_input_is_one_line_before_any_model_loads(tmp_path, make_args, msg):
 @pytest.mark.slow            # the batch engine's EAGLE path is in the fast tier (tests/test_batch_eagle.py)
 def test_an_eagle_head_batches_from_the_cli(tiny):
     """``--draft eagle:PATH --batch-size``: the head drafts for every row of a batch; rows equal single generations."""
-    from actors.eagle_head import init_head, save_head
-    from actors.models import ModelSpec, load_model
+    from actors.drafting.eagle_head import init_head, save_head
+    from actors.loading.models import ModelSpec, load_model
 
     target = tiny["pair"][1]
     head = save_head(init_head(load_model(ModelSpec(target)), seed=2), tiny["root"] / "head")

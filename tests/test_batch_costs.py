@@ -1,13 +1,13 @@
-"""``actors/batch_costs.py``: the measured batch cost surface has CostModel.batch's shape, positive medians, and a
+"""``actors/costs/batch_costs.py``: the measured batch cost surface has CostModel.batch's shape, positive medians, and a
 cost model holding it reads those medians back at the measured points (no timing assertions: machines are noisy);
 ``bench/batch.py``'s figures on the same tiny pair."""
 import pytest
 
-from actors.engine import SpecEngine
-from actors.batch_costs import measure_batch_costs
+from actors.core.engine import SpecEngine
+from actors.costs.batch_costs import measure_batch_costs
 from actors.drafter_kinds.registry import cost_probe
-from actors.drafters import ModelDrafter
-from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from actors.drafting.drafters import ModelDrafter
+from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 from bench.batch import gt_costs, ratio_interval, run_batches, stops_paying
 from policies.costs import CostModel
 
@@ -50,8 +50,8 @@ def test_no_draft_model_prices_drafting_at_zero_and_other_families_work():
 
 
 def test_an_eagle_head_prices_a_batched_head_level():
-    from actors.eagle_drafter import EagleDrafter
-    from actors.eagle_head import init_head
+    from actors.drafting.eagle_drafter import EagleDrafter
+    from actors.drafting.eagle_head import init_head
 
     target = llama(vocab=40, layers=2, hidden=32, seed=3)
     out = measure_batch_costs(target, cost_probe(EagleDrafter(init_head(target, seed=1), target)), sizes=(1, 3),
@@ -95,8 +95,8 @@ def test_bench_batch_figures_on_the_tiny_pair(surface):
 
 def test_the_surface_is_measured_on_the_engines_own_rows_runner(monkeypatch):
     """A static/compiled pair's batches run on the per-row static cache, so its surface is timed there too."""
-    import actors.batch_costs as bc
-    from actors.static_batch_runner import StaticBatchRunner
+    import actors.costs.batch_costs as bc
+    from actors.runtime.static_batch_runner import StaticBatchRunner
 
     made = []
     real = bc.rows_runner

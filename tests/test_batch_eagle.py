@@ -1,16 +1,16 @@
-"""EAGLE heads in batches (``actors/batch_eagle.py``): every row's greedy output is its target-only output and its
+"""EAGLE heads in batches (``actors/drafting/batch_eagle.py``): every row's greedy output is its target-only output and its
 steps are the single-row head's, for every chain, batch and tree policy at B ∈ {1, 2, 3, 5}; sampled rows follow
 the target's distribution; masked head slots compacted at every level change nothing."""
 from pathlib import Path
 
 import pytest
 
-from actors.batch_eagle import EagleRows
-from actors.batch_runner import BatchRunner
-from actors.eagle_drafter import EagleDrafter
-from actors.eagle_head import init_head, save_head
-from actors.engine import SpecEngine
-from actors.tiny_pair import llama, sharpen
+from actors.drafting.batch_eagle import EagleRows
+from actors.runtime.batch_runner import BatchRunner
+from actors.drafting.eagle_drafter import EagleDrafter
+from actors.drafting.eagle_head import init_head, save_head
+from actors.core.engine import SpecEngine
+from actors.loading.tiny_pair import llama, sharpen
 from policies.base import BatchPolicy, SequencePolicy, TreePolicy
 from policies.costs import CostModel
 from policies.registry import REGISTRY, build
@@ -117,8 +117,8 @@ def test_a_sweep_batches_an_eagle_pair_and_replays_it_exactly(tmp_path):
     import contextlib
     import io
 
-    from actors.models import ModelSpec, load_model
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.models import ModelSpec, load_model
+    from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
     from jobs.sweep.driver import run_sweep
     from jobs.store.parquet_log import ParquetLog

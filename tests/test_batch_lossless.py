@@ -2,10 +2,10 @@
 follow the target's distribution, for every chain policy and every batch policy, at B ∈ {1, 2, 3, 5}."""
 import pytest
 
-from actors.batch_runner import BatchRunner
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.engine import SpecEngine
-from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from actors.runtime.batch_runner import BatchRunner
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
+from actors.core.engine import SpecEngine
+from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 from policies.base import BatchPolicy, SequencePolicy, TreePolicy
 from policies.costs import CostModel
 from policies.errors import SpecsweepError

@@ -1,11 +1,11 @@
 """Batch replay equals the live batch engine row for row and step for step (greedy), for per-row and batch policies."""
 import pytest
 
-from actors.replay import replay_batch
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
+from actors.tracing.replay import replay_batch
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
 from actors.rollouts import record_trace
-from actors.tiny_pair import llama, perturbed, sharpen
+from actors.loading.tiny_pair import llama, perturbed, sharpen
 from policies.base import BatchPolicy
 from policies.costs import CostModel
 from policies.errors import SpecsweepError

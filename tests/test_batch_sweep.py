@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
 from jobs.report import metrics
 from jobs.sweep.driver import run_sweep

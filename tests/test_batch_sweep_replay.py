@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
 from jobs.report.agreement import agreement_table, primary_rows, replay_bias
 from jobs.sweep.driver import run_sweep

@@ -1,16 +1,16 @@
-"""The cost model measured on the engine's own step path (actors/calibrate.py): what the probe runs, how its
+"""The cost model measured on the engine's own step path (actors/costs/calibrate.py): what the probe runs, how its
 phases are split, the fit recovering a known model, context terms kept only where they matter, the trust
 verdict, the stored machine facts and the one-line errors for foreign cost files."""
 import json
 
 import pytest
 
-from actors.calibrate import CONTEXT_EFFECT, calibrate, fit_engine_costs, judge, probe_lengths, probe_runs
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.engine import SpecEngine
-from actors.machine import machine_differences, machine_facts
-from actors.step import Generation
-from actors.tiny_pair import llama, perturbed
+from actors.costs.calibrate import CONTEXT_EFFECT, calibrate, fit_engine_costs, judge, probe_lengths, probe_runs
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
+from actors.core.engine import SpecEngine
+from actors.costs.machine import machine_differences, machine_facts
+from actors.core.step import Generation
+from actors.loading.tiny_pair import llama, perturbed
 from policies.base import Step
 from policies.costs import FORMAT, CostModel, check_cost_dict
 from policies.errors import SpecsweepError
@@ -57,7 +57,7 @@ def test_calibrate_stores_what_it_measured_on(engine):
 
 
 def test_tree_drafting_is_fitted_per_level_and_read_by_gt_trees():
-    from actors.calibrate import fit_tree_draft
+    from actors.costs.calibrate import fit_tree_draft
     from policies.base import GenerationContext
     from policies.trees import GTDynamic
 

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from actors.tiny_pair import char_tokenizer, llama, save_tiny_pair
+from actors.loading.tiny_pair import char_tokenizer, llama, save_tiny_pair
 from jobs.config import PAPER_GAMMAS, load_config, parse_config
 from policies.errors import SpecsweepError
 
@@ -199,8 +199,8 @@ def test_one_bad_value_gets_one_message_everywhere(tmp_path, capsys, key, value,
             parse_config(cfg(generation={key: value}))
         messages.append(str(e.value))
         assert str(e.value).startswith(f"config generation.{key}: ")
-        from actors.engine import SpecEngine
-        from actors.tiny_pair import llama
+        from actors.core.engine import SpecEngine
+        from actors.loading.tiny_pair import llama
         from policies.fixed import Fixed
 
         engine = SpecEngine(llama(vocab=32), None)

@@ -7,7 +7,7 @@ import pytest
 
 from jobs.store.answers import answer_records, read_answers, write_all
 from jobs.dataset import CATEGORIES, GROUPS, SAMPLE_EXTRA, load_questions, parse_jsonl
-from actors.templates import VICUNA_SYSTEM, render
+from actors.loading.templates import VICUNA_SYSTEM, render
 from policies.errors import SpecsweepError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "spec_bench" / "question.jsonl"
@@ -57,7 +57,7 @@ def test_malformed_lines_are_named(tmp_path, line, msg):
 
 
 def test_vicuna_template_multi_turn():
-    from actors.tiny_pair import char_tokenizer
+    from actors.loading.tiny_pair import char_tokenizer
 
     tok = char_tokenizer()
     ids = render("vicuna", tok, [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"},
@@ -66,7 +66,7 @@ def test_vicuna_template_multi_turn():
 
 
 def test_vicuna_text_is_fastchats():
-    from actors.templates import vicuna_text
+    from actors.loading.templates import vicuna_text
 
     system = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
               "detailed, and polite answers to the user's questions.")
@@ -83,7 +83,7 @@ TWO = [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"}
 def test_llama2_llama3_chatml_texts_are_fastchats():
     """Written out by hand from FastChat's LLAMA2, LLAMA3 and CHATML get_prompt rules (an empty assistant turn ends
     each prompt, as Spec-Bench appends it)."""
-    from actors.templates import chatml_text, llama2_text, llama3_text
+    from actors.loading.templates import chatml_text, llama2_text, llama3_text
 
     assert llama2_text(ONE) == "[INST] q1 [/INST]"
     assert llama2_text(TWO) == "[INST] q1 [/INST] a1 </s><s>[INST] q2 [/INST]"
@@ -103,8 +103,8 @@ def test_llama2_llama3_chatml_texts_are_fastchats():
 
 @pytest.mark.parametrize("template", ["llama-2", "chatml"])
 def test_fastchat_templates_render_their_text(template):
-    from actors.templates import FASTCHAT, render
-    from actors.tiny_pair import char_tokenizer
+    from actors.loading.templates import FASTCHAT, render
+    from actors.loading.tiny_pair import char_tokenizer
 
     tok = char_tokenizer()
     assert tok.decode(render(template, tok, TWO)) == FASTCHAT[template](TWO)

@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
-from actors.models import ALIASES, ModelSpec, load_model, load_tokenizer
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
+from actors.loading.models import ALIASES, ModelSpec, load_model, load_tokenizer
 from jobs.distill.draft import DistillConfig, run_distill
 from policies.registry import build
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 
 
 def test_distill_runs_resumes_and_writes_a_lossless_draft(tmp_path):
@@ -52,7 +52,7 @@ HAVE_DRAFT = (Path(ALIASES["smollm2-135m-draft"]) / "config.json").exists()
 def test_shipped_draft_is_lossless_against_the_real_target():
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions
-    from actors.templates import render
+    from actors.loading.templates import render
 
     pair = Pair(PairConfig(target="smollm2-135m", draft="smollm2-135m-draft", device="cpu"))
     accepted = 0

@@ -15,8 +15,8 @@ import pytest
 
 from actors.drafter_kinds import eagle, eagle3, model, ngram, suffix
 from actors.drafter_kinds.registry import BY_NAME, KINDS, check_draft_files, kind_name, kind_of, kind_of_drafter
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.tiny_pair import llama
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
+from actors.loading.tiny_pair import llama
 from policies.errors import SpecsweepError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ KNOWN = {
 }
 # Where the same words name something else, for good: not drafter kinds.
 NOT_KINDS = {
-    ("actors/eagle_head.py", "load_head"): "an EAGLE head's weight layout (EAGLE-1/2 'eagle' or 'eagle3')",
+    ("actors/drafting/eagle_head.py", "load_head"): "an EAGLE head's weight layout (EAGLE-1/2 'eagle' or 'eagle3')",
     ("jobs/recommend/schema.py", "check_vllm"): "vLLM's own method names ('ngram', 'suffix') and config key 'model'",
 }
 
@@ -138,7 +138,7 @@ def test_no_switch_on_the_drafter_kind_outside_the_registry():
 SWITCHES = {
     "compare": "def f(p):\n    if p.drafter_kind == 'eagle':\n        return 1\n",
     "in tuple": "def f(kind):\n    return kind in ('model', 'eagle')\n",
-    "isinstance": "from actors.drafters import NgramDrafter\ndef f(d):\n    return isinstance(d, NgramDrafter)\n",
+    "isinstance": "from actors.drafting.drafters import NgramDrafter\ndef f(d):\n    return isinstance(d, NgramDrafter)\n",
     "isinstance tuple": "def f(d):\n    return isinstance(d, (int, drafters.ModelDrafter))\n",
     "type is": "def f(d):\n    return type(d) is EagleDrafter\n",
     "prefix": "def f(name):\n    return name.startswith('eagle:')\n",
@@ -201,7 +201,7 @@ def test_what_each_kind_declares():
 def test_the_registry_loads_no_torch():
     """``specsweep plan``, preflight's file checks and ``specsweep recommend`` ask the registry without loading torch
     (each kind imports its drafter inside the functions that need it)."""
-    code = ("import sys, actors.drafter_kinds.registry, actors.memory_plan, jobs.recommend.engines\n"
+    code = ("import sys, actors.drafter_kinds.registry, actors.plan.memory_plan, jobs.recommend.engines\n"
             "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -218,7 +218,7 @@ def test_each_kind_tells_the_serving_engines_its_names():
 
 
 def _random_eagle3(target, tmp_path):
-    from actors.eagle3_head import load_eagle3_head, random_eagle3_head
+    from actors.drafting.eagle3_head import load_eagle3_head, random_eagle3_head
 
     return load_eagle3_head(random_eagle3_head(target, tmp_path / "e3", layers=[0, 0, 0]), target)
 
@@ -228,9 +228,9 @@ def test_each_kinds_drafter_carries_its_name_and_feature_reading(tmp_path):
     says so (the engine asks the drafter, the registry's callers ask the kind)."""
     from types import SimpleNamespace
 
-    from actors.eagle3_drafter import Eagle3Drafter
-    from actors.eagle_drafter import EagleDrafter
-    from actors.eagle_head import init_head
+    from actors.drafting.eagle3_drafter import Eagle3Drafter
+    from actors.drafting.eagle_drafter import EagleDrafter
+    from actors.drafting.eagle_head import init_head
 
     target = llama(vocab=20, layers=1, hidden=16)
     drafters = {ngram.KIND: ngram.KIND.load(SimpleNamespace(ngram_max=3), target, None),

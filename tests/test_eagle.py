@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from actors.drafters import propose_chain
-from actors.eagle_drafter import EagleDrafter
-from actors.eagle_head import init_head, load_head, read_state, save_head
-from actors.engine import SpecEngine
-from actors.reduced_vocab import ReducedVocabLM
-from actors.tiny_pair import gpt2, llama, sharpen
+from actors.core.proposal import propose_chain
+from actors.drafting.eagle_drafter import EagleDrafter
+from actors.drafting.eagle_head import init_head, load_head, read_state, save_head
+from actors.core.engine import SpecEngine
+from actors.loading.reduced_vocab import ReducedVocabLM
+from actors.loading.tiny_pair import gpt2, llama, sharpen
 from policies import build
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
@@ -65,7 +65,7 @@ def test_every_sequence_policy_is_lossless_on_the_head(spec, llama_head):
 
 @pytest.mark.parametrize("spec", BUILDERS)
 def test_every_tree_is_lossless_on_the_head(spec, llama_head):
-    from actors.calibrate import rank_acceptance
+    from actors.costs.calibrate import rank_acceptance
 
     target, folder = llama_head
     drafter = EagleDrafter.from_folder(folder, target)
@@ -198,9 +198,9 @@ def test_mismatched_heads_are_refused_in_one_line(llama_head, tmp_path):
 
 
 def test_pair_from_eagle_path_and_bad_paths(tmp_path):
-    from actors.models import ModelSpec, load_model
+    from actors.loading.models import ModelSpec, load_model
     from actors.pair import Pair, PairConfig
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.tiny_pair import save_tiny_pair
 
     target_path, _ = save_tiny_pair(tmp_path / "pair")
     folder = save_head(init_head(load_model(ModelSpec(target_path)), seed=2), tmp_path / "head")
@@ -225,7 +225,7 @@ REPLAY_PROMPT = [1, 2, 3, 4, 5, 6]
 def test_head_rollouts_replay_every_sequence_policy_step_for_step(llama_head):
     """Along the accepted path the head reads the target's own features, so a trace's rollouts reproduce every live
     step (docs/replay.md)."""
-    from actors.replay import replay
+    from actors.tracing.replay import replay
     from actors.rollouts import record_trace
 
     target, folder = llama_head

@@ -6,13 +6,13 @@ registry, the memory plan, pairs and replay."""
 import pytest
 import torch
 
-from actors.eagle3_drafter import Eagle3Drafter
-from actors.eagle3_head import random_eagle3_head
-from actors.eagle_drafter import EagleDrafter
-from actors.eagle_head import init_head, read_state, save_head
-from actors.engine import SpecEngine
-from actors.head_files import aux_layers
-from actors.tiny_pair import llama, sharpen
+from actors.drafting.eagle3_drafter import Eagle3Drafter
+from actors.drafting.eagle3_head import random_eagle3_head
+from actors.drafting.eagle_drafter import EagleDrafter
+from actors.drafting.eagle_head import init_head, read_state, save_head
+from actors.core.engine import SpecEngine
+from actors.drafting.head_files import aux_layers
+from actors.loading.tiny_pair import llama, sharpen
 from policies import build
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
@@ -48,9 +48,9 @@ def _layouts(tmp_path, target):
 def test_feature_layers_default_is_the_final_hidden_state_and_layers_concatenate():
     """Every runner keeps ``output_hidden_states[-1]`` by default (unchanged), and the entries ``feature_layers``
     concatenated in order when set."""
-    from actors.batch_runner import BatchRunner
-    from actors.row_runners import OneRow
-    from actors.runners import EagerRunner, StaticRunner
+    from actors.runtime.batch_runner import BatchRunner
+    from actors.runtime.row_runners import OneRow
+    from actors.runtime.runners import EagerRunner, StaticRunner
 
     target = _target()
     ids = [3, 4, 5, 6]
@@ -185,9 +185,9 @@ def test_sampling_on_a_static_tree_and_eagle12_batches(layout, tmp_path):
 def test_eagle3_teacher_forcing_feeds_static_trees_losslessly(tmp_path):
     """Per-rank acceptance read from the head's teacher-forced logits (the same target layers, one target forward)
     drives sequoia/gt-static trees; row i of those logits is the head's first proposal after seq[:i + 1]."""
-    from actors.calibrate import rank_acceptance
-    from actors.drafters import propose_chain
-    from actors.hf_api import hidden_features
+    from actors.costs.calibrate import rank_acceptance
+    from actors.core.proposal import propose_chain
+    from actors.runtime.hf_api import hidden_features
 
     target = _target()
     drafter = Eagle3Drafter.from_folder(random_eagle3_head(target, tmp_path / "h", draft_vocab=9, seed=1, scale=3.0),

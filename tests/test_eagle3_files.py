@@ -10,9 +10,9 @@ import torch
 
 from actors.drafter_kinds import eagle, eagle3
 from actors.drafter_kinds.registry import check_draft_files, kind_of, kind_of_drafter
-from actors.eagle3_head import load_eagle3_head, random_eagle3_head, write_head_folder
-from actors.eagle_head import init_head, load_head, read_state, save_head
-from actors.tiny_pair import llama, sharpen
+from actors.drafting.eagle3_head import load_eagle3_head, random_eagle3_head, write_head_folder
+from actors.drafting.eagle_head import init_head, load_head, read_state, save_head
+from actors.loading.tiny_pair import llama, sharpen
 from policies import build
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
@@ -139,7 +139,7 @@ def test_eagle3_names_resolve_and_serve(tmp_path):
 
 
 def test_memory_plan_entry_of_an_eagle3_head(tmp_path):
-    from actors.memory_plan import model_plan
+    from actors.plan.memory_plan import model_plan
 
     folder = random_eagle3_head(_target(), tmp_path / "h", seed=1)
     plan = model_plan(f"eagle3:{folder}", "float32", None, 128)
@@ -150,11 +150,11 @@ def test_memory_plan_entry_of_an_eagle3_head(tmp_path):
 
 
 def test_pair_from_eagle3_path_generates_and_replays(tmp_path):
-    from actors.models import ModelSpec, load_model
+    from actors.loading.models import ModelSpec, load_model
     from actors.pair import Pair, PairConfig
-    from actors.replay import replay
+    from actors.tracing.replay import replay
     from actors.rollouts import record_trace
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.tiny_pair import save_tiny_pair
 
     target_path, _ = save_tiny_pair(tmp_path / "pair")                       # 2 decoder layers: name the ids
     folder = random_eagle3_head(load_model(ModelSpec(target_path)), tmp_path / "head", layers=[0, 1, 1], seed=2,
@@ -180,8 +180,8 @@ def test_a_sweep_runs_an_eagle3_pair_live_and_replayed_at_b1_and_b4(tmp_path):
     import contextlib
     import io
 
-    from actors.models import ModelSpec, load_model
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.models import ModelSpec, load_model
+    from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
     from jobs.store.parquet_log import ParquetLog
     from jobs.sweep.driver import run_sweep

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.eagle_drafter import EagleDrafter
-from actors.engine import SpecEngine
-from actors.hf_api import CACHE_ARG
-from actors.tiny_pair import gpt2, llama, perturbed, save_tiny_pair, sharpen
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
+from actors.drafting.eagle_drafter import EagleDrafter
+from actors.core.engine import SpecEngine
+from actors.runtime.hf_api import CACHE_ARG
+from actors.loading.tiny_pair import gpt2, llama, perturbed, save_tiny_pair, sharpen
 from policies import build
 from policies.fixed import TargetOnly
 
@@ -77,14 +77,14 @@ def test_a_healthy_generate_writes_nothing_to_stderr(tmp_path):
 
 QUIET_PROBE = """
 import logging, sys, warnings
-from actors.quiet import quiet_third_party
+from actors.costs.quiet import quiet_third_party
 quiet_third_party(sys.argv[1] == "verbose")
 logging.basicConfig(format="%(message)s")
 logging.getLogger("torchao").warning("NOISE-torchao")
 logging.getLogger("torch.utils._pytree").warning("NOISE-pytree")
 warnings.warn_explicit("NOISE-transformers", FutureWarning, "x.py", 1, module="transformers.modeling_utils")
 logging.getLogger("specsweep").warning("OURS-log")
-warnings.warn_explicit("OURS-warning", UserWarning, "x.py", 1, module="actors.engine")
+warnings.warn_explicit("OURS-warning", UserWarning, "x.py", 1, module="actors.core.engine")
 """
 
 

@@ -10,7 +10,7 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
 from jobs.store.output import LOCK, MANIFEST, MARKER, clear, record_written
 from tests.sweep_process import tiny_config
@@ -18,7 +18,7 @@ from tests.sweep_process import tiny_config
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """The tiny target/draft pair (``actors.tiny_pair``), saved once for the module."""
+    """The tiny target/draft pair (``actors.loading.tiny_pair``), saved once for the module."""
     return save_tiny_pair(tmp_path_factory.mktemp("pair"))
 
 

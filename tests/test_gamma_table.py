@@ -65,7 +65,7 @@ def test_acceptance_reads_fixed_rows_of_every_batch_size():
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
     from jobs.sweep.driver import run_sweep
     from tests.sweep_process import tiny_raw
@@ -120,7 +120,7 @@ def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
     and the γ-table's B = 2 steps are priced on it (not on one row of 2·L tokens)."""
     from pathlib import Path
 
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
     from jobs.store.parquet_log import ParquetLog
     from jobs.sweep.driver import run_sweep

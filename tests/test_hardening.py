@@ -21,7 +21,7 @@ import yaml
 from jobs.config import load_config, parse_config
 from jobs.redact import redact
 from policies.errors import SpecsweepError
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from tests.sweep_process import tiny_raw
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,7 +164,7 @@ def test_bad_yaml_files(tmp_path, text, msg):
 
 
 def test_model_spec_refuses_a_string_for_trust_remote_code():
-    from actors.models import ModelSpec
+    from actors.loading.models import ModelSpec
 
     with pytest.raises(SpecsweepError, match="trust_remote_code must be a boolean"):
         ModelSpec("t", trust_remote_code="false")
@@ -365,8 +365,8 @@ def raw_config(tmp, target, draft, **over):
 
 
 def test_preflight_finds_what_used_to_fail_in_the_actor(tiny, tmp_path):
-    from actors.tiny_pair import llama
-    from actors.tiny_pair import char_tokenizer
+    from actors.loading.tiny_pair import llama
+    from actors.loading.tiny_pair import char_tokenizer
 
     from jobs.sweep.preflight import check_pairs
 
@@ -712,7 +712,7 @@ def test_a_policy_parameter_given_twice_is_refused():
 
 def test_an_unreachable_hub_id_fails_in_seconds_with_one_line(monkeypatch):
     """No network here (and in CI): a hub id that is not cached is refused by the probe, not after retries."""
-    from actors.models import resolve_source
+    from actors.loading.models import resolve_source
 
     import huggingface_hub.constants as hc
 

@@ -1,6 +1,6 @@
 """Hostile inputs (issue 40, items 3 and 4): each listed input gives ONE ``specsweep: error:`` line naming the file or
 field, exit status 2, and leaves no file behind — refused where it is read, before a weight loads, MLflow opens or
-Ray starts. Tiny random-weight models (``actors/tiny_pair.py``) only; no network.
+Ray starts. Tiny random-weight models (``actors/loading/tiny_pair.py``) only; no network.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
 from policies.errors import SpecsweepError
 from tests.sweep_process import tiny_raw
@@ -26,8 +26,8 @@ NAN, INF = float("nan"), float("inf")
 
 def _head(root: Path, target: str) -> Path:
     """A valid EAGLE head for the tiny target, in the release layout."""
-    from actors.eagle_head import init_head, save_head
-    from actors.models import ModelSpec, load_model
+    from actors.drafting.eagle_head import init_head, save_head
+    from actors.loading.models import ModelSpec, load_model
 
     return save_head(init_head(load_model(ModelSpec(target)), seed=1), root / "head")
 
@@ -313,7 +313,7 @@ def test_cost_times_are_checked_where_a_model_is_read():
 
 
 def test_model_config_rule():
-    from actors.model_files import check_model_config
+    from actors.loading.model_files import check_model_config
 
     ok = {"hidden_size": 64, "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 2,
           "intermediate_size": 128, "vocab_size": 100}
@@ -334,8 +334,8 @@ def test_a_pickled_head_of_another_shape_is_one_line(inputs, tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    from actors.eagle_head import load_head
-    from actors.models import ModelSpec, load_model
+    from actors.drafting.eagle_head import load_head
+    from actors.loading.models import ModelSpec, load_model
 
     _, target, _, p = inputs
     folder = tmp_path / "binhead"

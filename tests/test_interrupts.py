@@ -16,7 +16,7 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from tests.sweep_process import SweepProcess, lock_is_free, other_lines, tiny_config
 
 STOPPED = {signal.SIGINT: (130, "specsweep: interrupted; finished tasks are kept in the log: run again to resume"),
@@ -26,7 +26,7 @@ STOPPED = {signal.SIGINT: (130, "specsweep: interrupted; finished tasks are kept
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """The tiny target/draft pair (``actors.tiny_pair``), saved once for the module."""
+    """The tiny target/draft pair (``actors.loading.tiny_pair``), saved once for the module."""
     return save_tiny_pair(tmp_path_factory.mktemp("pair"))
 
 

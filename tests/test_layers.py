@@ -51,7 +51,7 @@ def _public_defs(path: Path):
     return tree, [n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and not n.name.startswith("_")]
 
 
-CONTRACTS = {"policies/base.py": {"Policy", "SequencePolicy", "TreePolicy"}, "actors/drafters.py": {"Drafter"}}
+CONTRACTS = {"policies/base.py": {"Policy", "SequencePolicy", "TreePolicy"}, "actors/drafting/drafters.py": {"Drafter"}}
 
 
 def test_every_public_class_and_function_of_actors_and_policies_has_a_docstring():
@@ -81,11 +81,11 @@ def test_every_registered_policy_declares_its_kind():
 
 
 def test_the_engine_reaches_a_drafter_only_through_its_seam():
-    """actors/engine.py calls the Drafter's declared methods and reads nothing else of it (no cache, model, runner)."""
-    from actors.drafters import Drafter
+    """actors/core/engine.py calls the Drafter's declared methods and reads nothing else of it (no cache, model, runner)."""
+    from actors.drafting.drafters import Drafter
 
     allowed = {n for n in vars(Drafter) if not n.startswith("_")}
-    tree = ast.parse((ROOT / "actors" / "engine.py").read_text())
+    tree = ast.parse((ROOT / "actors" / "core" / "engine.py").read_text())
     used = {(node.attr, node.lineno) for node in ast.walk(tree)
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
             and node.value.attr == "drafter"}

@@ -1,10 +1,10 @@
 """Greedy speculative decoding must equal target-only decoding token for token."""
 import pytest
 
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.engine import SpecEngine
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
+from actors.core.engine import SpecEngine
 from policies.fixed import Fixed, TargetOnly
-from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 
 GAMMAS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 24]
 

@@ -2,12 +2,12 @@
 import pytest
 import torch
 
-import actors.engine as engine_mod
-from actors.acceptance import accept_sampling
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.engine import SpecEngine
+import actors.core.engine as engine_mod
+from actors.core.acceptance import accept_sampling
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
+from actors.core.engine import SpecEngine
 from policies.fixed import Fixed
-from actors.tiny_pair import gpt2, llama
+from actors.loading.tiny_pair import gpt2, llama
 from tests.helpers import PROMPT, sampling_pair
 from tests.sampling_check import SAMPLED_RUNS as RUNS, chi_square_pvalue, exact_joint, sample_runs
 

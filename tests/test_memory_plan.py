@@ -4,9 +4,9 @@ import json
 import pytest
 import yaml
 
-from actors.gpus import GB, GPUS, gpu
-from actors.memory_plan import REFERENCE, WORKSPACE_BYTES, model_plan
-from actors.roofline import OVERHEAD_PER_LAYER, parse, roofline_cost_model
+from actors.plan.gpus import GB, GPUS, gpu
+from actors.plan.memory_plan import REFERENCE, WORKSPACE_BYTES, model_plan
+from actors.plan.roofline import OVERHEAD_PER_LAYER, parse, roofline_cost_model
 from jobs.cli import main
 from policies.errors import SpecsweepError
 

@@ -282,7 +282,7 @@ def test_speedup_of_generations_is_paired():
 def test_a_log_written_before_the_k_max_rename_reads_back_beside_a_new_one(tmp_path):
     """Task files from before the per-step column was renamed (gammas → k_max) and before the mode column
     read back with today's names next to new files."""
-    from actors.schema import to_table
+    from actors.loading.schema import to_table
     from jobs.store.parquet_log import ParquetLog
 
     log = ParquetLog(tmp_path / "out")

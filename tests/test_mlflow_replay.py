@@ -20,7 +20,7 @@ from jobs.config import parse_config  # noqa: E402
 from jobs.store.parquet_log import ParquetLog  # noqa: E402
 from jobs.sweep.driver import run_sweep  # noqa: E402
 from tests.mlflow_rows import client, history, runs_of  # noqa: E402
-from actors.tiny_pair import save_tiny_pair  # noqa: E402
+from actors.loading.tiny_pair import save_tiny_pair  # noqa: E402
 
 GAMMAS = [1, 3]
 

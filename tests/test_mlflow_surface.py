@@ -346,7 +346,7 @@ ray = pytest.importorskip("ray")
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     from cluster.ray_setup import connect
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.tiny_pair import save_tiny_pair
 
     target, draft = save_tiny_pair(tmp_path_factory.mktemp("pair"))
     connect(None, num_cpus=2, object_store_mb=200)

@@ -1,10 +1,10 @@
 """Model loading options, quantization, and the n-gram drafter's rule."""
 import pytest
 
-from actors.drafters import NgramDrafter
-from actors.models import ModelSpec, load_model
+from actors.drafting.drafters import NgramDrafter
+from actors.loading.models import ModelSpec, load_model
 from policies.errors import SpecsweepError
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 
 
 def test_ngram_most_recent_match_and_overlapping_copy():

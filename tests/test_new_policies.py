@@ -5,14 +5,14 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
 from policies import DISCARD, MORE, STOP, GenerationContext, SequencePolicy, Step, build
 from policies.costs import CostModel
 from policies.ema_steps import EmaSteps
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY
-from actors.tiny_pair import llama, perturbed, sharpen
+from actors.loading.tiny_pair import llama, perturbed, sharpen
 from tests.helpers import run
 
 COSTS = CostModel.measured(t_draft=0.01, t_verify={1: 0.1, 2: 0.1, 4: 0.1, 8: 0.12, 16: 0.2})

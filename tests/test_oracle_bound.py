@@ -3,8 +3,8 @@ import random
 
 import pytest
 
-from actors.oracle_bound import SchedulePolicy as Plan, ScheduleExhausted, oracle_bound, replay_bound
-from actors.replay import replay
+from actors.tracing.oracle_bound import SchedulePolicy as Plan, ScheduleExhausted, oracle_bound, replay_bound
+from actors.tracing.replay import replay
 from actors.rollouts import Rollout, Trace
 from policies import build
 from policies.costs import CostModel

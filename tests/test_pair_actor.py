@@ -5,7 +5,7 @@ import pytest
 
 import actors.pair_actor as pair_actor
 from actors.pair_actor import PairActor
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 
 QUESTION = {"question_id": 9017, "category": "translation", "turns": ["Say hi."]}
 CONFIGS = [("fixed", {}, 1), ("fixed", {}, 2), ("fixed", {}, 3), ("gammatune", {}, 2)]

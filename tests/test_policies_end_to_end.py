@@ -1,12 +1,12 @@
 """Every policy through the real engine: greedy equals ar; sampling keeps the target distribution."""
 import pytest
 
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
 from policies import build
 from policies.costs import CostModel
 from policies.fixed import TargetOnly
-from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import chi_square_pvalue, exact_joint, sample_runs
 from tests.helpers import PROMPT, sampling_pair
 

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from actors.schema import to_table
+from actors.loading.schema import to_table
 from jobs.report.derived import PositionCounts, position_tables, step_depth
 from jobs.report.positions import (BY_POSITION, HISTOGRAM, positions_md, positions_section, rate_columns,
                                    read_positions, with_positions, write_positions)

@@ -2,13 +2,13 @@
 import pytest
 import torch
 
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
-from actors.models import ModelSpec, load_model
-from actors.placement import GB, Shape, kv_bytes, max_memory_arg, plan_max_memory, weight_bytes
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
+from actors.loading.models import ModelSpec, load_model
+from actors.loading.placement import GB, Shape, kv_bytes, max_memory_arg, plan_max_memory, weight_bytes
 from policies.errors import SpecsweepError
 from policies.registry import build
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 
 LLAMA2_7B = Shape(hidden=4096, intermediate=11008, layers=32, heads=32, kv_heads=32, vocab=32000)
 LLAMA2_70B = Shape(hidden=8192, intermediate=28672, layers=80, heads=64, kv_heads=8, vocab=32000)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 RAY = shutil.which("ray")

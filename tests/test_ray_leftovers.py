@@ -13,7 +13,7 @@ import signal
 import psutil
 import pytest
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from cluster.ray_session import SESSION_FILE, stop_leftover
 from tests.sweep_process import SweepProcess, lock_is_free, tiny_config
 

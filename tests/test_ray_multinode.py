@@ -15,7 +15,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
 from jobs.sweep.driver import run_sweep
 from jobs.store.parquet_log import ParquetLog

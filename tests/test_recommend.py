@@ -11,7 +11,7 @@ import re
 import pytest
 import yaml
 
-from actors.schema import batch_label, config_key, to_table
+from actors.loading.schema import batch_label, config_key, to_table
 from actors.drafter_kinds.ngram import LOOKUP_SIZES as NGRAM_SIZES
 from jobs.cli import main as cli_main
 from jobs.recommend.engines import setting
@@ -175,7 +175,7 @@ def test_ngram_sizes_match_the_drafter():
     pytest.importorskip("torch")
     import inspect
 
-    from actors.drafters import NgramDrafter
+    from actors.drafting.drafters import NgramDrafter
 
     sig = inspect.signature(NgramDrafter.__init__).parameters
     assert NGRAM_SIZES == (sig["n_min"].default, sig["n_max"].default)
@@ -332,7 +332,7 @@ def test_a_real_tiny_batch_sweep_gives_valid_configs_and_the_position_tables(tmp
     """The tiny pair swept at batch sizes 1 and 2 in this process (no Ray, no MLflow): every engine's config is
     written and valid, its choices agree with report.md's best config per batch size where the engine can run it,
     and the acceptance-by-position tables, figure and report section exist."""
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
     from jobs.report.batches import by_batch_size
     from jobs.report.tables import shown_rows

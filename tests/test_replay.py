@@ -5,17 +5,17 @@ import json
 import pytest
 
 from policies.cost_fit import fit_cost_model, predict_wall
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
-from actors.step import Generation
-from actors.replay import replay
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
+from actors.core.step import Generation
+from actors.tracing.replay import replay
 from actors.rollouts import read_traces, record_trace, write_traces
 from policies.base import SequencePolicy, Step
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from policies.fixed import TargetOnly
 from policies.registry import REGISTRY, build
-from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 
 COSTS = CostModel.measured(t_draft=0.002, t_verify={1: 0.02, 2: 0.021, 4: 0.022, 8: 0.025, 16: 0.03, 32: 0.05})
 SEQUENCE = [n for n, (cls, _, _) in REGISTRY.items() if n != "ar" and issubclass(cls, SequencePolicy)]

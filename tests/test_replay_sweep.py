@@ -13,7 +13,7 @@ from jobs.config import parse_config
 from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.plan import plan_tasks, replay_partition, validation_sample
 from jobs.sweep.driver import run_sweep
-from actors.tiny_pair import save_tiny_pair
+from actors.loading.tiny_pair import save_tiny_pair
 
 QUESTIONS = [9001, 9017]                    # writing (2 turns), translation (1 turn)
 

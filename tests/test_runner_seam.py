@@ -38,7 +38,7 @@ def test_no_target_forward_outside_the_runners():
                 seen.add((path.name, func))
             else:
                 bad.append(f"{path.relative_to(ROOT)}:{line} ({func}) calls a model with input_ids outside the runners")
-    assert not bad, "route these through actors/runners.py or actors/row_runners.py:\n" + "\n".join(bad)
+    assert not bad, "route these through actors/runtime/runners.py or actors/runtime/row_runners.py:\n" + "\n".join(bad)
     assert seen == set(DRAFT_FORWARDS), f"stale allow-list entries: {set(DRAFT_FORWARDS) - seen}"
 
 

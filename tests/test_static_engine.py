@@ -3,14 +3,14 @@
 import pytest
 import torch
 
-from actors.drafters import ModelDrafter, NgramDrafter
-from actors.engine import SpecEngine
-from actors.hf_api import CACHE_ARG, cache_arg
-from actors.runners import EagerRunner, StaticRunner, buckets_up_to, make_runner
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
+from actors.core.engine import SpecEngine
+from actors.runtime.hf_api import CACHE_ARG, cache_arg
+from actors.runtime.runners import EagerRunner, StaticRunner, buckets_up_to, make_runner
 from policies.fixed import Fixed, TargetOnly
 from policies.registry import build
 from policies.base import TreePolicy
-from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import SAMPLED_RUNS, chi_square_pvalue, exact_joint, sample_runs
 
 GAMMAS = [1, 2, 3, 5, 8, 13]
@@ -59,7 +59,7 @@ def test_static_engine_every_policy_kind(spec):
     except Exception as e:  # a policy name this checkout does not have
         pytest.skip(str(e))
     if policy.needs_costs or isinstance(policy, TreePolicy):
-        from actors.calibrate import calibrate, rank_acceptance
+        from actors.costs.calibrate import calibrate, rank_acceptance
 
         engine.costs = calibrate(engine, context=32, max_tokens=8, repeats=1)
         engine.rank_acceptance = rank_acceptance(target, draft, [prompt], max_new_tokens=16)
@@ -103,9 +103,9 @@ def test_full_static_cache_is_one_clear_error():
 
 
 def test_static_engine_batches_on_the_per_row_static_cache():
-    """A batch on the static engine runs on actors/static_batch_runner.py (target and draft); single rows stay on
+    """A batch on the static engine runs on actors/runtime/static_batch_runner.py (target and draft); single rows stay on
     the single-row static runner; both equal the target alone."""
-    from actors.static_batch_runner import StaticBatchRunner
+    from actors.runtime.static_batch_runner import StaticBatchRunner
 
     target, draft = _pair(llama)
     prompts = [[3, 4, 5], [6, 7]]

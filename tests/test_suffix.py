@@ -1,4 +1,4 @@
-"""Suffix decoding (``actors/suffix_drafter.py``, kind ``suffix``): hand-worked proposals, the cap and the confidence
+"""Suffix decoding (``actors/drafting/suffix_drafter.py``, kind ``suffix``): hand-worked proposals, the cap and the confidence
 stop, the global cache of responses (held, remembered, forgotten), greedy losslessness at B = 1 and B = 3,
 ``generate --draft``. Trees: ``tests/test_suffix_trees.py``; replay and request order: ``tests/test_suffix_replay.py``."""
 import subprocess
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from actors.drafter_kinds.registry import kind_of
-from actors.engine import SpecEngine
-from actors.suffix_drafter import ContextIndex, SuffixDrafter
-from actors.tiny_pair import llama, save_tiny_pair, sharpen
+from actors.core.engine import SpecEngine
+from actors.drafting.suffix_drafter import ContextIndex, SuffixDrafter
+from actors.loading.tiny_pair import llama, save_tiny_pair, sharpen
 from policies.base import BatchPolicy
 from policies.costs import CostModel
 from policies.registry import build

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from actors.replay import replay_batch
+from actors.tracing.replay import replay_batch
 from actors.rollouts import record_trace
-from actors.suffix_drafter import SuffixDrafter
-from actors.engine import SpecEngine
-from actors.tiny_pair import llama, save_tiny_pair, sharpen
+from actors.drafting.suffix_drafter import SuffixDrafter
+from actors.core.engine import SpecEngine
+from actors.loading.tiny_pair import llama, save_tiny_pair, sharpen
 from jobs.config import parse_config
 from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.driver import run_sweep
-from actors.traces import read_traces
+from actors.tracing.traces import read_traces
 from policies.registry import build
 
 TURNS = [["Rewrite this line so it reads better: the cat sat on the mat and the cat sat."],

@@ -1,11 +1,11 @@
-"""Suffix decoding's speculation trees (``actors/suffix_drafter.py``, "Trees"): hand-worked trees, the policy's
+"""Suffix decoding's speculation trees (``actors/drafting/suffix_drafter.py``, "Trees"): hand-worked trees, the policy's
 depth and node budget, greedy rows equal to the target alone at B = 1 and B = 4, and sampled rows (chains and trees)
 that follow the target's exact distribution (chi-square, ``tests/sampling_check.py``)."""
 import pytest
 
-from actors.engine import SpecEngine
-from actors.suffix_drafter import SuffixDrafter, tree_bounds
-from actors.tiny_pair import llama, sharpen
+from actors.core.engine import SpecEngine
+from actors.drafting.suffix_drafter import SuffixDrafter, tree_bounds
+from actors.loading.tiny_pair import llama, sharpen
 from policies.base import GenerationContext
 from policies.registry import build
 from tests.helpers import PROMPT, sampling_pair

@@ -16,7 +16,7 @@ from jobs.config import parse_config  # noqa: E402
 from jobs.store.parquet_log import ParquetLog  # noqa: E402
 from jobs.sweep.driver import run_sweep  # noqa: E402
 from policies.errors import SpecsweepError  # noqa: E402
-from actors.tiny_pair import save_tiny_pair  # noqa: E402
+from actors.loading.tiny_pair import save_tiny_pair  # noqa: E402
 
 QUESTIONS = [9001, 9017, 9021, 9023]       # writing (2 turns), translation, qa, math_reasoning
 TURNS = 2 + 1 + 1 + 1

@@ -2,13 +2,13 @@
 sampling, and the same chi-square test fails when the sibling residual rule is broken."""
 import pytest
 
-import actors.acceptance as acceptance
-from actors.drafters import ModelDrafter
-from actors.engine import SpecEngine
+import actors.core.acceptance as acceptance
+from actors.drafting.drafters import ModelDrafter
+from actors.core.engine import SpecEngine
 from policies import build
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
-from actors.tiny_pair import gpt2, llama, perturbed, sharpen
+from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 from tests.sampling_check import SAMPLED_RUNS, chi_square_pvalue, exact_joint, sample_runs
 from tests.helpers import PROMPT, sampling_pair
 
@@ -102,7 +102,7 @@ def test_eagle2_expands_the_root_then_depth_levels(depth):
 
 
 def test_rank_acceptance_is_unconditional():
-    from actors.calibrate import acceptance_vector
+    from actors.costs.calibrate import acceptance_vector
 
     # 100 positions: the target's token was the draft's rank 1…5 candidate 70, 10, 5, 3, 2 times
     assert acceptance_vector([70, 10, 5, 3, 2], 100) == pytest.approx([0.70, 0.10, 0.05, 0.03, 0.02])

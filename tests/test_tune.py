@@ -41,8 +41,8 @@ def test_regret_and_gap_on_a_scripted_log():
 
 
 def test_regret_on_a_replayed_trace_is_time_minus_the_bound():
-    from actors.oracle_bound import SchedulePolicy, replay_bound
-    from actors.replay import replay
+    from actors.tracing.oracle_bound import SchedulePolicy, replay_bound
+    from actors.tracing.replay import replay
     from jobs.replay_cli import _row as log_row
     from actors.rollouts import Rollout, Trace
     from policies import build
@@ -100,7 +100,7 @@ QUESTIONS = [9017, 9019, 9021, 9023]
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    from actors.tiny_pair import save_tiny_pair
+    from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
     from jobs.sweep.driver import run_sweep
     from tests.sweep_process import tiny_raw

@@ -86,8 +86,8 @@ def test_cost_section_and_the_one_line_per_untrusted_pair():
 def untrusted_sweep(tmp_path_factory):
     """A real replay sweep (tiny pair, in-process) whose cost measurement is judged untrusted."""
     pytest.importorskip("mlflow")
-    import actors.calibrate as cal
-    from actors.tiny_pair import save_tiny_pair
+    import actors.costs.calibrate as cal
+    from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
     from jobs.sweep.driver import run_sweep
 

@@ -1,8 +1,8 @@
-"""The ``eagle`` kind: an EAGLE-1/2 feature head on the target's last hidden state (``actors/eagle_drafter.py``).
+"""The ``eagle`` kind: an EAGLE-1/2 feature head on the target's last hidden state (``actors/drafting/eagle_drafter.py``).
 
 Named ``eagle:PATH`` or by a shipped head's alias (:data:`EAGLE_HEADS`, folders under ``actors/assets/``).
-Loading: the head folder against the loaded target (``actors/eagle_head.py``). Files: the head's config and tensor
-shapes against the target's config (``actors/head_files.py``), which the memory plan runs too. Memory plan: the
+Loading: the head folder against the loaded target (``actors/drafting/eagle_head.py``). Files: the head's config and tensor
+shapes against the target's config (``actors/drafting/head_files.py``), which the memory plan runs too. Memory plan: the
 head borrows the target's embeddings and LM head, so only its layers and its feature fusion (2·hidden → hidden)
 count ("EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty", §3). Cost probe: one batched head
 level after a ``context``-position catch-up on random features. Rollouts: :func:`eagle_rollouts`. It reads the
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from actors.drafter_kinds.kind import DrafterKind, Serving
-from actors.head_files import check_head
-from actors.traces import Rollout
+from actors.drafting.head_files import check_head
+from actors.tracing.traces import Rollout
 from policies.base import MORE
 from policies.errors import SpecsweepError
 
@@ -60,7 +60,7 @@ def eagle_folder(draft: str | None) -> Path | None:
 
 
 def _load(cfg, target, draft_model):
-    from actors.eagle_drafter import EagleDrafter  # heavy: torch
+    from actors.drafting.eagle_drafter import EagleDrafter  # heavy: torch
 
     return EagleDrafter.from_folder(eagle_folder(cfg.draft), target)
 
@@ -83,7 +83,7 @@ def _plan_params(params: dict, shape) -> int:
 
 def head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int, seed: int = 0) -> float:
     """Median seconds of one batched level of an EAGLE head over ``rows`` rows, after a ``context``-position
-    catch-up on random features (``actors/batch_costs.py``'s docstring)."""
+    catch-up on random features (``actors/costs/batch_costs.py``'s docstring)."""
     import torch  # heavy: torch
 
     with torch.no_grad():
@@ -93,8 +93,8 @@ def head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int
 def _head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int, seed: int) -> float:
     import torch  # heavy: torch
 
-    from actors.batch_costs import clock  # heavy: torch
-    from actors.calibrate import block_prompt  # heavy: torch
+    from actors.costs.batch_costs import clock  # heavy: torch
+    from actors.costs.calibrate import block_prompt  # heavy: torch
 
     batch = drafter.twin()                                # the drafter seam at B rows, the engine's own path
     batch.reset(rows)
@@ -119,9 +119,9 @@ def _cost_probe(drafter):
 
 def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequence[int], *, max_new_tokens: int,
                    max_draft: int | None, eos_ids: Iterable[int] = ()) -> tuple[list[Rollout], dict]:
-    """Rollouts of an :class:`~actors.eagle_drafter.EagleDrafter` at every reference position: the target's
+    """Rollouts of an :class:`~actors.drafting.eagle_drafter.EagleDrafter` at every reference position: the target's
     features over prompt + reference from one forward, then at j the live drafter's own chain at one row
-    (``actors/drafters.py::propose_chain``) from prompt + y_<j, asked for more until the cap or an EOS."""
+    (``actors/drafting/drafters.py::propose_chain``) from prompt + y_<j, asked for more until the cap or an EOS."""
     import torch  # heavy: torch
 
     with torch.no_grad():
@@ -129,8 +129,8 @@ def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequen
 
 
 def _eagle_rollouts(drafter, target, prompt_ids, reference, max_new_tokens, max_draft, eos_ids):
-    from actors.drafters import propose_chain  # heavy: torch
-    from actors.runners import target_features  # heavy: torch
+    from actors.core.proposal import propose_chain  # heavy: torch
+    from actors.runtime.runners import target_features  # heavy: torch
 
     seq = [int(t) for t in prompt_ids] + [int(t) for t in reference]
     P, N = len(prompt_ids), len(reference)

@@ -1,9 +1,9 @@
-"""The ``eagle3`` kind: an EAGLE-3 head on three of the target's layers (``actors/eagle3_drafter.py``).
+"""The ``eagle3`` kind: an EAGLE-3 head on three of the target's layers (``actors/drafting/eagle3_drafter.py``).
 
 Named ``eagle3:PATH``, or ``eagle:PATH`` when the folder's ``config.json`` marks an EAGLE-3 head (:func:`marks_eagle3`:
 an architecture name containing "eagle3" — the EAGLE repository's ``LlamaForCausalLMEagle3`` —, a
 ``draft_vocab_size`` or ``eagle_aux_hidden_state_layer_ids``); this kind is asked before ``eagle``. Files: the head's
-config, its auxiliary layers and every tensor's shape against the target's config (``actors/head_files.py``'s
+config, its auxiliary layers and every tensor's shape against the target's config (``actors/drafting/head_files.py``'s
 EAGLE-3 rule), which the memory plan runs too. Memory plan: the head borrows the target's embeddings; its own
 parameters beyond a plain one-layer decoder are the fusion ``fc`` (3·hidden → hidden) and attention over 2·hidden
 inputs (q, k, v twice as wide); its LM head is counted at the full vocabulary (an upper bound: the plan reads sizes
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from actors.drafter_kinds import eagle
 from actors.drafter_kinds.kind import DrafterKind, Serving
-from actors.head_files import check_eagle3_head
+from actors.drafting.head_files import check_eagle3_head
 from policies.errors import SpecsweepError
 
 NAME = "eagle3"
@@ -64,7 +64,7 @@ def eagle3_folder(draft: str) -> Path:
 
 
 def _load(cfg, target, draft_model):
-    from actors.eagle3_drafter import Eagle3Drafter  # heavy: torch
+    from actors.drafting.eagle3_drafter import Eagle3Drafter  # heavy: torch
 
     return Eagle3Drafter.from_folder(eagle3_folder(cfg.draft), target)
 

@@ -39,7 +39,7 @@ class DrafterKind:
 
     * ``name``: the kind's name (the drafter's ``name``, MLflow's ``drafter`` tag);
     * ``matches(draft)``: whether a draft name is this kind (the registry asks kinds in order, the catch-all last);
-    * ``load(cfg, target, draft_model)``: the batch-shaped :class:`~actors.drafters.Drafter` of a pair
+    * ``load(cfg, target, draft_model)``: the batch-shaped :class:`~actors.drafting.drafters.Drafter` of a pair
       (``cfg`` an :class:`~actors.pair.PairConfig`; ``draft_model`` the loaded draft LM when ``loads_model``);
     * ``loads_model``: the draft is a causal LM loaded beside the target (its own spec, tokenizer check, GPU room);
     * ``has_weights``: the drafter has weights (a draft quantization means something);
@@ -51,13 +51,13 @@ class DrafterKind:
       (rewrites the decoder's parameter counts in place; returns the parameters added in dtype precision beyond
       the quantized weights) and ``plan_check(draft, target_config)`` (a check the plan runs);
     * ``cost_probe(drafter)``: a function ``(rows, context, repeats, vocab, seed) -> seconds`` of one batched
-      draft level (``actors/batch_costs.py``), or None when drafting runs no forward;
+      draft level (``actors/costs/batch_costs.py``), or None when drafting runs no forward;
     * ``record_rollouts``: the replay trace's rollouts ``(drafter, target, prompt_ids, reference, *,
       max_new_tokens, max_draft, eos_ids) -> (rollouts, info)`` (``actors/rollouts.py``), or None (not traced);
     * ``reads_features``: the drafter is handed the target's hidden states (``Drafter.see_features``);
     * ``draft_module(drafter, draft_model)``: the module whose parameters count as the draft's (None: no weights);
     * ``rank_draft(drafter, draft_model, target)``: what per-rank acceptance reads
-      (``actors/calibrate.py::rank_acceptance``: a causal LM or a function seq → logits; None: no ranks);
+      (``actors/costs/calibrate.py::rank_acceptance``: a causal LM or a function seq → logits; None: no ranks);
     * ``serving(draft)``: how serving engines take it (:class:`Serving`; ``jobs/recommend/``).
     """
 

@@ -1,9 +1,9 @@
-"""The ``model`` kind: an independent causal LM that shares the target's tokenizer (``actors/drafters.py``'s
-:class:`~actors.drafters.ModelDrafter`). Any draft name no other kind claims is one (a hub id, a folder, an alias).
+"""The ``model`` kind: an independent causal LM that shares the target's tokenizer (``actors/drafting/drafters.py``'s
+:class:`~actors.drafting.drafters.ModelDrafter`). Any draft name no other kind claims is one (a hub id, a folder, an alias).
 
-Loading: its own :class:`~actors.models.ModelSpec` beside the target, its tokenizer checked against the target's.
-Files: a local folder by ``actors/model_files.py``'s rules. Memory plan: a plain decoder on GPU 0. Cost probe: one
-batched one-token forward of the draft LM (``actors/batch_costs.py::forward_medians``). Rollouts: the module
+Loading: its own :class:`~actors.loading.models.ModelSpec` beside the target, its tokenizer checked against the target's.
+Files: a local folder by ``actors/loading/model_files.py``'s rules. Memory plan: a plain decoder on GPU 0. Cost probe: one
+batched one-token forward of the draft LM (``actors/costs/batch_costs.py::forward_medians``). Rollouts: the module
 docstring of :func:`compute_rollouts`, the draft's own runner fed one token per forward.
 """
 from __future__ import annotations
@@ -12,22 +12,22 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from actors.drafter_kinds.kind import DrafterKind, Serving
-from actors.model_files import check_model_folder
-from actors.traces import Rollout
+from actors.loading.model_files import check_model_folder
+from actors.tracing.traces import Rollout
 
 NAME = "model"
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def _load(cfg, target, draft_model):
-    from actors.drafters import ModelDrafter  # heavy: torch
+    from actors.drafting.drafters import ModelDrafter  # heavy: torch
 
     return ModelDrafter(draft_model)
 
 
 def _check_files(draft: str, target_config: dict | None, tokenizer: bool = True) -> None:
     """A local draft folder's files (config sizes, weights headers, tokenizer files unless ``tokenizer`` is False)."""
-    from actors.models import local_folder  # heavy: torch
+    from actors.loading.models import local_folder  # heavy: torch
 
     folder = local_folder(draft)
     if folder is not None:
@@ -36,7 +36,7 @@ def _check_files(draft: str, target_config: dict | None, tokenizer: bool = True)
 
 def _cost_probe(drafter):
     """One batched one-token forward of the draft LM, after a ``context``-token prefill."""
-    from actors.batch_costs import forward_medians  # heavy: torch
+    from actors.costs.batch_costs import forward_medians  # heavy: torch
 
     return lambda rows, context, repeats, vocab, seed: forward_medians(
         drafter.model, rows, [1], context, repeats, vocab, seed, drafter.engine, drafter.inductor)[0]
@@ -60,7 +60,7 @@ def compute_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequ
 
 
 def _rollouts(drafter, prompt_ids, reference, max_new_tokens, max_draft, eos_ids) -> tuple[list[Rollout], dict]:
-    from actors.drafters import pick_draft_token  # heavy: torch
+    from actors.drafting.drafters import pick_draft_token  # heavy: torch
 
     eos = frozenset(int(t) for t in eos_ids)
     drafter.reset(1)                 # the chain runner live chains draft with (a tree task may have left the eager one)

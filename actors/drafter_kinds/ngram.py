@@ -1,4 +1,4 @@
-"""The ``ngram`` kind: model-free prompt lookup (``actors/drafters.py``'s :class:`~actors.drafters.NgramDrafter`).
+"""The ``ngram`` kind: model-free prompt lookup (``actors/drafting/drafters.py``'s :class:`~actors.drafting.drafters.NgramDrafter`).
 
 Named ``ngram``. No weights, no files, nothing on the GPU, no draft forward to price (a batch level costs 0), no
 ranks, and no replay trace yet.
@@ -13,7 +13,7 @@ LOOKUP_SIZES = (1, 3)        # (n_min, n_max) of NgramDrafter by default: what a
 
 def _load(cfg, target, draft_model):
     """Prompt lookup with the pair's longest n-gram (``PairConfig.ngram_max``)."""
-    from actors.drafters import NgramDrafter  # heavy: torch
+    from actors.drafting.drafters import NgramDrafter  # heavy: torch
 
     return NgramDrafter(n_max=cfg.ngram_max)
 

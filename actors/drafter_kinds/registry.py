@@ -33,7 +33,7 @@ def kind_name(draft: str | None) -> str:
 
 
 def kind_of_drafter(drafter) -> DrafterKind | None:
-    """The kind of a loaded :class:`~actors.drafters.Drafter` (by its ``name``); None for no drafter."""
+    """The kind of a loaded :class:`~actors.drafting.drafters.Drafter` (by its ``name``); None for no drafter."""
     if drafter is None:
         return None
     if drafter.name not in BY_NAME:
@@ -50,6 +50,6 @@ def check_draft_files(draft: str | None, target_config: dict | None, tokenizer: 
 
 def cost_probe(drafter):
     """``(rows, context, repeats, vocab, seed) -> seconds`` of one batched draft level of ``drafter``, or None when
-    drafting runs no forward (no drafter, a lookup): ``actors/batch_costs.py::measure_batch_costs``'s draft."""
+    drafting runs no forward (no drafter, a lookup): ``actors/costs/batch_costs.py::measure_batch_costs``'s draft."""
     kind = kind_of_drafter(drafter)
     return kind.cost_probe(drafter) if kind is not None else None

@@ -1,4 +1,4 @@
-"""The ``suffix`` kind: suffix decoding (``actors/suffix_drafter.py``'s :class:`~actors.suffix_drafter.SuffixDrafter`).
+"""The ``suffix`` kind: suffix decoding (``actors/drafting/suffix_drafter.py``'s :class:`~actors.drafting.suffix_drafter.SuffixDrafter`).
 
 Named ``suffix``. Model-free like ``ngram``: no weights, no files, nothing on the GPU, no draft forward to price, no
 ranks. Traced for replay (:func:`suffix_rollouts`): a proposal is a function of the committed tokens and the global
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from actors.drafter_kinds.kind import DrafterKind, Serving
-from actors.traces import Rollout
+from actors.tracing.traces import Rollout
 
 NAME = "suffix"
 
@@ -38,8 +38,8 @@ def suffix_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Seque
 
 
 def _load(cfg, target, draft_model):
-    """A suffix drafter with an empty global cache and the defaults of ``actors/suffix_drafter.py``."""
-    from actors.suffix_drafter import SuffixDrafter  # heavy: torch
+    """A suffix drafter with an empty global cache and the defaults of ``actors/drafting/suffix_drafter.py``."""
+    from actors.drafting.suffix_drafter import SuffixDrafter  # heavy: torch
 
     return SuffixDrafter()
 

@@ -2,12 +2,12 @@
 
 Pipeline (every phase resumes from what ``--out`` already holds):
 
-1. **data** — the target answers the prompt set of ``actors/builtin_prompts.py``
+1. **data** — the target answers the prompt set of ``actors/loading/builtin_prompts.py``
    (plus optional local text files) greedily; for every answer position we keep the
    target's top-``topk`` next-token log-probabilities from that same forward, so the
    teacher is never run again. Written to ``answers-*.pt`` shards.
 2. **vocab** — optionally keep only the ``vocab`` most frequent target tokens in the
-   draft's head (``vocab_map.json``; see ``actors/reduced_vocab.py``).
+   draft's head (``vocab_map.json``; see ``actors/loading/reduced_vocab.py``).
 3. **init** — the draft copies the target's config with ``layers`` decoder layers,
    initialised from the target's embeddings (kept rows), first layers, final norm.
 4. **train** — minimise the cross-entropy between the teacher's renormalised top-k
@@ -33,8 +33,8 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from actors.builtin_prompts import distill_prompts
-from actors.templates import default_template, render
+from actors.loading.builtin_prompts import distill_prompts
+from actors.loading.templates import default_template, render
 from jobs.inputs import check_text_file
 from jobs.store.output import check_writable
 from policies.errors import SpecsweepError
@@ -280,7 +280,7 @@ def export(draft, tok, kept, full_vocab, folder: Path, cfg: DistillConfig, step:
 
 
 def run_distill(cfg: DistillConfig) -> Path:
-    from actors.models import ModelSpec, load_model, load_tokenizer, resolve_source  # heavy: torch
+    from actors.loading.models import ModelSpec, load_model, load_tokenizer, resolve_source  # heavy: torch
 
     cfg.validate()
     torch.manual_seed(cfg.seed)

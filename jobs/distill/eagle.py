@@ -1,4 +1,4 @@
-"""``specsweep distill --kind eagle``: train an EAGLE feature head for a target (``actors/eagle_head.py``).
+"""``specsweep distill --kind eagle``: train an EAGLE feature head for a target (``actors/drafting/eagle_head.py``).
 
 Pipeline (every phase resumes from what ``--out`` already holds):
 
@@ -32,12 +32,12 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from actors.builtin_prompts import distill_prompts
-from actors.eagle_drafter import EagleDrafter
-from actors.eagle_head import EagleHead, HeadCache, init_head, save_head, target_parts
-from actors.engine import SpecEngine
+from actors.loading.builtin_prompts import distill_prompts
+from actors.drafting.eagle_drafter import EagleDrafter
+from actors.drafting.eagle_head import EagleHead, HeadCache, init_head, save_head, target_parts
+from actors.core.engine import SpecEngine
 from actors.pair import eos_ids
-from actors.templates import default_template, render
+from actors.loading.templates import default_template, render
 from jobs.distill.draft import DistillConfig, build_data, kept_vocab
 from policies import build
 from policies.errors import SpecsweepError
@@ -228,7 +228,7 @@ def held_out_estimate(cfg: EagleDistillConfig, target, tok, folder: Path) -> dic
 
 
 def run_distill_eagle(cfg: EagleDistillConfig) -> Path:
-    from actors.models import ModelSpec, load_model, load_tokenizer  # heavy: torch
+    from actors.loading.models import ModelSpec, load_model, load_tokenizer  # heavy: torch
 
     cfg.validate()                               # --unroll included (jobs/distill/draft.py's LIMITS)
     torch.manual_seed(cfg.seed)

@@ -4,7 +4,7 @@ Rules:
 - The store is checked reachable (one cheap query) before any model loads; an http(s) server
   that does not answer fails within seconds (no retries, 10 s timeout), as one line.
 - A local sqlite store is created (and its schema migrated) by one process at a time, under the
-  shared-cache lock of its path (``actors/shared_cache.py``): two sweeps starting beside each other
+  shared-cache lock of its path (``actors/loading/shared_cache.py``): two sweeps starting beside each other
   on a new ``mlflow.db`` would otherwise both create its tables.
 - No message shows credentials (``redact``), and MLflow's own "View run at" lines are
   switched off (they would print ``user:token@``); specsweep prints a masked address instead.
@@ -16,7 +16,7 @@ import os
 from contextlib import nullcontext
 from pathlib import Path
 
-from actors.shared_cache import exclusive
+from actors.loading.shared_cache import exclusive
 from jobs.mlflow.runs import first_line
 from jobs.redact import redact
 from policies.errors import SpecsweepError

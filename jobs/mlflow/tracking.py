@@ -43,7 +43,7 @@ Rules:
   row ok; FAILED when rows or tasks failed or an error stopped it (policy runs whose configs all
   finished are FINISHED); KILLED on Ctrl-C / SIGTERM.
 - A replayed config whose rows say their predicted times are not trusted (``time_reliable``
-  false, ``actors/calibrate.py``) gets the tag ``times = unreliable`` and no time metrics
+  false, ``actors/costs/calibrate.py``) gets the tag ``times = unreliable`` and no time metrics
   (throughput, speedup); its token and step metrics stay.
 - No credentials reach MLflow or the console (``redact``), and MLflow's own "View run
   at" lines are switched off (specsweep prints a masked one).
@@ -59,7 +59,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from actors.schema import batch_label
+from actors.loading.schema import batch_label
 from jobs.mlflow.artifacts import dataset_entity, log_dataset
 from jobs.redact import redact
 from jobs.mlflow.runs import (

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from actors.drafter_kinds.kind import Serving
-from actors.schema import batch_label
+from actors.loading.schema import batch_label
 from jobs.recommend import engines
 from jobs.report import metrics
 from jobs.report.agreement import modes

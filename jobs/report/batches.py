@@ -1,7 +1,7 @@
 """Results by batch size (docs/definitions.md, Batches): one row per batch size, the best config at each (the GT
 paper's Table 5 layout itself — EAGLE-2 and GT(d) side by side with Δ — is ``jobs/report/gt_tables.py``).
 
-Rows decoded in a batch of B carry ``batch_size`` = B and ``pair`` = ``label@B{B}`` (``actors/schema.py``), and a
+Rows decoded in a batch of B carry ``batch_size`` = B and ``pair`` = ``label@B{B}`` (``actors/loading/schema.py``), and a
 row's ``wall_time`` runs from its batch's start to its own last token — the request's latency. Rules:
 
 - a *batch* is the rows of one (task, config, repeat, ``ar`` timing, turn): they started together;
@@ -31,7 +31,7 @@ UNIT = ["task_key", "turn", "repeat"]
 
 
 def base_pairs(pairs: pd.Series) -> pd.Series:
-    """Each row's pair label without the ``@B{B}`` batch suffix (``actors/schema.py``'s ``batch_label`` undone)."""
+    """Each row's pair label without the ``@B{B}`` batch suffix (``actors/loading/schema.py``'s ``batch_label`` undone)."""
     return pairs.str.replace(r"@B\d+$", "", regex=True)
 
 

@@ -1,7 +1,7 @@
 """Each pair's cost model as the report shows it, and whether its predicted times can be trusted.
 
 From ``OUTPUT/actors.json`` (one entry per actor; ``costs`` is the model measured on the engine's
-step path, ``actors/calibrate.py``): per actor the cost ratio c = M_D / M_T that GT reads ("Max-Speedup
+step path, ``actors/costs/calibrate.py``): per actor the cost ratio c = M_D / M_T that GT reads ("Max-Speedup
 Speculative Sampling: A Generic Tree Construction Principle", §3.1), that paper's knee K and Φ(k) (Eq. 2,
 18: the milliseconds verifying k drafts adds to a plain target forward, 0 below K; ``policies/phi.py``), the
 parameter ratio c_params (its A.8 / Table 10), the plain target step T(1) + o, the draft phase per token,

@@ -26,7 +26,7 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
   95 % interval over batches); *within noise* when |predicted / measured − 1| ≤ the pair's live noise floor at B
   (``ar`` timed first and last, ``jobs/report/metrics.py``).
 
-``--costs roofline:GPU[:Q]`` gives the same table under a roofline cost model (``actors/roofline.py``): a what-if,
+``--costs roofline:GPU[:Q]`` gives the same table under a roofline cost model (``actors/plan/roofline.py``): a what-if,
 labelled so, with no validation (nothing ran on that GPU).
 """
 from __future__ import annotations
@@ -36,9 +36,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from actors.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
+from actors.plan.roofline import label as roofline_label, parse as parse_roofline, roofline_cost_model
 from jobs.report import metrics
-from actors.schema import batch_label
+from actors.loading.schema import batch_label
 from jobs.report.agreement import modes
 from jobs.report.batches import ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals, weights
 from jobs.report.costs import pair_cost_models, read_actor_infos

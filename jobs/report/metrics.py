@@ -337,7 +337,7 @@ ORACLES = (BOUND_NAME, "oracle")       # the bound where replay computed it, els
 def fraction_of_oracle(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Per config: throughput / the pair's reference throughput, with the 95 % paired-bootstrap interval over
     questions (one draw of questions serves both sides). The reference is the oracle bound (``oracle-bound``
-    rows, ``actors/oracle_bound.py``) where replay computed it — the fraction is then the policy's efficiency,
+    rows, ``actors/tracing/oracle_bound.py``) where replay computed it — the fraction is then the policy's efficiency,
     bound time / policy time on the same tokens — else the ``oracle`` policy (mean over its configs)."""
     q = per_question(measured(df))
     out = []

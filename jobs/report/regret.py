@@ -3,7 +3,7 @@
 Rules (one unit = one recorded turn: pair, question, turn, repeat; times are replay's predictions):
 
 - the turn's **regret** of a config = its predicted time on the turn − the oracle bound's least time on the same
-  trace (``actors/oracle_bound.py``): the cumulative time regret over the turn's steps as BanditSpec ("BanditSpec:
+  trace (``actors/tracing/oracle_bound.py``): the cumulative time regret over the turn's steps as BanditSpec ("BanditSpec:
   Adaptive Speculative Decoding via Bandit Algorithms", Hou et al. 2025) reports it — Σ over the turn's steps of
   (the policy's step time − the best schedule's), summed over the whole turn so the two may take different steps.
   Prefill is the trace's one measured (or predicted) value on both sides and cancels. It is ≥ 0 by construction.

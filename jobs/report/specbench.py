@@ -215,8 +215,8 @@ def parity_table(df: pd.DataFrame, answers_dir: str | Path, tokenizer_for: Calla
 
 
 def target_tokenizer(target: str):
-    """The tokenizer of a pair's target (``actors.models.load_tokenizer``); any failure is one line."""
-    from actors.models import ModelSpec, load_tokenizer  # heavy: torch
+    """The tokenizer of a pair's target (``actors.loading.models.load_tokenizer``); any failure is one line."""
+    from actors.loading.models import ModelSpec, load_tokenizer  # heavy: torch
 
     try:
         return load_tokenizer(ModelSpec(target))

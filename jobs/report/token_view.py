@@ -51,7 +51,7 @@ def write_token_view(path: Path, tokenizer, prompt_ids: list[int], token_ids: li
 
 def token_views(pairs, ok, folder: Path, per_pair: int = 2) -> list[Path]:
     """HTML token views of the first generations of adaptive policies (skipped if the tokenizer cannot load)."""
-    from actors.models import ModelSpec, load_tokenizer  # heavy: torch
+    from actors.loading.models import ModelSpec, load_tokenizer  # heavy: torch
 
     paths = []
     for p in pairs:

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from actors.schema import SCHEMA, upgrade
+from actors.loading.schema import SCHEMA, upgrade
 from jobs.store.output import Cleared, clear, record_written, write_marker
 from policies.errors import SpecsweepError
 

@@ -2,7 +2,7 @@
 
 Rule: both files are written once the actors are up (device, template, measured and fitted cost model per actor),
 and again once every task has run, after each actor measured its **batch cost surface** (``CostModel.batch``,
-``actors/batch_costs.py``) at every batch size > 1 the sweep ran (and at 1): a live batch sweep measures it only
+``actors/costs/batch_costs.py``) at every batch size > 1 the sweep ran (and at 1): a live batch sweep measures it only
 then, a replay or ``gt-batch`` one measured it mid-sweep, after the first write. The γ-table
 (``jobs/report/gamma_table.py``) and ``specsweep replay`` read the stored surface; without it a B-row step would be
 priced as one row over B·L tokens. A surface that cannot be measured leaves the first files as they were, with one

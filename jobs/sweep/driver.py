@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from actors.schema import config_key, to_table
+from actors.loading.schema import config_key, to_table
 from cluster.backends import ActorSpec, ActorStartError, InProcessBackend, RayBackend
 from cluster.ray_session import SweepCluster
 from cluster.ray_setup import check_address, check_resources, target_address

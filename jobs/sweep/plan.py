@@ -2,7 +2,7 @@
 
 A config is (policy name, parameters, initial γ). In ``mode: live`` every config runs
 live. In ``mode: replay`` every config that replay reproduces exactly
-(:func:`actors.replay.check_batch_replayable`: greedy decoding, a sequence policy
+(:func:`actors.tracing.replay.check_batch_replayable`: greedy decoding, a sequence policy
 or a batch policy, no clock reading) is replayed from the ``ar`` run's trace, and a
 ``validate`` fraction of the configs also runs live — at least one γ per replayable
 policy, the rest drawn with the sweep seed — so every report can show replay against
@@ -17,7 +17,7 @@ import json
 import math
 import random
 
-from actors.memory_plan import check_fits, pair_plan
+from actors.plan.memory_plan import check_fits, pair_plan
 from jobs.config import SweepConfig
 from policies.errors import SpecsweepError
 from policies.registry import build
@@ -27,7 +27,7 @@ Config = tuple   # (name, params, gamma)
 
 def replay_partition(cfg: SweepConfig) -> tuple[list[Config], list[Config], list[str]]:
     """(configs to replay, configs to run live, one line per config family that cannot be replayed)."""
-    from actors.replay import check_batch_replayable  # heavy: torch
+    from actors.tracing.replay import check_batch_replayable  # heavy: torch
 
     configs = [(name, params, g) for name, params in cfg.policies for g in cfg.gammas]
     if cfg.mode == "live":
@@ -129,7 +129,7 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
     for i, p in enumerate(cfg.pairs):
         lines.append(f"  pair {p.label}: target={p.target} draft={p.draft} dtype={p.dtype} quant={p.quantization} "
                      f"actors={p.actors} num_gpus={p.num_gpus}")
-        if p.num_gpus >= 1:          # the memory plan (actors/memory_plan.py); a pair that fits no GPU is refused
+        if p.num_gpus >= 1:          # the memory plan (actors/plan/memory_plan.py); a pair that fits no GPU is refused
             plan = pair_plan(p)
             check_fits(plan, f"config pairs[{i}]")
             fits = ", ".join(k for k, ok in plan.fits.items() if ok)

@@ -5,21 +5,21 @@ Face folder, or a hub id whose tokenizer loads), their local files pass the file
 (:func:`check_paths`: config sizes, weights headers, tokenizer files, reduced vocabularies,
 an EAGLE head's config and tensor shapes against the target's config), the draft's tokenizer maps text to
 the same ids as the target's, the calibration context fits the target's positions, a pair that
-reserves GPUs fits a listed GPU kind at its ``num_gpus`` (``actors/memory_plan.py``),
+reserves GPUs fits a listed GPU kind at its ``num_gpus`` (``actors/plan/memory_plan.py``),
 and, for a cluster started on this machine, the device exists here. Each problem is
 one ``SpecsweepError`` line naming the pair by its config path.
 
 Loading a tokenizer is cheap; model weights are never loaded here. The alias
 ``smollm2-135m`` is only checked for its package until its dequantized copy is
 cached (building that copy takes ~20 s and happens in the first actor that needs it, once, under a
-lock: actors/shared_cache.py).
+lock: actors/loading/shared_cache.py).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from actors.drafter_kinds.registry import check_draft_files, kind_of
-from actors.memory_plan import check_fits, pair_plan
+from actors.plan.memory_plan import check_fits, pair_plan
 from policies.errors import SpecsweepError
 
 
@@ -33,7 +33,7 @@ def _at(path: str, check):
 
 def _local_name(name: str | None) -> bool:
     """Whether ``name`` is checked on disk: a path, or a built-in alias other than the GGUF one (hub ids are not)."""
-    from actors.models import ALIASES  # heavy: torch
+    from actors.loading.models import ALIASES  # heavy: torch
 
     if not name or name == "smollm2-135m":
         return False
@@ -43,9 +43,9 @@ def _local_name(name: str | None) -> bool:
 def check_paths(cfg, tokenizer: bool = True) -> None:
     """The cheap checks, ``--dry-run`` included: every local target and draft exists, and its files (config sizes,
     weights headers, tokenizer files unless ``tokenizer`` is False, reduced vocabulary, an EAGLE head's shapes
-    against the target) pass ``actors/model_files.py`` and ``actors/head_files.py`` — before MLflow, Ray or any
+    against the target) pass ``actors/loading/model_files.py`` and ``actors/drafting/head_files.py`` — before MLflow, Ray or any
     weight."""
-    from actors.models import check_target_files, resolve_source  # heavy: torch
+    from actors.loading.models import check_target_files, resolve_source  # heavy: torch
 
     for i, p in enumerate(cfg.pairs):
         path = f"pairs[{i}]"
@@ -59,7 +59,7 @@ def check_paths(cfg, tokenizer: bool = True) -> None:
 
 
 def _tokenizer(path: str, name: str, trust_remote_code: bool):
-    from actors.models import ModelSpec, _cached_smollm2_ready, load_tokenizer, smollm2_folder  # heavy: torch
+    from actors.loading.models import ModelSpec, _cached_smollm2_ready, load_tokenizer, smollm2_folder  # heavy: torch
 
     if name == "smollm2-135m" and not _cached_smollm2_ready():
         smollm2_folder()            # the package and its GGUF file are there; the actor builds the cache
@@ -75,7 +75,7 @@ def _tokenizer(path: str, name: str, trust_remote_code: bool):
 
 
 def _max_positions(name: str) -> int | None:
-    from actors.models import resolve_source  # heavy: torch
+    from actors.loading.models import resolve_source  # heavy: torch
 
     try:
         from transformers import AutoConfig  # heavy: transformers
@@ -91,12 +91,12 @@ def _max_positions(name: str) -> int | None:
 
 def check_pairs(cfg, *, local_cluster: bool) -> None:
     """Every check of the module docstring, pair by pair; :func:`check_paths` first."""
-    from actors.models import check_same_tokenizer, resolve_device  # heavy: torch
+    from actors.loading.models import check_same_tokenizer, resolve_device  # heavy: torch
 
     check_paths(cfg)
     for i, p in enumerate(cfg.pairs):
         path = f"pairs[{i}]"
-        if p.num_gpus >= 1:            # the memory plan from config.json (actors/memory_plan.py)
+        if p.num_gpus >= 1:            # the memory plan from config.json (actors/plan/memory_plan.py)
             try:
                 plan = pair_plan(p)
             except SpecsweepError as e:   # a config.json without sizes is refused; a missing one is named below
@@ -140,7 +140,7 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
 
 def first_run_note(cfg) -> str:
     """A note for the start-up line when a pair will build the SmolLM2 cache first (empty, ``""``, otherwise)."""
-    from actors.models import _cached_smollm2_ready  # heavy: torch
+    from actors.loading.models import _cached_smollm2_ready  # heavy: torch
 
     uses = any("smollm2-135m" in (p.target, p.draft) for p in cfg.pairs)
     return "; first run: SmolLM2 is dequantized once into the cache (~20 s)" if uses and not _cached_smollm2_ready() else ""

