@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from actors.loading.conversation import run_questions
 from actors.loading.templates import render
 from jobs.report.derived import summarize
 from jobs.store.answers import answer_records, write_answers
@@ -133,8 +134,6 @@ def _batch_seconds(turns) -> float:
 
 def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]], target: str, draft) -> int:
     """Generate every prompt of the file in batches of ``--batch-size`` and print the rows (module docstring)."""
-    from actors.loading.conversation import run_questions  # heavy: torch
-
     size = batch_size_of(a) or 1
     ids = [render(template, pair.tokenizer, [{"role": "user", "content": text}]) for _, text in prompts]
     for p in ids:
@@ -171,8 +170,6 @@ def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]]
 
 def generate_dataset(a, pair, policy, template: str, questions, target: str, draft) -> int:
     """Answer dataset questions turn by turn, each turn's rows in batches of ``--batch-size`` (module docstring)."""
-    from actors.loading.conversation import run_questions  # heavy: torch
-
     size = batch_size_of(a)
     first = [render(template, pair.tokenizer, [{"role": "user", "content": q.turns[0]}]) for q in questions]
     engine = _batch_engine(pair, policy, size, [len(p) for p in first])

@@ -27,6 +27,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from actors.costs.quiet import quiet_third_party
+from actors.loading.conversation import run_question
 from actors.loading.templates import default_template, render
 from jobs.batch_generate import check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json
 from jobs.dataset import load_questions
@@ -89,7 +90,6 @@ def _int_list(flag: str, text: str) -> list[int]:
 
 def check_generation_flags(a) -> None:
     """The sweep config's rules, applied to ``generate``'s flags: finite numbers within range, no empty names."""
-
     check_gamma(a.gamma, "--gamma")
     check_generation({"max_new_tokens": a.max_new_tokens, "temperature": a.temperature, "top_p": a.top_p},
                      lambda key: "--" + key.replace("_", "-"))
@@ -203,7 +203,6 @@ def cmd_calibrate(a) -> int:
 def _generate_questions(a, pair, policy, template, questions, target, draft) -> int:
     """Answer dataset questions turn by turn (Spec-Bench style); optionally write an answer file."""
 
-    from actors.loading.conversation import run_question  # heavy: torch
 
     if a.warmup:
         for _ in range(a.warmup):

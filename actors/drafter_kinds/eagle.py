@@ -15,6 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from actors.core.proposal import propose_chain
 from actors.drafter_kinds.kind import DrafterKind, Serving
 from actors.drafting.head_files import check_head
 from actors.tracing.traces import Rollout
@@ -129,7 +130,6 @@ def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequen
 
 
 def _eagle_rollouts(drafter, target, prompt_ids, reference, max_new_tokens, max_draft, eos_ids):
-    from actors.core.proposal import propose_chain  # heavy: torch
     from actors.runtime.runners import target_features  # heavy: torch
 
     seq = [int(t) for t in prompt_ids] + [int(t) for t in reference]
