@@ -69,6 +69,38 @@ def check_lossless(g) -> dict:
     return res
 
 
+def check_eagle3(g) -> dict:
+    """A random EAGLE-3 head (release layout, fp32 tiny target) on the compiled engine: its three target layers come
+    through the CUDA-graphed runners; greedy rows at B = 1 and 4 (chain and EAGLE-2 tree) equal target-only."""
+    import tempfile
+
+    from transformers import LlamaForCausalLM  # heavy: transformers
+
+    from actors.drafting.eagle3_drafter import Eagle3Drafter
+    from actors.drafting.eagle3_head import random_eagle3_head
+
+    torch.manual_seed(0)
+    cfg = g.llama_cfg("tiny")
+    cfg.num_hidden_layers = 6
+    target = LlamaForCausalLM(cfg).to(g.DEV).eval()
+    with torch.no_grad():
+        target.lm_head.weight.mul_(8)
+    prompts = [g.prompt(n, seed=n) for n in (20, 7, 33, 12)]
+    refs = [SpecEngine(target).generate(p, TargetOnly(), max_new_tokens=32).token_ids for p in prompts]
+    res = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        drafter = Eagle3Drafter.from_folder(random_eagle3_head(target.cpu(), tmp + "/h", scale=4.0), target.to(g.DEV))
+        engine = SpecEngine(target, drafter, engine=ENGINE, capacity=256, max_draft=15)
+        for rows in (1, 4):
+            for spec in ("fixed:3", "eagle2:depth=3,topk=3,n=8"):
+                pols = [Fixed(3) if spec == "fixed:3" else build(spec, 3) for _ in range(rows)]
+                outs = engine.generate_batch(prompts[:rows], pols, max_new_tokens=32)
+                ok = [o.token_ids for o in outs] == refs[:rows]
+                res[f"B{rows} {spec}"] = ok
+                print(f"batch eagle3 B={rows} {spec:26s} greedy == target-only: {ok}", flush=True)
+    return res
+
+
 def verify_costs(g, target, context=512, rows=(1, 4, 16, 32), ms=(1, 2, 4, 8), reps=10) -> dict:
     """t(B, m) of one compiled forward on the per-row static cache, and t(1, m) of the single-row runner."""
     dev = g.DEV
@@ -183,6 +215,11 @@ def _busy_share(engine, g) -> dict:
 
 def section_batch(g) -> dict:
     res = {"check": check_lossless(g)}
+    try:
+        res["eagle3"] = check_eagle3(g)
+    except Exception as ex:  # noqa: BLE001 - the timings below stand without it
+        res["eagle3"] = {"error": f"{type(ex).__name__}: {str(ex)[:300]}"}
+        print(f"batch eagle3 check failed: {res['eagle3']['error']}", flush=True)
     target = g.random_model(SHAPE)
     res["t_B_m"] = verify_costs(g, target, context=512 if SHAPE != "tiny" else 64)
     res["ar"] = ar_batch(g, target)
