@@ -95,7 +95,9 @@ def test_tree_rows_equal_target_alone():
 
 
 @pytest.mark.slow
-def test_sampled_tree_rows_follow_the_target():
+@pytest.mark.parametrize("spec", ["sequoia:accept=0.5/0.3,budget=6,depth=3", "eagle2:depth=2,topk=2,n=4"])
+def test_sampled_tree_rows_follow_the_target(spec):
+    """Static (drawn children, q's residual) and dynamic (top-k children, point masses) trees, six rows."""
     target, draft = sampling_pair()
     prompts = [list(PROMPT), list(PROMPT[:1]), list(PROMPT) + [1, 2]]
     exact = [exact_joint(target, p, 3, 1.0) for p in prompts]
@@ -103,7 +105,7 @@ def test_sampled_tree_rows_follow_the_target():
     samples = [[] for _ in prompts]
     rows = prompts + prompts
     for run in range(RUNS // 2):
-        outs = engine.generate_batch(rows, [build("sequoia:accept=0.5/0.3,budget=6,depth=3", 3) for _ in rows],
+        outs = engine.generate_batch(rows, [build(spec, 3) for _ in rows],
                                      max_new_tokens=3, temperature=1.0, seeds=6 * run)
         for i, o in enumerate(outs):
             samples[i % 3].append(o.token_ids)
@@ -200,8 +202,6 @@ def test_what_cannot_batch_is_refused_in_one_line():
         engine.generate_batch(_prompts(2), [build("eagle2", 4), build("fixed", 4)])
     with pytest.raises(SpecsweepError, match="needs a draft model"):
         SpecEngine(target, NgramDrafter()).generate_batch(_prompts(2), [build("eagle2", 4), build("eagle2", 4)])
-    with pytest.raises(SpecsweepError, match="greedy-only"):
-        engine.generate_batch(_prompts(2), [build("eagle2", 4), build("eagle2", 4)], temperature=1.0)
     with pytest.raises(SpecsweepError, match="needs a draft"):
         SpecEngine(target).generate_batch(_prompts(2), build("tetris", 4))
     with pytest.raises(SpecsweepError, match="one per prompt"):
