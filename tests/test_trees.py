@@ -164,3 +164,10 @@ def test_gt_dynamic_is_a_fully_initialised_eagle2():
     """gt-dynamic runs EAGLE-2's expansion: it carries every EAGLE-2 attribute, with n = n_max and depth = max_depth."""
     p = build("gt-dynamic:n_max=40,max_depth=7,topk=4,c=0.2", 1)
     assert (p.n, p.depth, p.topk) == (40, 7, 4) and p.node_budget(3) == 12 and p.node_budget(20) == 40
+
+
+def test_the_shipped_temperature_config_runs_dynamic_trees_sampled():
+    """jobs/configs/gt_temperature.yaml (a point of the GT paper's Figure 3): eagle2 and gt-dynamic at T > 0 parse."""
+    from jobs.config import load_config
+    cfg = load_config("jobs/configs/gt_temperature.yaml")
+    assert cfg.generation["temperature"] > 0 and {p[0] for p in cfg.policies} == {"eagle2", "gt-dynamic"}
