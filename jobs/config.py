@@ -380,6 +380,11 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
     cfg.generation = check_generation(cfg.generation, lambda key: f"config generation.{key}:")
     if cfg.generation["temperature"] > 0 and any(p[0] == "oracle" for p in cfg.policies):
         _err("policies", "oracle is defined for greedy decoding only; set generation.temperature: 0 or drop it")
+    for name, _ in cfg.policies if cfg.generation["temperature"] > 0 else ():
+        blocker = REGISTRY[name][0].sampling_blocker
+        if blocker is not None:
+            _err("policies", f"{name} is defined for greedy decoding only ({blocker}); set generation.temperature: 0 "
+                 "or drop it")
     _check_tracking_uri(cfg.tracking_uri)
     return cfg
 

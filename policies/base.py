@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Sequence
 
+from policies.errors import SpecsweepError
+
 
 class Verdict(str, Enum):
     """A policy's answer after each drafted token."""
@@ -90,9 +92,14 @@ class Policy:
     needs_reference = False         # reads the target-only output (ctx.reference): greedy only
     needs_rank_acceptance = False   # reads the pair's per-rank acceptance (ctx.rank_acceptance)
     replay_blocker: str | None = None  # why exact trace replay cannot reproduce this policy (None: it can)
+    sampling_blocker: str | None = None  # why this policy is refused under sampling (None: it is lossless there)
 
     def reset(self, ctx: GenerationContext) -> None:
-        """Start a generation; ``ctx`` stays current (the engine updates ``ctx.generated``)."""
+        """Start a generation; ``ctx`` stays current (the engine updates ``ctx.generated``). A policy with a
+        ``sampling_blocker`` refuses a sampled generation here, in one line."""
+        if self.sampling_blocker is not None and not ctx.greedy:
+            raise SpecsweepError(f"{self.name} is defined for greedy decoding only (temperature 0): "
+                                 f"{self.sampling_blocker}")
         self.ctx = ctx
 
     def update(self, step: Step) -> None:

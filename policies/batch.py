@@ -3,10 +3,18 @@
 ``batch-schedule``
     γ as a function of the batch size, in TensorRT-LLM's or vLLM's form (``policies/batch_schedule.py``).
 ``tetris``
-    Tetris (Wu et al., "TETRIS: Optimal Draft Token Selection for Batch Speculative Decoding",
-    ACL 2025): every row drafts γ; a budget of ``round(per_row · B)`` verified draft tokens goes to
-    the (row, position) candidates with the highest estimated acceptance Π_{j ≤ i} q(x_j) — greedily,
-    so each row gets a prefix (its products only fall along the row).
+    Tetris (Wu et al., "TETRIS: Optimal Draft Token Selection for Batch Speculative Decoding", ACL 2025), as its
+    public code runs it (``ZhaoxuanWu/Tetris``, ``vllm/spec_decode/spec_decode_worker.py``, ``_run_speculative_decoding_step``,
+    and ``vllm/spec_decode/tetris.py``, ``select_proposals_no_priority``): ``tetris:base=K,extra=E`` drafts K + E
+    tokens per row (``--num-speculative-tokens K+E``); the capacity is K·B verified draft tokens
+    (``capacity = (proposal_len − extra) · B``), given to the (row, position) candidates with the highest
+    Σ_{j≤i} log q(x_j) (= the highest Π q, the estimated acceptance of the prefix), each row verifying up to its
+    furthest chosen position (``scatter_max``): a prefix, as Π q only falls along a row. Below
+    ``--tetris-turn-on-batch-size`` 2 (B = 1) it is off and the row drafts plain K (the worker takes the extra
+    lookahead back). ``base`` defaults to the initial γ, so ``tetris`` and ``fixed`` at one γ verify the same
+    K·B tokens. Greedy only (``sampling_blocker``): the selection drops a sampled draft for its own q, which biases
+    sampling (the paper's experiments run at temperature 0). Ties (equal Π q) go to the lower row, then the
+    earlier position (ours; ``torch.topk`` leaves them unspecified).
 ``gt-batch``
     **Our extension** of the GT principle ("Max-Speedup Speculative Sampling: A Generic Tree Construction
     Principle") to a batch of chains. The paper has no batch equation: its batch results (§4.5.2, Table 5;
@@ -42,19 +50,35 @@ from policies.gt import C_CHOICES, read_c
 RULES = ("mean", "row")
 
 
+OLD_TETRIS = ("tetris: per_row= (draft γ, verify round(per_row·B)) is not Tetris's rule; give tetris:base=K,extra=E "
+              "(each row drafts K + E, the batch verifies K·B; base defaults to the initial γ, extra to 2)")
+
+TETRIS_ON = 2           # Tetris's --tetris-turn-on-batch-size in its run scripts: on from two rows
+
+
 class Tetris(BatchPolicy):
-    """Tetris: draft γ per row, verify the ``round(per_row · B)`` candidates with the highest Π q (module docstring)."""
+    """Tetris: each row drafts K + E, the batch verifies the K·B candidates with the highest Π q; plain K below
+    B = 2 (module docstring)."""
 
     name = "tetris"
+    sampling_blocker = ("Tetris's selection drops a sampled draft for its own probability q(x), which biases the "
+                        "output; its experiments run at temperature 0")
 
-    def __init__(self, gamma: int = 6, per_row: float = 2.0):
-        self.gamma, self.per_row = gamma, per_row
+    def __init__(self, gamma: int = 6, base: int = 0, extra: int = 2):
+        self.base = base if base > 0 else gamma
+        self.base_param, self.extra = base, extra
+        self.on = False
 
     def caps(self, caps: Sequence[int]) -> list[int]:
-        return [min(c, self.gamma) for c in caps]
+        self.on = len(caps) >= TETRIS_ON
+        k = self.base + self.extra if self.on else self.base
+        return [min(c, k) for c in caps]
 
     def select(self, q_tokens: Sequence[Sequence[float]]) -> list[int]:
-        budget = int(round(self.per_row * len(q_tokens)))
+        """How many drafts each row verifies: its furthest position among the K·B best candidates by Π q."""
+        if len(q_tokens) < TETRIS_ON:
+            return [len(q) for q in q_tokens]
+        capacity = self.base * len(q_tokens)
         cands = []                               # (−Π q, row, position): best first, ties by row then position
         for b, qs in enumerate(q_tokens):
             alpha = 1.0
@@ -62,12 +86,12 @@ class Tetris(BatchPolicy):
                 alpha *= q
                 cands.append((-alpha, b, i))
         keep = [0] * len(q_tokens)
-        for _, b, i in sorted(cands)[:budget]:
-            keep[b] = max(keep[b], i + 1)         # Π q falls along a row, so the chosen positions form a prefix
+        for _, b, i in sorted(cands)[:capacity]:
+            keep[b] = max(keep[b], i + 1)         # the furthest chosen position (scatter_max); a prefix
         return keep
 
     def params(self) -> dict:
-        return {"per_row": self.per_row}
+        return {"base": self.base_param, "extra": self.extra}
 
 
 class GTBatch(BatchPolicy):

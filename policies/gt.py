@@ -16,6 +16,7 @@ it as Eq. 5 says.
 """
 from __future__ import annotations
 
+from policies import phi as gt_phi
 from policies.base import DISCARD, MORE, GenerationContext, SequencePolicy
 from policies.errors import SpecsweepError
 
@@ -38,8 +39,8 @@ def read_c(name: str, c_param, ctx: GenerationContext, tree: bool = False) -> fl
 
 
 def phi_share(m, i: int, k_knee: int) -> float:
-    """(Φ(i) − Φ(i − 1)) / M_T: what the i-th token adds to the step's target side, in plain steps (≥ 0)."""
-    return max(0.0, m.token_price(i, k_knee) - m.t_draft / m.t_target) if m.t_target > 0 else float("inf")
+    """(Φ(i) − Φ(i − 1)) / M_T on cost model ``m``'s verify table: ``policies/phi.py::share``, the one definition."""
+    return gt_phi.share(m.verify, m.t_target, i, k_knee)
 
 
 class GT(SequencePolicy):

@@ -48,10 +48,18 @@ def phi(verify: Callable[[int], float], k: int, k_knee: int) -> float:
     return max(0.0, verify(k + 1) - verify(1))
 
 
-def token_price(draft: float, plain: float, verify: Callable[[int], float], i: int, k_knee: int) -> float:
-    """The i-th drafted token's price in plain steps: (M_D + Φ(i) − Φ(i − 1)) / M_T (module docstring); inf when
-    M_T is 0."""
+def share(verify: Callable[[int], float], plain: float, i: int, k_knee: int) -> float:
+    """The Φ share of the i-th verified token in plain steps: max(0, Φ(i) − Φ(i − 1)) / M_T (Eq. 2 / 6 / 18: what
+    the i-th token — or tree node — adds to the step's target side; module docstring); inf when M_T is 0. The one
+    place it is computed: ``token_price``, ``gt`` (``policies/gt.py``) and the trees (``policies/trees.py``)."""
     if plain <= 0:
         return float("inf")
-    grow = max(0.0, phi(verify, i, k_knee) - phi(verify, i - 1, k_knee))
-    return (draft + grow) / plain
+    return max(0.0, phi(verify, i, k_knee) - phi(verify, i - 1, k_knee)) / plain
+
+
+def token_price(draft: float, plain: float, verify: Callable[[int], float], i: int, k_knee: int) -> float:
+    """The i-th drafted token's price in plain steps: (M_D + Φ(i) − Φ(i − 1)) / M_T = M_D / M_T + :func:`share`
+    (module docstring); inf when M_T is 0."""
+    if plain <= 0:
+        return float("inf")
+    return draft / plain + share(verify, plain, i, k_knee)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from policies.adaedl import AdaEDL
 from policies.bandit import Bandit, parse_ints
 from policies.base import Policy
-from policies.batch import GTBatch, Tetris
+from policies.batch import OLD_TETRIS, GTBatch, Tetris
 from policies.batch_schedule import OLD_FORM, TRTLLM, VLLM, BatchSchedule, parse_trtllm, parse_vllm
 from policies.dv_threshold import DVThreshold
 from policies.ema_steps import EmaSteps
@@ -133,8 +133,10 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                        "γ by the batch size: TensorRT-LLM draft_len_schedule (a value up to its key, 0 past the last; "
                        "default 3:4/15:3/32:2) or vLLM num_speculative_tokens_per_batch_size ranges + "
                        "disable_by_batch_size (batch)"),
-    "tetris": (Tetris, {"per_row": Param(float, 2.0, lambda v: 0 < v <= 64, "in (0, 64]")},
-               "draft γ per row, verify the per_row·B drafts with the highest Π q (Tetris) (batch)"),
+    "tetris": (Tetris, {"base": Param(int, 0, lambda v: v >= 0, ">= 0 (0 = the initial γ)"),
+                        "extra": Param(int, 2, lambda v: v >= 0, ">= 0")},
+               "each row drafts base + extra, the batch verifies the base·B drafts with the highest Π q; plain base "
+               "below 2 rows; greedy only (Tetris) (batch)"),
     "gt-batch": (GTBatch, {"c": GT_C, "cap": CAP(16),
                            "rule": Param(str, "mean", lambda v: v in ("mean", "row"), "mean or row")},
                  "ours (the GT paper has no batch equation): verify level L while Σ α̂ / B (rule=mean) or each row's "
@@ -249,6 +251,8 @@ def resolve(name: str, params: dict | None = None) -> tuple[str, dict]:
     params = dict(params or {})
     if name == "batch-schedule" and {"schedule", "off_above"} & set(params):
         raise SpecsweepError(OLD_FORM)
+    if name == "tetris" and "per_row" in params:
+        raise SpecsweepError(OLD_TETRIS)
     unknown = sorted(set(params) - set(spec))
     if unknown:
         valid = ", ".join(spec) or "none"

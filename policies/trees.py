@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from policies.base import GenerationContext, TreePolicy
 from policies.errors import SpecsweepError
-from policies.gt import C_CHOICES, read_c
-from policies.phi import phi
+from policies.gt import C_CHOICES, phi_share, read_c
 from policies.tree_shapes import Node, gt_static_tree, priced, sequoia_tree
 
 
@@ -67,7 +66,7 @@ class _Tree(TreePolicy):
         if m is None or m.t_target <= 0:
             return lambda n: 0.0
         k = m.knee()
-        return lambda n: max(0.0, phi(m.verify, n, k) - phi(m.verify, n - 1, k)) / m.t_target
+        return lambda n: phi_share(m, n, k)
 
     def _accept(self, ctx: GenerationContext) -> list[float]:
         if self.accept is not None:

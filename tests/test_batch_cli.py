@@ -59,7 +59,7 @@ def test_json_rows_are_the_single_generations_in_file_order(tiny):
 
 def test_a_batch_policy_keeps_every_row_lossless(tiny):
     code, out, err = run("generate", "--prompt-file", tiny["file"], "--batch-size", 3, *tiny["pair"],
-                         "--policy", "tetris:per_row=1.5", "--json")
+                         "--policy", "tetris:base=2,extra=2", "--json")
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["token_ids"] for r in rows] == [s["token_ids"] for s in tiny["singles"]]

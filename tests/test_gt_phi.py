@@ -125,3 +125,20 @@ def test_gt_dynamic_charges_a_level_its_nodes_phi_share():
     g.reset(GenerationContext(costs=gpu_costs()))                            # 6 nodes by level 3: below K = 8
     assert g.keep_expanding(3, 0.110) and not g.keep_expanding(3, 0.109)     # Table 4: c = 0.109
     assert not g.keep_expanding(5, 0.2)          # level 5 brings nodes 9–10: (Φ(10) − Φ(8)) / 2 = 1.875 ms a node
+
+
+def test_the_phi_share_is_one_function_read_by_gt_and_the_trees():
+    """(Φ(i) − Φ(i − 1)) / M_T comes from ``policies/phi.py::share`` alone: on the CPU pair Φ = 3, 4, 5 ms, so the
+    shares of tokens 1, 2, 3 are 3/12, 1/12, 1/12 (o = 2 ms in M_T = 12 ms); gt's prices and gt-static's node shares
+    read that one function."""
+    from policies import phi as gt_phi
+    m = cpu_costs()
+    k = m.knee()
+    shares = [gt_phi.share(m.verify, m.t_target, i, k) for i in (1, 2, 3)]
+    assert shares == pytest.approx([3 / 12, 1 / 12, 1 / 12])
+    gt = build("gt", 1)
+    gt.reset(GenerationContext(costs=m))
+    assert [gt.price(i) for i in (1, 2, 3)] == pytest.approx([m.c + s for s in shares])
+    tree = build("gt-static:accept=0.7/0.2", 1)
+    assert [tree._share(GenerationContext(costs=m), "auto")(n) for n in (1, 2, 3)] == pytest.approx(shares)
+    assert [m.token_price(i) - m.c for i in (1, 2, 3)] == pytest.approx(shares)

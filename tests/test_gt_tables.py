@@ -43,15 +43,26 @@ def test_table5_puts_eagle2_and_gt_d_side_by_side_per_batch_size():
 def test_table9_gives_time_and_delta_against_fixed_at_b2_gamma7():
     """A.6's layout: Baseline / Tetris / GT with Time (s) and Δ = baseline time / method time (1.0631 in the
     paper for Tetris). Here fixed takes 1.0 s a batch, tetris 0.9 s, gt-batch 0.8 s, over 3 batches."""
-    df = pd.DataFrame(rows(2, [("fixed", "fixed", 1.0, [2]), ("tetris", "tetris:per_row=2.0", 0.9, [2]),
+    df = pd.DataFrame(rows(2, [("fixed", "fixed", 1.0, [2]), ("tetris", "tetris:base=0,extra=2", 0.9, [2]),
                                ("gt-batch", "gt-batch:c=auto,cap=16,rule=mean", 0.8, [3]),
                                ("fixed", "fixed", 0.5, [2])][:3])
                       + rows(2, [("fixed", "fixed", 0.5, [2])], gamma=3)[6:])   # another γ: not Table 9's
     t = table9(config_figures(df, resamples=200))
-    assert list(t["method"]) == ["baseline (fixed)", "gt-batch:c=auto,cap=16,rule=mean", "tetris:per_row=2.0"]
+    assert list(t["method"]) == ["baseline (fixed)", "gt-batch:c=auto,cap=16,rule=mean", "tetris:base=0,extra=2"]
     assert list(t["Time (s)"]) == pytest.approx([3.0, 2.4, 2.7])
     assert t.iloc[2]["Δ (baseline time / time)"].startswith("1.1111") and t.iloc[1]["Δ (baseline time / time)"].startswith("1.2500")
     assert t.iloc[0]["Δ (baseline time / time)"] == ""
+    assert set(t["padding"]) == {"–"}                  # rows written without pad_slots: unknown, not 0
+
+
+def test_table9_shows_the_padding_a_padded_runner_adds():
+    """Each tetris row verified 3 drafts + 1 target slot in one step and carried 1 padding slot (the other row of
+    its batch verified 4): padding = 1 / (4 + 1) = 20 %; fixed rows verify equal widths: 0 %."""
+    df = pd.DataFrame(rows(2, [("fixed", "fixed", 1.0, [2]), ("tetris", "tetris:base=0,extra=2", 0.9, [2])]))
+    df["drafted"] = [[0]] * 6 + [[4]] * 6 + [[3]] * 6
+    df["pad_slots"] = [0] * 12 + [1] * 6
+    t = table9(config_figures(df, resamples=200))
+    assert list(t["padding"]) == ["0.0%", "20.0%"]
 
 
 def test_table4_is_a_c_sweep_with_auto_and_params_last():
@@ -68,7 +79,7 @@ def test_table4_is_a_c_sweep_with_auto_and_params_last():
 def test_gt_paper_text_has_every_layout_and_nothing_without_its_configs():
     df = pd.DataFrame(rows(2, [("eagle2", E2, 1.6, [2]), ("gt-dynamic", GTD.format(c="auto"), 1.0, [4]),
                                ("gt-dynamic", GTD.format(c="0.1"), 1.2, [3]), ("fixed", "fixed", 1.0, [2]),
-                               ("tetris", "tetris:per_row=2.0", 0.9, [2])]))
+                               ("tetris", "tetris:base=0,extra=2", 0.9, [2])]))
     text = gt_paper_text(df, resamples=100)
     assert "Table 5 layout" in text and "Table 9 layout" in text and "Table 4 layout" in text
     assert gt_paper_text(pd.DataFrame(rows(2, [("fixed", "fixed", 1.0, [2])], gamma=3)), resamples=100) == ""

@@ -1,9 +1,11 @@
-"""Token trees: greedy equals ar for every builder; static trees keep the target distribution under
-sampling, and the same chi-square test fails when the sibling residual rule is broken."""
+"""Token trees: greedy equals ar for every builder; static and dynamic trees keep the target distribution under
+sampling, and the same chi-square test fails when the sibling rule is broken."""
 import pytest
+import torch
 
 import actors.core.acceptance as acceptance
-from actors.drafting.drafters import ModelDrafter
+import actors.core.engine as engine_mod
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
 from actors.core.engine import SpecEngine
 from policies import build
 from policies.costs import CostModel
@@ -75,11 +77,59 @@ def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
     assert chi_square_pvalue(sample_runs(engine, build(SAMPLED[0], 1), PROMPT, 3, SAMPLED_RUNS, seed0=5), probs) < 1e-6
 
 
-def test_dynamic_trees_refuse_sampling_and_ngram():
+DYNAMIC = ["eagle2:depth=2,topk=2,n=4", "gt-dynamic:c=0.02,topk=3,n_max=8"]
+
+
+@pytest.mark.parametrize("spec", DYNAMIC)
+def test_sampled_dynamic_tree_matches_target_distribution(spec):
+    """EAGLE-2 / GT(d) under sampling: deterministic top-k children verified as point masses (EAGLE-2's
+    ``evaluate_posterior``, eagle/model/utils.py: qx = 1, the rejected token zeroed in the residual)."""
     target, draft = sampling_pair()
-    with pytest.raises(SpecsweepError, match="greedy-only"):
-        SpecEngine(target, ModelDrafter(draft), costs=COSTS).generate(PROMPT, build("eagle2", 1), max_new_tokens=3,
-                                                                      temperature=1.0)
+    probs = exact_joint(target, PROMPT, 3, 1.0)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
+    runs = sample_runs(engine, build(spec, 1), PROMPT, 3, SAMPLED_RUNS, seed0=9)
+    assert chi_square_pvalue(runs, probs) > 1e-3
+
+
+@pytest.mark.slow                       # checks the checker: a broken rule must fail it
+def test_dynamic_tree_with_the_draft_q_fails_the_same_test(monkeypatch):
+    """Verifying the pruned top-k children as if they were draws from q (min(1, p/q), q's residual) is biased."""
+    target, draft = sampling_pair()
+    probs = exact_joint(target, PROMPT, 3, 1.0)
+    real = acceptance.accept_tree_sampling
+
+    def as_if_drawn(p_rows, tokens, children, q_rows, generator):
+        q = {c: torch.full((p_rows.shape[-1],), 1.0 / p_rows.shape[-1]) for c in q_rows}   # any q != δ_x
+        for c, kids in children.items():
+            q[c] = q[c].clone()
+            for k in kids[:1]:
+                q[c][tokens[k]] = 0.9
+            q[c] /= q[c].sum()
+        return real(p_rows, tokens, children, q, generator)
+
+    monkeypatch.setattr(engine_mod, "accept_tree_sampling", as_if_drawn)
+    engine = SpecEngine(target, ModelDrafter(draft), costs=COSTS)
+    runs = sample_runs(engine, build("eagle2:depth=2,topk=3,n=6", 1), PROMPT, 3, SAMPLED_RUNS, seed0=9)
+    assert chi_square_pvalue(runs, probs) < 1e-6
+
+
+def test_point_mass_siblings_by_hand():
+    """p = (0.5, 0.3, 0.2), children 0 then 1 as point masses: accept 0 with 0.5; else p ← (0, 0.6, 0.4), accept 1
+    with 0.6 (0.5·0.6 = 0.3 overall); else sample (0, 0, 1): token 2 with 0.2. The target's p exactly."""
+    p = torch.tensor([[0.5, 0.3, 0.2], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    g = torch.Generator().manual_seed(0)
+    counts = [0, 0, 0]
+    for _ in range(6000):
+        path, nxt = acceptance.accept_tree_sampling(p, [0, 1], {-1: [0, 1]}, {-1: None}, g)
+        counts[[0, 1][path[0]] if path else nxt] += 1
+    assert chi_square_pvalue([(i,) for i in range(3) for _ in range(counts[i])], {(0,): 0.5, (1,): 0.3, (2,): 0.2}) > 1e-3
+
+
+def test_dynamic_trees_need_a_draft_model():
+    target, _ = sampling_pair()
+    with pytest.raises(SpecsweepError, match="needs a draft model"):
+        SpecEngine(target, NgramDrafter(), costs=COSTS).generate(PROMPT, build("eagle2", 1), max_new_tokens=3,
+                                                                 temperature=1.0)
 
 
 @pytest.mark.parametrize("spec,msg", [("sequoia:budget=0", "budget"), ("eagle2:topk=0", "topk"),
@@ -114,3 +164,10 @@ def test_gt_dynamic_is_a_fully_initialised_eagle2():
     """gt-dynamic runs EAGLE-2's expansion: it carries every EAGLE-2 attribute, with n = n_max and depth = max_depth."""
     p = build("gt-dynamic:n_max=40,max_depth=7,topk=4,c=0.2", 1)
     assert (p.n, p.depth, p.topk) == (40, 7, 4) and p.node_budget(3) == 12 and p.node_budget(20) == 40
+
+
+def test_the_shipped_temperature_config_runs_dynamic_trees_sampled():
+    """jobs/configs/gt_temperature.yaml (a point of the GT paper's Figure 3): eagle2 and gt-dynamic at T > 0 parse."""
+    from jobs.config import load_config
+    cfg = load_config("jobs/configs/gt_temperature.yaml")
+    assert cfg.generation["temperature"] > 0 and {p[0] for p in cfg.policies} == {"eagle2", "gt-dynamic"}

@@ -20,6 +20,16 @@ target's distribution exactly. Deterministic children (a model-free drafter: no 
 node) are point masses tried in order: child x is accepted with probability p(x), and on rejection
 p ← norm(p with x removed) (SpecInfer's multi-step rule with one point mass per candidate).
 
+Dynamic trees (EAGLE-2, GT(d)) pick their children deterministically — the top-k of the draft
+distribution, ranked and pruned by cumulative draft probability — so no child is a draw from q and
+the rule above, with q, would be biased by the pruning. Each such child is a point-mass draft
+q = δ_x, and the same recursive rule reads: accept child x with probability min(1, p(x)/1) = p(x);
+on rejection p ← norm(max(0, p − δ_x)) = p with x zeroed, renormalised; the next child is its own
+point mass (EAGLE-2's ``evaluate_posterior`` in ``eagle/model/utils.py``: ``qx = 1.0``, then
+``gtp[xi] = 0; gtp = gtp / gtp.sum()``). As the tree is a function of the committed tokens alone,
+the emitted tokens again follow the target's distribution exactly. A node's ``q_rows`` entry
+``None`` marks point-mass children.
+
 Every accept/reject decision of the engine, the tree step and replay is made here.
 """
 from __future__ import annotations
@@ -111,7 +121,8 @@ def accept_tree_sampling(p_rows: torch.Tensor, tokens: Sequence[int], children: 
     """(accepted node indices along the path, next token) by multi-candidate rejection sampling (module docstring).
 
     ``p_rows``: [1 + nodes, V] target distributions (row 0 after the root); ``q_rows[i]``: the draft distribution
-    node i's children were drawn from (-1 = the root's); ``children[i]`` in drawing order.
+    node i's children were drawn from without replacement (-1 = the root's), or ``None`` when they were chosen
+    deterministically (each a point mass: dynamic trees); ``children[i]`` in drawing order.
     """
     path, cur = [], -1
     while True:
@@ -119,12 +130,13 @@ def accept_tree_sampling(p_rows: torch.Tensor, tokens: Sequence[int], children: 
         kids = children.get(cur, [])
         if not kids:
             return path, int(torch.multinomial(p, 1, generator=generator))
-        q = q_rows[cur].clone() if q_rows.get(cur) is not None else None    # None: point masses (docstring)
+        q = q_rows.get(cur)
+        q = None if q is None else q.clone()
         accepted = None
         for c in kids:
             x = tokens[c]
             u = float(torch.rand(1, generator=generator, device=p.device))
-            q_x = 1.0 if q is None else float(q[x])
+            q_x = 1.0 if q is None else float(q[x])       # a point-mass child: q(x) = 1
             if q_x > 0 and u * q_x < float(p[x]):
                 accepted = c
                 break

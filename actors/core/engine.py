@@ -199,9 +199,6 @@ class SpecEngine:
             raise SpecsweepError(f"tree policy {policies[0].name} needs a draft model or an EAGLE head (not "
                                  f"{self.drafter.name})")
         greedy = temperature == 0
-        if trees and not greedy and any(p.dynamic for p in policies) and not self.drafter.deterministic:
-            raise SpecsweepError(f"dynamic tree policy {policies[0].name} is greedy-only: its node selection depends "
-                                 "on the sampled drafts; use sequoia or gt-static for sampling")
         sampling = None if greedy else {"temperature": float(temperature), "top_p": float(top_p)}
         B = len(prompts)
         seeds = [int(seeds) + i for i in range(B)] if isinstance(seeds, int) else [int(s) for s in seeds]

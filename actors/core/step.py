@@ -73,6 +73,12 @@ class Generation:
         return [s.accepted for s in self.steps]
 
     @property
+    def pad_slots(self) -> int:
+        """Padding slots this row carried in its steps' target forwards: a padded batch runner feeds every row
+        1 + the longest row's drafts, so a row verifying k of them pads width − 1 − k (0 alone)."""
+        return sum(max(0, s.batch_width - 1 - s.drafted) for s in self.steps)
+
+    @property
     def k_max(self) -> list[int]:
         """The per-step draft cap the policy chose (tree steps: the tree's depth)."""
         return [s.k_max for s in self.steps]

@@ -8,7 +8,10 @@ attention mask (each node sees the committed prefix and its own ancestors) and
 depth-based position ids. Static shapes take, at each parent, the rank-1…k candidates
 (greedy: the k most likely; sampling: k drawn without replacement by the Gumbel-top-k
 trick). Dynamic shapes (EAGLE-2 / GT) expand the ``topk`` best frontier nodes by
-cumulative draft probability and finally keep the best N candidates.
+cumulative draft probability and finally keep the best N candidates; their children are the top-k of
+the draft distribution under sampling too (EAGLE-2's ``topK_genrate``), so the tree is a function of
+the committed tokens and each child is verified as a point-mass draft (``q_rows[parent] = None``; the
+rule in ``actors/core/acceptance.py``).
 
 Verification: the target scores ``[last token] + nodes`` of every row in one forward with
 the same kind of mask (``actors/runtime/row_runners.py``, ``actors/runtime/batch_runner.py``); the accept rule (greedy path walk, or multi-candidate rejection
@@ -148,9 +151,9 @@ def draft_tree(dists, policy, max_depth: int, sampling, generator, stop_ids) -> 
         qs = dists(tree, frontier)
         new = []
         for parent, q in zip(frontier, qs):
-            tree.q_rows[parent] = q
+            tree.q_rows[parent] = None                # deterministic children: point masses (module docstring)
             base = 1.0 if parent < 0 else tree.cum[parent]
-            for tok in _candidates(q, policy.topk, sampling, generator):
+            for tok in _candidates(q, policy.topk, None, None):
                 new.append(tree.add(tok, parent, base * float(q[tok])))
         level += 1
         best = max((tree.cum[i] for i in new), default=0.0)

@@ -62,6 +62,8 @@ SCHEMA = pa.schema([
     ("time_reliable", pa.bool_()),    # false: wall_time predicted by a cost model whose measurement was not trusted
                                       # (actors/costs/calibrate.py); true for live rows and trusted replays; null in older logs
     ("batch_size", pa.int32()),       # rows decoded together (1 = alone); rows of B > 1 have pair = "label@B{B}"
+    ("pad_slots", pa.int32()),        # Σ steps: padding slots this row carried in a padded batch forward (width − 1 −
+                                      # its verified drafts; Generation.pad_slots); 0 alone; null in older logs
 ])
 
 

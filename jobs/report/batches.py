@@ -13,6 +13,8 @@ row's ``wall_time`` runs from its batch's start to its own last token — the re
   batches, with a 95 % paired-bootstrap interval over batches (``jobs/report/intervals.py``) — none from a
   single batch (a resample of one batch is that batch: a zero-width interval would claim a certainty one
   measurement cannot give);
+- padding = the share of a config's verified slots that were padding (:func:`pad_share`), shown beside its time:
+  the batch forward pads every row to 1 + the longest row's drafts, a cost a ragged runner would not pay;
 - the best config at B is the one with the highest total throughput (a replay's oracle bound is no config);
   speculation stops paying at the smallest B whose best config's interval lies at or below 1.
 
@@ -43,10 +45,22 @@ def batches(df: pd.DataFrame) -> pd.DataFrame:
     ok["base_pair"] = base_pairs(ok["pair"])
     ok["al_sum"] = ok["accept_lengths"].map(lambda a: int(sum(a)) if a is not None else 0)
     ok["steps"] = ok["accept_lengths"].map(lambda a: len(a) if a is not None else 0)
+    ok["slots"] = ok["drafted"].map(lambda d: int(sum(d)) + len(d) if d is not None else 0) if "drafted" in ok else 0
+    ok["pad"] = ok["pad_slots"].fillna(0).astype(int) if "pad_slots" in ok else 0
     keys = ["base_pair", "batch_size", "policy", "policy_spec", "gamma"] + UNIT
     return ok.groupby(keys, as_index=False).agg(tokens=("new_tokens", "sum"), time=("wall_time", "max"),
                                                 latency=("wall_time", "sum"), rows=("new_tokens", "size"),
-                                                al_sum=("al_sum", "sum"), steps=("steps", "sum"))
+                                                al_sum=("al_sum", "sum"), steps=("steps", "sum"),
+                                                slots=("slots", "sum"), pad=("pad", "sum"))
+
+
+def pad_share(rows: pd.DataFrame) -> float:
+    """The padding share of a config's verified slots (rows of :func:`batches`): padding / (each row's 1 + its
+    verified drafts per step, + padding). A padded batch forward (``actors/runtime/batch_runner.py``, the replay clock) feeds
+    every row 1 + the longest row's drafts, so a policy that verifies ragged rows (``tetris``) pays this share as
+    well; a ragged runner would not. 0 at B = 1; NaN without the column (logs written before it)."""
+    total = rows["slots"].sum() + rows["pad"].sum()
+    return float(rows["pad"].sum() / total) if total > 0 else float("nan")
 
 
 def unit_totals(part: pd.DataFrame) -> tuple[int, dict]:
@@ -109,7 +123,7 @@ def by_batch_size(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
                 lo, hi = interval(sp[1:], n)
                 best = {"spec": spec, "gamma": int(gamma), "throughput": float(thr[0]), "speedup": float(sp[0]),
                         "speedup_lo": lo, "speedup_hi": hi, "mal": cp["al_sum"].sum() / max(cp["steps"].sum(), 1),
-                        "latency": cp["latency"].sum() / max(cp["rows"].sum(), 1)}
+                        "latency": cp["latency"].sum() / max(cp["rows"].sum(), 1), "pad": pad_share(cp)}
         row = {"pair": pair, "batch_size": int(size), "batches": n,
                "ar_throughput": float(ar_tok.sum() / max(ar_t.sum(), 1e-12)),
                "ar_latency": ar["latency"].sum() / max(ar["rows"].sum(), 1)}
@@ -131,18 +145,23 @@ def _interval(samples: np.ndarray) -> tuple[float, float]:
     return float(lo[0]), float(hi[0])
 
 
+def _pct(share: float) -> str:
+    return f"{share:.1%}" if np.isfinite(share) else "–"
+
+
 def batch_table_md(t: pd.DataFrame) -> str:
     """Markdown: one row per pair × batch size, the best config's speedup vs ``ar`` at that size with its interval,
     and where speculation stops paying; empty when the sweep ran at batch size 1 only."""
     if t.empty or set(t["batch_size"]) == {1}:
         return ""
-    lines = ["| pair | B | batches | ar tok/s (batch) | best config | tok/s | MAL | latency s | speedup vs ar at B |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| pair | B | batches | ar tok/s (batch) | best config | tok/s | MAL | latency s | padding | "
+             "speedup vs ar at B |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in t.sort_values(["pair", "batch_size"]).itertuples():
         if not isinstance(getattr(r, "best_spec", None), str):
             continue
         lines.append(f"| {r.pair} | {r.batch_size} | {r.batches} | {r.ar_throughput:.1f} | {r.best_spec} γ={r.best_gamma} "
-                     f"| {r.best_throughput:.1f} | {r.best_mal:.2f} | {r.best_latency:.2f} | {r.best_speedup:.2f}× "
+                     f"| {r.best_throughput:.1f} | {r.best_mal:.2f} | {r.best_latency:.2f} | {_pct(getattr(r, 'best_pad', np.nan))} "
+                     f"| {r.best_speedup:.2f}× "
                      + (f"[{r.best_speedup_lo:.2f}, {r.best_speedup_hi:.2f}] |" if np.isfinite(r.best_speedup_hi)
                         else "(1 batch: no interval) |"))
     for pair, part in t.groupby("pair"):

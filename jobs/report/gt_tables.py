@@ -7,7 +7,9 @@ rows the report's other figures use (``jobs/report/batches.py`` defines batches,
   GT(d) config) pairing.
 - **Table 9** (A.6, B = 2, 7 speculative tokens): fixed γ = 7 (the baseline), ``tetris`` and the GT rules
   (``gt`` per row, ``gt-batch``) at B = 2 with initial γ 7: Time = Σ batch times in seconds, throughput, and
-  Δ = baseline time / method time (the paper's "Δ" rows; > 1 is faster) with its interval.
+  Δ = baseline time / method time (the paper's "Δ" rows; > 1 is faster) with its interval, and beside it the
+  padding share of the verified slots (``jobs/report/batches.py::pad_share``): our batch forward pads every row to
+  the longest, so Tetris's ragged selection is priced at the padded width; the column shows what that costs.
 - **Table 4** (§4.5.1, a c sweep): per pair, B and GT policy, one column per ``c`` (fixed numbers ascending, then
   ``auto`` — the measured M_D / M_T — and ``params`` — the parameter ratio of A.8 / Table 10), rows Speed
   (tok/s), speedup vs ``ar`` and L (MAL).
@@ -21,7 +23,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from jobs.report.batches import ar_totals, batches, interval, speedup_samples, unit_totals, weights
+from jobs.report.batches import ar_totals, batches, interval, pad_share, speedup_samples, unit_totals, weights
 from jobs.report.intervals import RESAMPLES, SEED
 from jobs.report.text import interval as interval_text, render, short
 
@@ -49,7 +51,8 @@ def config_figures(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEE
             out.append({"pair": pair, "batch_size": int(size), "policy": policy, "policy_spec": spec,
                         "gamma": int(gamma), "batches": n, "tokens": float(tok.sum()), "time": float(t.sum()),
                         "throughput": float(thr[0]), "speedup": float(sp[0]), "speedup_lo": lo, "speedup_hi": hi,
-                        "mal": cp["al_sum"].sum() / max(cp["steps"].sum(), 1), "sp_samples": sp, "t_samples": w @ t})
+                        "mal": cp["al_sum"].sum() / max(cp["steps"].sum(), 1), "pad": pad_share(cp),
+                        "sp_samples": sp, "t_samples": w @ t})
     return pd.DataFrame(out)
 
 
@@ -93,7 +96,8 @@ def table9(fig: pd.DataFrame, batch_size: int = 2, gamma: int = 7) -> pd.DataFra
             lo, hi = interval(ratio[1:], r.batches)
             rows.append({"pair": pair, "method": "baseline (fixed)" if r.policy == "fixed" else short(r.policy_spec),
                          "Time (s)": r.time, "throughput tok/s": r.throughput,
-                         "Δ (baseline time / time)": "" if r.policy == "fixed" else f"{ratio[0]:.4f}" + interval_text(lo, hi)})
+                         "Δ (baseline time / time)": "" if r.policy == "fixed" else f"{ratio[0]:.4f}" + interval_text(lo, hi),
+                         "padding": f"{r.pad:.1%}" if np.isfinite(r.pad) else "–"})
     return pd.DataFrame(rows)
 
 
@@ -133,7 +137,8 @@ def gt_paper_text(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
     t9 = table9(fig)
     if len(t9):
         parts.append("## GT paper Table 9 layout: B = 2, 7 speculative tokens (Time = Σ batch seconds; Δ = "
-                     "baseline time / method time, > 1 faster, 95 % interval)\n\n" + render(t9, "md"))
+                     "baseline time / method time, > 1 faster, 95 % interval; padding = share of the verified slots that "
+                     "were padding, a cost a ragged runner would not pay)\n\n" + render(t9, "md"))
     for (pair, size, policy), t in table4(fig).items():
         parts.append(f"## GT paper Table 4 layout: {policy} at different c, {pair} B = {size} (auto = measured "
                      f"M_D/M_T with Φ priced; params = draft/target parameters)\n\n" + render(t, "md"))

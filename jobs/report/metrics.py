@@ -51,9 +51,8 @@ from jobs.report.intervals import (  # noqa: F401 (re-exported)
 )
 from jobs.report.intervals import ratio as _ratio
 from jobs.report.intervals import with_interval as _with_interval
-from policies.base import BatchPolicy
+from jobs.report.bound_scope import bound_check, bound_text, oracle_scope  # noqa: F401 (bound_*: re-exported)
 from policies.oracle import BOUND_NAME
-from policies.registry import REGISTRY
 
 CONFIG = ["pair", "policy_spec", "gamma"]
 FLOOR_WARNING = 0.05    # warn loudly when the ar/ar noise floor exceeds 5 %
@@ -338,8 +337,10 @@ def fraction_of_oracle(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int =
     """Per config: throughput / the pair's reference throughput, with the 95 % paired-bootstrap interval over
     questions (one draw of questions serves both sides). The reference is the oracle bound (``oracle-bound``
     rows, ``actors/tracing/oracle_bound.py``) where replay computed it — the fraction is then the policy's efficiency,
-    bound time / policy time on the same tokens — else the ``oracle`` policy (mean over its configs)."""
-    q = per_question(measured(df))
+    bound time / policy time on the same tokens — else the ``oracle`` policy (mean over its configs). Only rows
+    priced on the reference's cost surface and in its mode take part (``jobs/report/bound_scope.py``: the bound
+    against replayed chain configs at B = 1, as ``bound_check``)."""
+    q = per_question(measured(oracle_scope(df)))
     out = []
     for pair, qp in q.groupby("pair"):
         qids = sorted(qp["question_id"].unique())
@@ -360,38 +361,3 @@ def fraction_of_oracle(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int =
             out.append(row)
     return pd.DataFrame(out, columns=["pair", "policy_spec", "gamma", "fraction_of_oracle", "fraction_of_oracle_lo",
                                       "fraction_of_oracle_hi"])
-
-
-def bound_check(df: pd.DataFrame) -> dict:
-    """Is the oracle bound below every replayed config on every turn? Over the replayed turns (pair, question,
-    turn, repeat) that have an ``oracle-bound`` row: ``turns``, ``violations`` (turns where some replayed config's
-    predicted wall time is below the bound's by more than 1e-9 relative) and ``worst`` (the largest such excess).
-    Batch policies are left out: replay times them with the batch cost surface, not the bound's cost model."""
-    if "mode" not in df or not (df["policy"] == ORACLES[0]).any():
-        return {"turns": 0, "violations": 0, "worst": 0.0}
-    batch = [n for n, (cls, *_) in REGISTRY.items() if issubclass(cls, BatchPolicy)]
-    rep = df[(df["status"] == "ok") & (df["mode"] == "replay") & ~df["policy"].isin(batch)]
-    keys = ["pair", "question_id", "turn", "repeat"]
-    bound = rep[rep["policy"] == ORACLES[0]].set_index(keys)["wall_time"].astype(float)
-    others = rep[rep["policy"] != ORACLES[0]].groupby(keys)["wall_time"].min().astype(float)
-    both = pd.concat([bound.rename("bound"), others.rename("best")], axis=1, join="inner")
-    excess = (both["bound"] - both["best"]) / both["best"]
-    bad = excess > 1e-9
-    return {"turns": len(both), "violations": int(bad.sum()), "worst": float(excess[bad].max()) if bad.any() else 0.0}
-
-
-def bound_text(check: dict, frac: pd.DataFrame) -> str:
-    """One line: whether the bound held on every turn, and the most efficient config against it ("" without it)."""
-    if not check["turns"]:
-        return ""
-    held = (f"oracle bound ≤ every replayed config on all {check['turns']} turns" if not check["violations"] else
-            f"WARNING: oracle bound above a replayed config on {check['violations']} of {check['turns']} turns "
-            f"(by up to {check['worst']:.2%}): a bug, please report it")
-    f = frac.dropna(subset=["fraction_of_oracle"]) if len(frac) else frac
-    if len(f):
-        f = f[~f["policy_spec"].str.startswith("oracle")]      # the oracle policy knows the answer: not a policy
-    if len(f):
-        b = f.loc[f["fraction_of_oracle"].idxmax()]
-        held += (f"; most efficient policy: {b['policy_spec']} γ={int(b['gamma'])} at {b['fraction_of_oracle']:.1%} of the "
-                 f"bound's speed [{b['fraction_of_oracle_lo']:.1%}, {b['fraction_of_oracle_hi']:.1%}]")
-    return held

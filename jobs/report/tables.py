@@ -24,11 +24,13 @@ import pandas as pd
 from jobs.dataset import GROUP_ORDER
 from jobs.report import metrics
 from jobs.report.batches import batch_table_md, by_batch_size
+from jobs.report.bound_scope import bound_text, scope_notes
 from jobs.report.gamma_table import gamma_section
 from jobs.report.gt_tables import gt_paper_text
 from jobs.report.regret import regret_md, regret_table
 from jobs.report.agreement import (agreement_table, agreement_text, bias_corrected, bias_text, corrected_text,
-                                   mark_untrusted, pair_bias, preferred_mode, primary_rows, replay_bias)
+                                   mark_untrusted, pair_bias, preferred_mode, primary_rows, replay_bias,
+                                   stored_config)
 from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, untrusted_text
 from jobs.report.positions import positions_section
 from jobs.report.derived import trusted_times
@@ -58,8 +60,11 @@ def costs_from_parquet(folder: str) -> str:
     """The cost-model section, one line per pair whose replayed times are left out, and whether the oracle bound
     held ("" when none applies)."""
     df = ParquetLog(folder).read()
-    parts = [costs_text(read_actor_infos(folder)), untrusted_text(untrusted_reasons(folder, metrics.ok_rows(df))),
-             metrics.bound_text(metrics.bound_check(df), metrics.fraction_of_oracle(shown_rows(folder, df)))]
+    ok = metrics.ok_rows(df)
+    every_mode = trusted_times(mark_untrusted(ok, untrusted_reasons(folder, ok)))    # the bound's scope picks the mode
+    notes = scope_notes(ok, stored_config(folder).get("rollout_length"))
+    parts = [costs_text(read_actor_infos(folder)), untrusted_text(untrusted_reasons(folder, ok)),
+             bound_text(metrics.bound_check(df), metrics.fraction_of_oracle(every_mode), notes)]
     return "".join(f"\n## {p}\n" for p in parts if p)
 
 
