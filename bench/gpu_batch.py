@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import os
 import statistics
+import tempfile
 import time
 
 import torch
 
 from actors.drafting.drafters import ModelDrafter
+from actors.drafting.eagle3_drafter import Eagle3Drafter
+from actors.drafting.eagle3_head import random_eagle3_head
 from actors.core.engine import SpecEngine
 from actors.runtime.static_batch_runner import StaticBatchRunner
 from policies.fixed import Fixed, TargetOnly
@@ -72,12 +75,7 @@ def check_lossless(g) -> dict:
 def check_eagle3(g) -> dict:
     """A random EAGLE-3 head (release layout, fp32 tiny target) on the compiled engine: its three target layers come
     through the CUDA-graphed runners; greedy rows at B = 1 and 4 (chain and EAGLE-2 tree) equal target-only."""
-    import tempfile
-
     from transformers import LlamaForCausalLM  # heavy: transformers
-
-    from actors.drafting.eagle3_drafter import Eagle3Drafter
-    from actors.drafting.eagle3_head import random_eagle3_head
 
     torch.manual_seed(0)
     cfg = g.llama_cfg("tiny")
