@@ -151,3 +151,18 @@ def test_compiled_engine_is_lossless_on_cpu():
     ar = SpecEngine(target).generate(prompt, TargetOnly(), max_new_tokens=20)
     out = engine.generate(prompt, Fixed(3), max_new_tokens=20)
     assert engine.engine == "compiled" and out.token_ids == ar.token_ids
+
+
+def test_features_asked_after_capture_are_captured_again():
+    """A compiled runner prepared before an EAGLE head asked for features captures its graphs again at the next
+    reset (a graph's outputs are fixed at capture: on CUDA the features would otherwise be missing)."""
+    target, _ = _pair(llama, vocab=32)
+    runner = make_runner(target, "compiled", capacity=64, inductor=False)     # the capture bookkeeping, uncompiled
+    runner.prepare(2)
+    assert runner._captured_for == (False, (-1,))
+    runner.keep_features = True
+    runner.reset()
+    assert runner._captured_for == (True, (-1,)) and sorted(runner._buckets) == [1, 2]
+    runner.forward([1, 2, 3])
+    runner.forward([4])
+    assert runner.features is not None and runner.features.shape[0] == 1

@@ -120,6 +120,7 @@ class TargetRunners:
     def prepare(self, max_input: int) -> None:
         """Capture/compile inputs of up to ``max_input`` tokens (the batch runner at its next reset)."""
         self._max_input = max(self._max_input, int(max_input))
+        self.one.keep_features, self.one.feature_layers = self.keep_features, self.feature_layers   # fixed in graphs
         self.one.prepare(max_input)
         if self._batch is not None:
             self._batch.prepare(max_input)

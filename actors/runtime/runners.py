@@ -169,6 +169,7 @@ class StaticRunner:
         self.length = 0
         self._fn = model.forward
         self._graphs: dict[int, tuple] = {}     # bucket -> (CUDA graph, logits it writes)
+        self._captured_for = None                # (keep_features, feature_layers) at capture
         self._buckets: list[int] = []
         self._use_graphs = compiled and self.device.type == "cuda"
         # torch.compile (Inductor) before capture: always on CPU (there are no graphs), optional on CUDA
@@ -207,6 +208,7 @@ class StaticRunner:
         print(f"[specsweep] preparing {type(self.model).__name__} for input lengths {need} ({how}) ...",
               file=sys.stderr, flush=True)
         self._inp.zero_()
+        self._captured_for = (self.keep_features, tuple(self.feature_layers))
         for b in need:
             if not self._use_graphs:
                 self._call(b)          # compiles this shape now rather than during a timed step
@@ -226,7 +228,15 @@ class StaticRunner:
         self.length = 0
 
     def reset(self) -> None:
-        self.length = 0            # stale entries are masked and overwritten; nothing to clear
+        """An empty sequence (stale entries are masked and overwritten; nothing to clear). Graphs captured while other
+        features were kept (an EAGLE head set ``keep_features``/``feature_layers`` after ``prepare``) are captured
+        again: a graph's outputs are fixed at capture."""
+        self.length = 0
+        kept = (self.keep_features, tuple(self.feature_layers))
+        if self._buckets and kept != self._captured_for:
+            largest = max(self._buckets)
+            self._graphs, self._buckets = {}, []
+            self.prepare(largest)
 
     @torch.no_grad()
     def forward(self, ids: Sequence[int], last_only: bool = False) -> torch.Tensor:
