@@ -251,11 +251,35 @@ class ModelDrafter(Drafter):
         keep_positions(cache, list(range(min(committed, d_len))) + slots)
 
 
-class NgramDrafter(Drafter):
+class LookupDrafter(Drafter):
+    """A model-free drafter: each row's chain is looked up once per step (``row_continuation``), every token a point
+    mass q = δ_x (its q(x), max q = 1, H = 0), so verification under sampling stays the target's distribution."""
+
+    deterministic = True
+
+    def row_continuation(self, row: int, tokens: Sequence[int], k: int) -> list[int]:
+        """Up to ``k`` tokens proposed after row ``row``'s committed ``tokens``."""
+        raise NotImplementedError
+
+    def begin(self, seqs, caps) -> None:
+        """Each drafting row's continuation of up to its cap tokens."""
+        self.queue = [self.row_continuation(b, s, c) if c > 0 else [] for b, (s, c) in enumerate(zip(seqs, caps))]
+        self.level = 0
+
+    def next(self, active) -> dict:
+        """The next token of each active row's continuation (None past its end); q is a point mass."""
+        level, picks = self.level, {}
+        for b in active:
+            queue = self.queue[b]
+            picks[b] = (queue[level], 1.0, 1.0, 0.0, None) if level < len(queue) else None
+        self.level += 1
+        return picks
+
+
+class NgramDrafter(LookupDrafter):
     """Prompt lookup (Saxena 2023; transformers' ``prompt_lookup_num_tokens``)."""
 
     name = "ngram"
-    deterministic = True
 
     def __init__(self, n_max: int = 3, n_min: int = 1):
         if not (1 <= n_min <= n_max):
@@ -277,16 +301,5 @@ class NgramDrafter(Drafter):
                     return seq[L:]
         return []
 
-    def begin(self, seqs, caps) -> None:
-        """Each drafting row's continuation of up to its cap tokens."""
-        self.queue = [self.continuation(s, c) if c > 0 else [] for s, c in zip(seqs, caps)]
-        self.level = 0
-
-    def next(self, active) -> dict:
-        """The next token of each active row's continuation (None past its end); q is a point mass."""
-        level, picks = self.level, {}
-        for b in active:
-            queue = self.queue[b]
-            picks[b] = (queue[level], 1.0, 1.0, 0.0, None) if level < len(queue) else None
-        self.level += 1
-        return picks
+    def row_continuation(self, row, tokens, k) -> list[int]:
+        return self.continuation(tokens, k)

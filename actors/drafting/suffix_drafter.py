@@ -43,7 +43,7 @@ import heapq
 from collections import deque
 from typing import Sequence
 
-from actors.drafting.drafters import Drafter
+from actors.drafting.drafters import LookupDrafter
 from actors.core.tree_step import Tree
 
 DEPTH = 8                 # longest context matched
@@ -82,12 +82,11 @@ class ContextIndex:
         return self.table.get(ctx, {})
 
 
-class SuffixDrafter(Drafter):
+class SuffixDrafter(LookupDrafter):
     """Suffix decoding over each row's prompt + output and a global cache of finished responses (module doc)."""
 
     name = "suffix"
     supports_trees = True
-    deterministic = True
 
     def __init__(self, depth: int = DEPTH, min_prob: float = MIN_PROB, spec_factor: float = SPEC_FACTOR,
                  cache_responses: int = CACHE_RESPONSES):
@@ -185,19 +184,9 @@ class SuffixDrafter(Drafter):
             seq.append(token)
         return out
 
-    def begin(self, seqs, caps) -> None:
-        """Each row's continuation of up to its cap tokens (every row's index follows its committed tokens)."""
-        self.queue = [self.continuation(b, s, c) if c > 0 else [] for b, (s, c) in enumerate(zip(seqs, caps))]
-        self.level = 0
-
-    def next(self, active) -> dict:
-        """The next token of each active row's continuation (None past its end); q is a point mass."""
-        level, picks = self.level, {}
-        for b in active:
-            queue = self.queue[b]
-            picks[b] = (queue[level], 1.0, 1.0, 0.0, None) if level < len(queue) else None
-        self.level += 1
-        return picks
+    def row_continuation(self, row, tokens, k) -> list[int]:
+        """Row ``row``'s continuation (every row's index follows its committed tokens)."""
+        return self.continuation(row, tokens, k)
 
     def keep_rows(self, rows) -> None:
         self.rows = [self.rows[j] for j in rows]
