@@ -1,4 +1,4 @@
-"""Independent draft vs EAGLE head vs the model-free drafters (suffix decoding, n-gram lookup) on one target, side by
+"""Independent draft vs EAGLE-1/2 head vs EAGLE-3 head vs the model-free drafters (suffix decoding, n-gram lookup) on one target, side by
 side in one run (greedy, chat template; the questions are held out from every distillation prompt set):
 
 * ``sample``: the `sample` questions of Spec-Bench's categories, first turns (``--per-category`` per category);
@@ -6,6 +6,7 @@ side in one run (greedy, chat template; the questions are held out from every di
   each asked after the target's own earlier answers — the workload suffix decoding is for.
 
     python -m bench.eagle [--target smollm2-135m] [--draft smollm2-135m-draft] [--head smollm2-135m-eagle]
+                          [--head3 smollm2-135m-eagle3]
                           [--model-free suffix ngram] [--gammas 2 4 6] [--max-new-tokens 64]
                           # ~10 min on 2 cores without the model-free drafters; a line per prompt
     python -m bench.eagle --target T --draft D --no-head --gammas 2 --per-category 1 --editing 1 --max-new-tokens 8
@@ -59,7 +60,8 @@ def main():
     ap.add_argument("--tree", default="eagle2")
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--per-category", type=int, default=1)
-    ap.add_argument("--no-head", action="store_true", help="leave the EAGLE head out (a target without one)")
+    ap.add_argument("--head3", default="smollm2-135m-eagle3", help="a shipped EAGLE-3 head's name or eagle3:PATH")
+    ap.add_argument("--no-head", action="store_true", help="leave the EAGLE heads out (a target without one)")
     ap.add_argument("--model-free", nargs="*", default=["suffix", "ngram"], help="model-free drafters compared too")
     ap.add_argument("--editing", type=int, default=8, help="how many of the sample's editing questions (all turns)")
     a = ap.parse_args()
@@ -68,6 +70,7 @@ def main():
     engines = {"draft": pair}
     if not a.no_head:
         engines["eagle"] = Pair(PairConfig(target=a.target, draft=a.head))
+        engines["eagle3"] = Pair(PairConfig(target=a.target, draft=a.head3))
     for name in a.model_free:
         engines[name] = Pair(PairConfig(target=a.target, draft=name))
     costs = {k: p.calibrate() for k, p in engines.items()}
@@ -104,7 +107,7 @@ def main():
                 print(f"[bench.eagle] prompt {done}/{total} done: {len(configs)} configs, {spent:.0f} s so far, "
                       f"~{spent / done * (total - done):.0f} s left", file=sys.stderr, flush=True)
     print(f"# eagle benchmark {time.strftime('%Y-%m-%d %H:%M')}: {a.target}; drafters {', '.join(engines)} "
-          f"(draft {a.draft}{'' if a.no_head else f', head {a.head}'}); {len(spec_bench)} sample questions (turn 1), "
+          f"(draft {a.draft}{'' if a.no_head else f', heads {a.head}, {a.head3}'}); {len(spec_bench)} sample questions (turn 1), "
           f"{len(editing)} editing questions (every turn); max_new_tokens={a.max_new_tokens}, greedy, "
           f"{torch.get_num_threads()} threads, {pair.device}")
     for k, m in costs.items():

@@ -246,15 +246,25 @@ def cmd_distill(a) -> int:
                   max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, save_every=a.save_every, seed=a.seed,
                   device=a.device, gen_batch=a.gen_batch)
     if a.kind == "eagle":
-        from jobs.distill.eagle import EagleDistillConfig, run_distill_eagle  # heavy: torch
+        from jobs.distill.eagle import EAGLE_LR, EagleDistillConfig, run_distill_eagle  # heavy: torch
 
-        cfg = EagleDistillConfig(**common, steps=_given(a.steps, 1500), lr=_given(a.lr, 3e-4), unroll=a.unroll)
+        cfg = EagleDistillConfig(**common, steps=_given(a.steps, 1500), lr=_given(a.lr, EAGLE_LR),
+                                 unroll=_given(a.unroll, 1), prompt_set=_given(a.prompt_set, "builtin"))
         out = run_distill_eagle(cfg)
         print(f"eagle head written to {out} (use it as --draft eagle:{out})")
         return 0
+    if a.kind == "eagle3":
+        from jobs.distill.eagle3 import EAGLE3_LR, EAGLE3_UNROLL, Eagle3DistillConfig, run_distill_eagle3  # heavy: torch
+
+        cfg = Eagle3DistillConfig(**common, steps=_given(a.steps, 1500), lr=_given(a.lr, EAGLE3_LR),
+                                  unroll=_given(a.unroll, EAGLE3_UNROLL), prompt_set=_given(a.prompt_set, "varied"))
+        out = run_distill_eagle3(cfg)
+        print(f"eagle3 head written to {out} (use it as --draft eagle3:{out})")
+        return 0
     from jobs.distill.draft import DistillConfig, run_distill  # heavy: torch
 
-    cfg = DistillConfig(**common, layers=a.layers, steps=_given(a.steps, 2000), lr=_given(a.lr, 5e-4))
+    cfg = DistillConfig(**common, layers=a.layers, steps=_given(a.steps, 2000), lr=_given(a.lr, 5e-4),
+                        prompt_set=_given(a.prompt_set, "builtin"))
     out = run_distill(cfg)
     print(f"draft written to {out}")
     return 0
@@ -332,10 +342,15 @@ def parser() -> argparse.ArgumentParser:
                                                    "(h100, h200, a100-80, a100-40, l4): predicted from config.json")
     rp.add_argument("--format", default="md", choices=["md", "csv"])
     rp.set_defaults(fn=cmd_replay)
-    d = sub.add_parser("distill", help="train a small draft (--kind draft) or an EAGLE head (--kind eagle) for a target")
-    d.add_argument("--kind", choices=["draft", "eagle"], default="draft",
-                   help="draft: a small independent LM; eagle: a feature head on the target's hidden states")
-    d.add_argument("--unroll", type=int, default=2, help="eagle: train on the head's own predictions this deep (1-16)")
+    d = sub.add_parser("distill", help="train a small draft (--kind draft), an EAGLE-1/2 head (--kind eagle) or an "
+                       "EAGLE-3 head (--kind eagle3) for a target")
+    d.add_argument("--kind", choices=["draft", "eagle", "eagle3"], default="draft",
+                   help="draft: a small independent LM; eagle: a feature head on the target's last hidden state; "
+                        "eagle3: a head on three of the target's layers")
+    d.add_argument("--unroll", type=int, default=None, help="heads: training-time test depth, the head fed its own "
+                   "outputs this deep (1-16; default eagle 1, eagle3 7)")
+    d.add_argument("--prompt-set", default=None, help="builtin or varied: the instructions the target answers "
+                   "(default builtin; eagle3 varied)")
     d.add_argument("--target", default=DEFAULT_TARGET)
     d.add_argument("--out", default="runs/distill")
     d.add_argument("--layers", type=int, default=4)
@@ -344,9 +359,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--extra-text", action="append", help="local text file; paragraphs become extra prompts")
     d.add_argument("--max-new-tokens", type=int, default=128)
     d.add_argument("--gen-batch", type=int, default=32)
-    d.add_argument("--steps", type=int, default=None, help="training steps (default 2000; eagle 1500)")
+    d.add_argument("--steps", type=int, default=None, help="training steps (default 2000; eagle, eagle3 1500)")
     d.add_argument("--batch-size", type=int, default=8)
-    d.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-4; eagle 3e-4)")
+    d.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-4; eagle 3e-5; eagle3 1e-4)")
     d.add_argument("--save-every", type=int, default=100)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--device", default="auto")

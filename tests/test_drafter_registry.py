@@ -24,11 +24,11 @@ SCANNED = ("actors", "cluster", "jobs", "bench")
 REGISTRY = ROOT / "actors" / "drafter_kinds"
 KIND_NAMES = frozenset(BY_NAME)
 PREFIXES = frozenset(f"{n}:" for n in KIND_NAMES)
-MATCHERS = frozenset({"EAGLE_PREFIX", "EAGLE_HEADS", "is_head", "EAGLE3_PREFIX", "is_eagle3", "marks_eagle3"})
+MATCHERS = frozenset({"EAGLE_PREFIX", "EAGLE_HEADS", "EAGLE3_HEADS", "is_head", "EAGLE3_PREFIX", "is_eagle3", "marks_eagle3"})
 # Switches not moved into the registry yet, by (file, function): each must still be found (so the list shrinks as
 # they move) and nothing else may be. distill's --kind picks which trainer runs.
 KNOWN = {
-    ("jobs/cli.py", "cmd_distill"): "--kind eagle picks the head trainer (jobs/distill/eagle.py)",
+    ("jobs/cli.py", "cmd_distill"): "--kind eagle/eagle3 picks the head trainer (jobs/distill/eagle.py, eagle3.py)",
 }
 # Where the same words name something else, for good: not drafter kinds.
 NOT_KINDS = {

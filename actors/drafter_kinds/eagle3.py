@@ -1,6 +1,6 @@
 """The ``eagle3`` kind: an EAGLE-3 head on three of the target's layers (``actors/drafting/eagle3_drafter.py``).
 
-Named ``eagle3:PATH``, or ``eagle:PATH`` when the folder's ``config.json`` marks an EAGLE-3 head (:func:`marks_eagle3`:
+Named ``eagle3:PATH``, a shipped head's alias (:data:`EAGLE3_HEADS`), or ``eagle:PATH`` when the folder's ``config.json`` marks an EAGLE-3 head (:func:`marks_eagle3`:
 an architecture name containing "eagle3" — the EAGLE repository's ``LlamaForCausalLMEagle3`` —, a
 ``draft_vocab_size`` or ``eagle_aux_hidden_state_layer_ids``); this kind is asked before ``eagle``. Files: the head's
 config, its auxiliary layers and every tensor's shape against the target's config (``actors/drafting/head_files.py``'s
@@ -24,6 +24,7 @@ from policies.errors import SpecsweepError
 
 NAME = "eagle3"
 EAGLE3_PREFIX = "eagle3:"
+EAGLE3_HEADS = {"smollm2-135m-eagle3": str(eagle.ASSETS / "smollm2-135m-eagle3")}
 
 
 def marks_eagle3(config: dict) -> bool:
@@ -47,11 +48,18 @@ def is_eagle3(draft: str) -> bool:
     """``eagle3:PATH``, or ``eagle:PATH`` whose config.json marks an EAGLE-3 head."""
     if not isinstance(draft, str):
         return False
-    return draft.startswith(EAGLE3_PREFIX) or (draft.startswith(eagle.EAGLE_PREFIX) and _marked(eagle.head_folder(draft)))
+    return draft.startswith(EAGLE3_PREFIX) or draft in EAGLE3_HEADS \
+        or (draft.startswith(eagle.EAGLE_PREFIX) and _marked(eagle.head_folder(draft)))
 
 
 def eagle3_folder(draft: str) -> Path:
     """The head folder a name points at; one line when it is not there."""
+    if draft in EAGLE3_HEADS:
+        path = Path(EAGLE3_HEADS[draft])
+        if not (path / "config.json").exists():
+            raise SpecsweepError(f"built-in eagle3 head {draft!r} is missing from this install ({path}): reinstall "
+                                 "specsweep")
+        return path
     if not draft.startswith(EAGLE3_PREFIX):
         return eagle.eagle_folder(draft)
     rest = draft[len(EAGLE3_PREFIX):].strip()

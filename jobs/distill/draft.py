@@ -59,6 +59,7 @@ class DistillConfig:
     seed: int = 0
     device: str = "auto"
     threads: int = 0             # 0 = torch default
+    prompt_set: str = "builtin"  # builtin: actors/loading/builtin_prompts.py; varied: actors/loading/instruction_pool.py
 
     def validate(self):
         """Every setting within :data:`LIMITS` (a documented range each), ``--out`` a folder that can be made and
@@ -69,6 +70,8 @@ class DistillConfig:
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not least <= v <= most):
                 raise SpecsweepError(f"distill --{name.replace('_', '-')} must be >= {least} and <= {most}, an integer "
                                      f"(got {str(v)[:40]})")
+        if self.prompt_set not in PROMPT_SETS:
+            raise SpecsweepError(f"distill --prompt-set must be one of {', '.join(PROMPT_SETS)}, got {self.prompt_set!r}")
         if not (0 < self.lr < 1):
             raise SpecsweepError(f"distill --lr must be in (0, 1), got {self.lr}")
         check_writable(self.out, "distill --out")
@@ -84,9 +87,32 @@ LIMITS = {"layers": (1, 256), "prompts": (1, 1_000_000), "max_new_tokens": (1, 8
           "eval_gamma": (1, 64)}
 
 
+PROMPT_SETS = ("builtin", "varied")
+# The settings the data phase's output depends on: a folder holding another's answers is refused.
+DATA_KEYS = ("target", "vocab", "prompts", "max_new_tokens", "topk", "seed", "prompt_set")
+
+
+def data_key(cfg: DistillConfig, *more: str) -> dict:
+    """The settings of :data:`DATA_KEYS` (and ``more``) a run folder records; ``prompt_set`` only when not the
+    built-in one, so folders written before it existed still resume."""
+    key = {k: v for k, v in asdict(cfg).items() if k in DATA_KEYS + more}
+    if key.get("prompt_set") == "builtin":
+        del key["prompt_set"]
+    return key
+
+
 # ---------------------------------------------------------------- phase 1: data
+def prompt_source(cfg: DistillConfig):
+    """``compose(n, seed)`` of the prompt set ``cfg.prompt_set`` (both hold out the ``sample`` questions)."""
+    if cfg.prompt_set == "varied":
+        from actors.loading.instruction_pool import varied_prompts
+
+        return varied_prompts
+    return distill_prompts
+
+
 def _prompt_texts(cfg: DistillConfig) -> list[str]:
-    texts = distill_prompts(cfg.prompts, seed=cfg.seed)
+    texts = prompt_source(cfg)(cfg.prompts, seed=cfg.seed)
     for f in cfg.extra_text:
         path = Path(f)
         if not path.exists():
@@ -293,7 +319,7 @@ def run_distill(cfg: DistillConfig) -> Path:
         if not Path(f).is_file():
             raise SpecsweepError(f"--extra-text file {f} does not exist")
     meta = out / "distill_config.json"
-    key = {k: v for k, v in asdict(cfg).items() if k in ("target", "layers", "vocab", "prompts", "max_new_tokens", "topk", "seed")}
+    key = data_key(cfg, "layers")
     if meta.exists() and json.loads(meta.read_text()) != key:
         raise SpecsweepError(f"{out} holds a distillation with other settings ({meta}): pass another --out or delete it")
     spec = ModelSpec(cfg.target, device=cfg.device)
