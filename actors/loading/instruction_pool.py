@@ -321,6 +321,8 @@ LANGS = ["French", "German", "Spanish", "Italian", "Portuguese"]
 FAMILIES = ("writing", "roleplay", "reasoning", "math", "word_problems", "coding", "code_editing", "text_editing",
             "extraction", "stem", "humanities", "translation", "summarization", "rag", "qa")
 _SLOT = re.compile(r"\{(\w+)\}")
+MAX_PROMPTS = 50_000           # the most varied_prompts composes (it can compose more distinct ones; past this many
+                               # the families' turns would be taken over by the largest families)
 
 
 def _fill(template: str, values: dict) -> str:
@@ -364,21 +366,30 @@ def _compose(family: str, rng: random.Random) -> str:
 
 
 def varied_prompts(n: int, seed: int = 0) -> list[str]:
-    """``n`` distinct prompts, the families taking turns (a family that keeps repeating itself yields its turn to a
-    random other), the same list for the same seed (each prefix of a longer list is the shorter one). More than the
-    pool can compose distinctly is a ``ValueError``."""
+    """``n`` distinct prompts, the same list for the same seed (each prefix of a longer list is the shorter one)."""
+    return [text for _, text in labelled_prompts(n, seed)]
+
+
+def labelled_prompts(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """(family, prompt) for :func:`varied_prompts`: the families of :data:`FAMILIES` take turns, and a family that
+    keeps repeating itself yields its turn to a random other. More than the pool can compose distinctly is a
+    ``ValueError``, and so is more than :data:`MAX_PROMPTS`."""
+    if n > MAX_PROMPTS:
+        raise ValueError(f"varied_prompts composes at most {MAX_PROMPTS} prompts, asked for {n}")
     rng = random.Random(seed)
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     seen: set[str] = set()
     while len(out) < n:
         family = FAMILIES[len(out) % len(FAMILIES)]
         for attempt in range(400):
-            text = _compose(family if attempt < 20 else rng.choice(FAMILIES), rng)
+            if attempt >= 20:
+                family = rng.choice(FAMILIES)
+            text = _compose(family, rng)
             if text not in seen:
                 break
         else:
             raise ValueError(f"varied_prompts: cannot compose {n} distinct prompts (stopped at {len(out)}); "
                              "ask for fewer")
         seen.add(text)
-        out.append(text)
+        out.append((family, text))
     return out
