@@ -18,7 +18,9 @@ Request order. A drafter with a memory of earlier responses (``suffix``: ``Draft
 drafts from the same memory: the responses of the questions this actor answered in earlier tasks, in the order it
 ran them, without the task's own questions (a later config block or batch size of a question forgets its answer for
 the task: no config drafts from an answer to its own question). After a task, its first ``ar`` run's responses
-(question by question, turn by turn) are learnt, as the most recent. Replay reproduces a task exactly: its rollouts
+(question by question, turn by turn) are learnt, as the most recent. A resumed sweep's actor first learns the
+finished tasks' responses in the order they finished (``learnt``, from the output folder), so the rest of the sweep
+drafts from the memory an uninterrupted run would have had. Replay reproduces a task exactly: its rollouts
 are recorded from that same memory. ``request_order`` lists the task keys in the order they ran; each trace's
 ``meta`` carries ``request`` (its task's place in that order) and ``memory`` (the question ids in the memory, oldest
 first). The answer is
@@ -66,7 +68,7 @@ class PairActor:
 
     def __init__(self, pair: dict, label: str, *, calibrate: dict | None = None, warmup_question: dict | None = None,
                  warmup: int = 3, generation: dict | None = None, threads: int | None = None,
-                 replay: dict | None = None):
+                 replay: dict | None = None, learnt: list | None = None):
         quiet_third_party(os.environ.get(VERBOSE_ENV) == "1")
         if threads:
             torch.set_num_threads(int(threads))
@@ -77,6 +79,8 @@ class PairActor:
             self.pair.drafter.hold(True)
         self.request_order: list[str] = []        # task keys in the order they ran (module doc, "Request order")
         self.memory: dict[int, list] = {}          # question id -> its learnt responses, oldest first
+        for key, question_ids, responses in learnt or ():      # a resumed sweep: what the finished tasks answered
+            self._learn(key, question_ids, responses)
         self.template = self.cfg.template or default_template(self.cfg.target, self.pair.tokenizer)
         self.name = f"{label}@{socket.gethostname()}:{os.getpid()}"
         self.versions = versions()

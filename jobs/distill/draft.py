@@ -72,12 +72,6 @@ class DistillConfig:
                                      f"(got {str(v)[:40]})")
         if self.prompt_set not in PROMPT_SETS:
             raise SpecsweepError(f"distill --prompt-set must be one of {', '.join(PROMPT_SETS)}, got {self.prompt_set!r}")
-        if self.prompt_set == "varied":
-            from actors.loading.instruction_pool import MAX_PROMPTS
-
-            if self.prompts > MAX_PROMPTS:
-                raise SpecsweepError(f"distill --prompts must be <= {MAX_PROMPTS} with --prompt-set varied (got "
-                                     f"{self.prompts}); add your own with --extra-text")
         if not (0 < self.lr < 1):
             raise SpecsweepError(f"distill --lr must be in (0, 1), got {self.lr}")
         check_writable(self.out, "distill --out")

@@ -61,14 +61,38 @@ def _pair_kwargs(p, gammas=()) -> dict:
             "num_gpus": 1 if p.device == "cpu" else max(1, int(p.num_gpus)), "max_draft": max([32, *gammas])}   # on CPU GPUs are only reserved; graphs up to gt's default cap
 
 
-def actor_specs(cfg: SweepConfig, warmup_question: dict) -> list:
-    """One :class:`~cluster.backends.ActorSpec` per pair: what its PairActors are built with."""
+def actor_specs(cfg: SweepConfig, warmup_question: dict, learnt: dict | None = None) -> list:
+    """One :class:`~cluster.backends.ActorSpec` per pair: what its PairActors are built with. ``learnt``: per pair
+    label, the responses of the tasks a resumed sweep already ran (:func:`learnt_before`)."""
 
     return [ActorSpec(p.label, {"pair": _pair_kwargs(p, cfg.gammas), "label": p.label, "calibrate": cfg.calibrate_settings(),
                                 "warmup_question": warmup_question, "warmup": cfg.warmup,
-                                "generation": cfg.generation, "replay": cfg.replay_settings()},
+                                "generation": cfg.generation, "replay": cfg.replay_settings(),
+                                **({"learnt": learnt[p.label]} if learnt and learnt.get(p.label) else {})},
                       copies=p.actors, num_gpus=p.num_gpus, num_cpus=p.num_cpus,
                       name=f"specsweep-{cfg.fingerprint()}-{p.label}") for p in cfg.pairs]
+
+
+def learnt_before(df) -> dict[str, list]:
+    """What a resumed sweep's actors learn before their first task, so a drafter with a memory of responses
+    (``suffix``) starts where the interrupted sweep's left it (``actors/pair_actor.py``, "Request order"): per pair
+    label, ``(task_key, question ids, responses per question per turn)`` of every finished task, in the order the
+    tasks finished, from each task's first ``ar`` run (repeat 0, live, ok). With several actors per pair each
+    resumed actor learns them all (which actor ran which task is not reproducible in any case)."""
+    if df is None or not len(df):
+        return {}
+    rows = df[(df["ar_timing"] == "first") & (df["repeat"] == 0) & (df["mode"] == "live") & (df["status"] == "ok")]
+    out: dict[str, list] = {}
+    if not len(rows):
+        return out
+    rows = rows.assign(label=rows["pair"].str.replace(r"@B\d+$", "", regex=True))
+    finished = rows.groupby("task_key")["tstamp"].max().sort_values(kind="stable")
+    for key in finished.index:
+        task = rows[rows["task_key"] == key].sort_values(["question_id", "turn"], kind="stable")
+        qids = list(dict.fromkeys(int(q) for q in task["question_id"]))
+        responses = [[list(map(int, t)) for t in task[task["question_id"] == q]["token_ids"]] for q in qids]
+        out.setdefault(str(task["label"].iloc[0]), []).append((key, qids, responses))
+    return out
 
 
 def failure_table(task: dict, reason: str):
@@ -179,7 +203,8 @@ def _quiet_mlflow() -> None:
 
 
 def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, tracker=None) -> int:
-    """Start the actors, run ``todo`` on them and write every finished task at once; returns failed tasks."""
+    """Start the actors (a resumed sweep's learn what the finished tasks answered: :func:`learnt_before`), run
+    ``todo`` on them and write every finished task at once; returns failed tasks."""
     q0 = questions[0]
     warm_q = {"question_id": q0.question_id, "category": q0.category, "turns": list(q0.turns)}
     t_start = time.time()
@@ -187,7 +212,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
         + (", cost-model fit runs" if cfg.mode != "live" else "") + first_run_note(cfg))
     try:
         try:
-            infos = backend.start(actor_specs(cfg, warm_q))
+            infos = backend.start(actor_specs(cfg, warm_q, learnt_before(log.read()) if already else None))
         except ActorStartError as e:   # the actor could not start: models, tokenizer, device, calibration
             path = record_error(cfg, f"starting the actors of pair {e.label}", e.cause)
             raise SpecsweepError(f"pair {e.label}: the actor failed to start: {root_cause(e.cause)} "
