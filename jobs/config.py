@@ -11,7 +11,9 @@ Everything is checked before Ray starts or a model loads, by one strict schema
 * no duplicates: a γ, a policy (same name and resolved parameters), a question id,
   a category, a pair label or a YAML key listed twice is refused;
 * policy names and parameters, the γ bounds and the generation settings come
-  from ``policies/registry.py`` (the CLI and the engine check through it too).
+  from ``policies/registry.py`` (the CLI and the engine check through it too);
+* ``generation.temperature`` may be a list: one config per temperature, each into its own folder
+  (:func:`parse_configs`, :func:`load_configs`), every one checked before the first runs.
 
 A problem is reported as one line, ``config PATH: what is wrong; what is valid``.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import unicodedata
 from typing import Any, Literal, Optional, Union
@@ -341,8 +344,11 @@ def _check_tracking_uri(uri: str) -> None:
                              "http(s)://HOST:PORT, postgresql://..., mysql://... or databricks")
 
 
-def parse_config(raw: dict, source: str = "config") -> SweepConfig:
-    """``raw`` (a YAML mapping) as a :class:`SweepConfig`, or one line naming the first bad field and what is valid."""
+def parse_config(raw: dict, source: str = "config", listed: list | None = None) -> SweepConfig:
+    """``raw`` (a YAML mapping) as a :class:`SweepConfig`, or one line naming the first bad field and what is valid.
+
+    ``listed``: every temperature of the list ``raw`` was expanded from (:func:`parse_configs`); the greedy-only
+    policies are checked against all of them."""
     if not isinstance(raw, dict):
         raise SpecsweepError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
     try:
@@ -378,17 +384,95 @@ def parse_config(raw: dict, source: str = "config") -> SweepConfig:
         if cfg.dataset.source in ("sample", "specbench") and c not in valid:
             _err(f"dataset.categories[{i}]", f"unknown category {c!r}: valid categories are {', '.join(valid)}")
     cfg.generation = check_generation(cfg.generation, lambda key: f"config generation.{key}:")
-    if cfg.generation["temperature"] > 0 and any(p[0] == "oracle" for p in cfg.policies):
-        _err("policies", "oracle is defined for greedy decoding only; set generation.temperature: 0 or drop it")
-    for name, _ in cfg.policies if cfg.generation["temperature"] > 0 else ():
-        blocker = REGISTRY[name][0].sampling_blocker
-        if blocker is not None:
-            _err("policies", f"{name} is defined for greedy decoding only ({blocker}); set generation.temperature: 0 "
-                 "or drop it")
+    _greedy_only(cfg.policies, listed if listed is not None else [cfg.generation["temperature"]], listed is not None)
     _check_tracking_uri(cfg.tracking_uri)
     return cfg
+
+
+def _greedy_only(policies, temperatures: list, listed: bool) -> None:
+    """Rule: ``oracle`` and every policy with a sampling blocker run at temperature 0 only, so a config with any
+    temperature > 0 (of a list: any listed one) refuses them."""
+    hot = [t for t in temperatures if t > 0]
+    if not hot:
+        return
+    fix = (f"generation.temperature lists {', '.join(f'{t:g}' for t in hot)}: list only 0" if listed
+           else "set generation.temperature: 0")
+    if any(p[0] == "oracle" for p in policies):
+        _err("policies", f"oracle is defined for greedy decoding only; {fix} or drop it")
+    for name, _ in policies:
+        blocker = REGISTRY[name][0].sampling_blocker
+        if blocker is not None:
+            _err("policies", f"{name} is defined for greedy decoding only ({blocker}); {fix} or drop it")
 
 
 def load_config(path: str) -> SweepConfig:
     """The sweep config in the YAML file ``path``, validated (one line naming what is wrong otherwise)."""
     return parse_config(read_yaml_mapping(path), path)
+
+
+# ------------------------------------------------------------------------------------ temperature lists
+
+TEMPERATURE = "generation.temperature"
+
+
+def temperature_label(t) -> str:
+    """The folder name of temperature ``t``: ``T`` and ``t`` in ``:g`` format (``T0``, ``T0.2``, ``T1``)."""
+    return f"T{t + 0.0:g}"          # + 0.0: -0.0 is T0
+
+
+def listed_temperatures(raw) -> list | None:
+    """``generation.temperature`` of ``raw`` (a YAML mapping) when it is a list, else None."""
+    gen = raw.get("generation") if isinstance(raw, dict) else None
+    value = gen.get("temperature") if isinstance(gen, dict) else None
+    return value if isinstance(value, list) else None
+
+
+def check_temperatures(values: list) -> None:
+    """Rule for a listed ``generation.temperature``: at least one entry, each a temperature as a single value is
+    (a number >= 0 and <= 100), no two with the same folder name (:func:`temperature_label`: 0 and 0.0 are one)."""
+    if not values:
+        _err(TEMPERATURE, "is an empty list; list at least one temperature, e.g. [0.0, 0.5, 1.0], or give one number")
+    seen: dict = {}
+    for i, v in enumerate(values):
+        check_generation({"temperature": v}, lambda key: f"config {TEMPERATURE}[{i}]:")
+        label = temperature_label(v)
+        if label in seen:
+            _err(f"{TEMPERATURE}[{i}]", f"temperature {v!r} is already listed at {TEMPERATURE}[{seen[label]}] "
+                                        f"(both are {label}); list each once")
+        seen[label] = i
+
+
+def at_temperature(raw: dict, t, suffix: bool = True) -> dict:
+    """``raw`` at the single temperature ``t``; with ``suffix`` also ``output`` → ``<output>/T<t>`` and ``name`` →
+    ``<name>-T<t>`` (``experiment`` too when set). A field of the wrong type is left for validation to refuse."""
+    out = {**raw, "generation": {**raw["generation"], "temperature": t}}
+    if not suffix:
+        return out
+    label = temperature_label(t)
+    output = raw.get("output", SweepConfig.model_fields["output"].default)
+    if isinstance(output, str) and output.strip():
+        out["output"] = os.path.join(output, label)
+    for key in ("name", "experiment"):
+        if isinstance(raw.get(key), str) and raw[key].strip():
+            out[key] = f"{raw[key]}-{label}"
+    return out
+
+
+def parse_configs(raw: dict, source: str = "config") -> list[SweepConfig]:
+    """``raw`` as one :class:`SweepConfig` per temperature, in the listed order, every one validated.
+
+    A single temperature (a number, or a list of one) gives one config, as :func:`parse_config` does. A list of
+    several gives one config per temperature, each into ``<output>/T<t>`` under the name ``<name>-T<t>``
+    (:func:`at_temperature`); a greedy-only policy is refused when any listed temperature is > 0."""
+    temps = listed_temperatures(raw)
+    if temps is None:
+        return [parse_config(raw, source)]
+    check_temperatures(temps)
+    if len(temps) == 1:
+        return [parse_config(at_temperature(raw, temps[0], suffix=False), source)]
+    return [parse_config(at_temperature(raw, t), source, listed=temps) for t in temps]
+
+
+def load_configs(path: str) -> list[SweepConfig]:
+    """The sweep configs of the YAML file ``path``, one per temperature (:func:`parse_configs`), all validated."""
+    return parse_configs(read_yaml_mapping(path), path)

@@ -11,7 +11,7 @@ import json
 from actors.plan.gpus import GB, GPUS
 from actors.plan.memory_plan import (VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, load_config_dict,
                                 pair_plan)
-from jobs.config import load_config
+from jobs.config import load_configs
 from policies.errors import SpecsweepError
 
 
@@ -63,7 +63,7 @@ def check_config(cfg, path: str = "config") -> None:
 
 
 def main(a) -> int:
-    cfg = load_config(a.config)
+    cfg = load_configs(a.config)[0]      # the pairs are the same at every listed temperature
     result = plans(cfg, a.config)
     if a.json:
         print(json.dumps([p.to_dict() for p in result], indent=1))

@@ -167,7 +167,10 @@ def test_gt_dynamic_is_a_fully_initialised_eagle2():
 
 
 def test_the_shipped_temperature_config_runs_dynamic_trees_sampled():
-    """jobs/configs/gt_temperature.yaml (a point of the GT paper's Figure 3): eagle2 and gt-dynamic at T > 0 parse."""
-    from jobs.config import load_config
-    cfg = load_config("jobs/configs/gt_temperature.yaml")
-    assert cfg.generation["temperature"] > 0 and {p[0] for p in cfg.policies} == {"eagle2", "gt-dynamic"}
+    """jobs/configs/gt_temperature.yaml (the GT paper's Figure 3): eagle2 and gt-dynamic parse at every temperature
+    from 0 to 1, each into its own folder."""
+    from jobs.config import load_configs
+    cfgs = load_configs("jobs/configs/gt_temperature.yaml")
+    assert [c.generation["temperature"] for c in cfgs] == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert [c.output for c in cfgs][::5] == ["runs/gt_temperature/T0", "runs/gt_temperature/T1"]
+    assert all({p[0] for p in c.policies} == {"eagle2", "gt-dynamic"} for c in cfgs)
