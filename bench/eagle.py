@@ -61,19 +61,22 @@ def main():
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--per-category", type=int, default=1)
     ap.add_argument("--head3", default="smollm2-135m-eagle3", help="a shipped EAGLE-3 head's name or eagle3:PATH")
+    ap.add_argument("--no-draft", action="store_true", help="leave the independent draft out (it still runs `ar`)")
     ap.add_argument("--no-head", action="store_true", help="leave the EAGLE heads out (a target without one)")
     ap.add_argument("--model-free", nargs="*", default=["suffix", "ngram"], help="model-free drafters compared too")
     ap.add_argument("--editing", type=int, default=8, help="how many of the sample's editing questions (all turns)")
     a = ap.parse_args()
 
     pair = Pair(PairConfig(target=a.target, draft=a.draft))
-    engines = {"draft": pair}
+    engines = {} if a.no_draft else {"draft": pair}
     if not a.no_head:
         engines["eagle"] = Pair(PairConfig(target=a.target, draft=a.head))
         engines["eagle3"] = Pair(PairConfig(target=a.target, draft=a.head3))
     for name in a.model_free:
         engines[name] = Pair(PairConfig(target=a.target, draft=name))
     costs = {k: p.calibrate() for k, p in engines.items()}
+    if not engines:
+        raise SystemExit("bench.eagle: no drafter left to compare (--no-draft, --no-head and no --model-free)")
     tmpl = default_template(a.target, pair.tokenizer)
     spec_bench = [q for q in load_questions("sample", limit_per_category=a.per_category) if q.category in CATEGORIES]
     editing = load_questions("sample", categories=SAMPLE_EXTRA)[:a.editing] if a.editing > 0 else []
