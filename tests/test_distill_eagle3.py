@@ -62,6 +62,9 @@ def test_feature_forward_stores_the_layers_asked_and_the_targets_own_teacher(tmp
         seq = samples[0]["prompt_ids"] + samples[0]["answer_ids"]
         hs = target(input_ids=torch.tensor([seq]), output_hidden_states=True).hidden_states
     assert torch.allclose(feats[0].float(), torch.cat([hs[2][0], hs[3][0]], -1), atol=1e-2)
+    (tmp_path / "again").mkdir()            # teachers present: the base model alone gives the same features
+    again = build_features(target, samples, tmp_path / "again", layers=(2, 3), topk=4)
+    assert all(torch.equal(x, y) for x, y in zip(feats, again))
     batch = make_batch(samples, feats, [0, 1], draft_vocab_map(list(range(0, 70, 2)), 70))
     P = len(samples[0]["prompt_ids"])
     assert not batch.scored[0, :P].any() and batch.scored[0, P:P + len(samples[0]["answer_ids"])].all()

@@ -41,6 +41,9 @@ def build_features(target, samples: list[dict], out: Path, layers: tuple[int, ..
     feats: list[torch.Tensor] = []
     for s in sorted(out.glob("features-*.pt")):
         feats += torch.load(s)
+    from actors.drafting.eagle_head import target_parts  # heavy: torch
+
+    base, _ = target_parts(target)
     device = target.device
     bar = tqdm(total=len(samples), initial=len(feats), desc="head features (target forward)", unit="seq")
     pending: list[torch.Tensor] = []
@@ -52,7 +55,9 @@ def build_features(target, samples: list[dict], out: Path, layers: tuple[int, ..
         ids = torch.zeros(len(seqs), width, dtype=torch.long)
         for b, seq in enumerate(seqs):       # right padding: causal attention keeps real positions exact
             ids[b, : len(seq)] = torch.tensor(seq)
-        res = target(input_ids=ids.to(device), output_hidden_states=True)
+        need_teacher = any("top_ids" not in s for s in chunk)
+        # the base model's hidden states are the causal LM's; its LM head runs only for a missing teacher
+        res = (target if need_teacher else base)(input_ids=ids.to(device), output_hidden_states=True)
         hidden = torch.cat([res.hidden_states[i] for i in layers], dim=-1)
         for b, (s, seq) in enumerate(zip(chunk, seqs)):
             pending.append(hidden[b, : len(seq)].to(torch.float16).cpu())
