@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from actors.loading.builtin_prompts import distill_prompts
+from actors.loading.instruction_pool import varied_prompts
 from actors.loading.templates import default_template, render
 from jobs.inputs import check_text_file
 from jobs.store.output import check_writable
@@ -104,11 +105,7 @@ def data_key(cfg: DistillConfig, *more: str) -> dict:
 # ---------------------------------------------------------------- phase 1: data
 def prompt_source(cfg: DistillConfig):
     """``compose(n, seed)`` of the prompt set ``cfg.prompt_set`` (both hold out the ``sample`` questions)."""
-    if cfg.prompt_set == "varied":
-        from actors.loading.instruction_pool import varied_prompts
-
-        return varied_prompts
-    return distill_prompts
+    return varied_prompts if cfg.prompt_set == "varied" else distill_prompts
 
 
 def _prompt_texts(cfg: DistillConfig) -> list[str]:
