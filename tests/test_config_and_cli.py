@@ -155,7 +155,7 @@ def test_config_fingerprints_are_pinned():
            "policies": ["fixed", {"gammatune": {"eta": 0.5}}, {"name": "gt", "params": {"c": "0.3"}}, "ar"],
            "gammas": [1, 4, 8], "dataset": {"categories": ["math_reasoning"], "limit_per_category": 2},
            "generation": {"max_new_tokens": 32}, "calibrate": {"repeats": 3}, "repeats": 2, "seed": 7}
-    assert load_config("jobs/configs/default.yaml").fingerprint() == "03082b8b83ace85d"
+    assert load_config("jobs/configs/default.yaml").fingerprint() == "a3dd8d321aae5faf"
     assert load_config("jobs/configs/gammatune_paper.yaml").fingerprint() == "edce8ae365b8aef5"
     assert parse_config(raw).fingerprint() == "e561d54115ce943c"
     assert parse_config({**raw, "mode": "replay", "validate": 0.5, "rollout_length": 16}).fingerprint() == "ffb6fd761c1a8a6e"

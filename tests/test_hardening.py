@@ -662,8 +662,8 @@ def test_fingerprints_are_stable():
     the engine options and ``mode: live`` at their defaults leave the fingerprint alone. The default config
     was re-pinned when it moved to replay with the paper's γ grid and every sequence policy, and again when it
     shrank to 3 single-turn questions × 32 tokens (to keep the laptop run near 5 minutes), and when it gained
-    the EAGLE-head pair (smollm2-eagle)."""
-    assert load_config("jobs/configs/default.yaml").fingerprint() == "03082b8b83ace85d"
+    the EAGLE-head pair (smollm2-eagle), and when that pair became the EAGLE-3 head's (smollm2-eagle3)."""
+    assert load_config("jobs/configs/default.yaml").fingerprint() == "a3dd8d321aae5faf"
     assert load_config("jobs/configs/gammatune_paper.yaml").fingerprint() == "edce8ae365b8aef5"
 
 
