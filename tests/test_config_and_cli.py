@@ -47,9 +47,11 @@ def test_shipped_configs_validate():
 
     shipped = sorted(Path("jobs/configs").glob("*.yaml"))
     assert {"default.yaml", "gammatune_paper.yaml", "batches.yaml"} <= {p.name for p in shipped}
+    from jobs.config import load_configs
+
     for f in shipped:
-        c = load_config(str(f))
-        assert c.pairs and c.policies
+        for c in load_configs(str(f)):              # a temperature list is one config per temperature
+            assert c.pairs and c.policies
     assert load_config("jobs/configs/batches.yaml").batch_sizes == [1, 4]
 
 
