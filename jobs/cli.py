@@ -31,6 +31,7 @@ from actors.loading.conversation import run_question
 from actors.loading.templates import default_template, render
 from jobs.batch_generate import check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json
 from jobs.dataset import load_questions
+from jobs.distill.cli import add_parser as add_distill_parser
 from jobs.plan_cli import add_parser as add_plan_parser
 from jobs.recommend.cli import add_parser as add_recommend_parser
 from jobs.replay_cli import main as replay_main
@@ -39,14 +40,11 @@ from jobs.report.derived import summarize
 from jobs.report_cli import main as report_main
 from jobs.store.answers import answer_records, write_answers
 from jobs.store.output import check_writable
-from jobs.inputs import OneLineParser, read_cost_file
+from jobs.inputs import DEFAULT_TARGET, OneLineParser, read_cost_file
 from policies.costs import CostModel
 from policies.phi import NO_KNEE
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY, build, check_gamma, check_generation, check_seed
-
-DEFAULT_TARGET = "smollm2-135m"
-
 
 def default_draft() -> str:
     """The shipped distilled draft when present, else the model-free ngram drafter."""
@@ -236,42 +234,8 @@ def cmd_policies(a) -> int:
     return 0
 
 
-def _given(value, default):
-    """``value`` unless the flag was left out (None); 0 stays 0 and is refused by validation."""
-    return default if value is None else value
-
-
-def cmd_distill(a) -> int:
-    common = dict(target=a.target, out=a.out, vocab=a.vocab, prompts=a.prompts, extra_text=tuple(a.extra_text or ()),
-                  max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, save_every=a.save_every, seed=a.seed,
-                  device=a.device, gen_batch=a.gen_batch)
-    if a.kind == "eagle":
-        from jobs.distill.eagle import EAGLE_LR, EagleDistillConfig, run_distill_eagle  # heavy: torch
-
-        cfg = EagleDistillConfig(**common, steps=_given(a.steps, 1500), lr=_given(a.lr, EAGLE_LR),
-                                 unroll=_given(a.unroll, 1), prompt_set=_given(a.prompt_set, "builtin"))
-        out = run_distill_eagle(cfg)
-        print(f"eagle head written to {out} (use it as --draft eagle:{out})")
-        return 0
-    if a.kind == "eagle3":
-        from jobs.distill.eagle3 import EAGLE3_LR, EAGLE3_UNROLL, Eagle3DistillConfig, run_distill_eagle3  # heavy: torch
-
-        cfg = Eagle3DistillConfig(**common, steps=_given(a.steps, 1500), lr=_given(a.lr, EAGLE3_LR),
-                                  unroll=_given(a.unroll, EAGLE3_UNROLL), prompt_set=_given(a.prompt_set, "varied"))
-        out = run_distill_eagle3(cfg)
-        print(f"eagle3 head written to {out} (use it as --draft eagle3:{out})")
-        return 0
-    from jobs.distill.draft import DistillConfig, run_distill  # heavy: torch
-
-    cfg = DistillConfig(**common, layers=a.layers, steps=_given(a.steps, 2000), lr=_given(a.lr, 5e-4),
-                        prompt_set=_given(a.prompt_set, "builtin"))
-    out = run_distill(cfg)
-    print(f"draft written to {out}")
-    return 0
-
-
 def cmd_sweep(a) -> int:
-    from jobs.sweep.driver import main as sweep_main  # heavy: torch
+    from jobs.sweep.command import main as sweep_main  # heavy: torch
 
     argv = [a.config] + (["--address", a.address] if a.address else []) \
         + (["--dry-run"] if a.dry_run else []) + (["--fresh"] if a.fresh else []) \
@@ -342,30 +306,7 @@ def parser() -> argparse.ArgumentParser:
                                                    "(h100, h200, a100-80, a100-40, l4): predicted from config.json")
     rp.add_argument("--format", default="md", choices=["md", "csv"])
     rp.set_defaults(fn=cmd_replay)
-    d = sub.add_parser("distill", help="train a small draft (--kind draft), an EAGLE-1/2 head (--kind eagle) or an "
-                       "EAGLE-3 head (--kind eagle3) for a target")
-    d.add_argument("--kind", choices=["draft", "eagle", "eagle3"], default="draft",
-                   help="draft: a small independent LM; eagle: a feature head on the target's last hidden state; "
-                        "eagle3: a head on three of the target's layers")
-    d.add_argument("--unroll", type=int, default=None, help="heads: training-time test depth, the head fed its own "
-                   "outputs this deep (1-16; default eagle 1, eagle3 7)")
-    d.add_argument("--prompt-set", default=None, help="builtin or varied: the instructions the target answers "
-                   "(default builtin; eagle3 varied)")
-    d.add_argument("--target", default=DEFAULT_TARGET)
-    d.add_argument("--out", default="runs/distill")
-    d.add_argument("--layers", type=int, default=4)
-    d.add_argument("--vocab", type=int, default=8192, help="head size (most frequent tokens); 0 = full vocabulary")
-    d.add_argument("--prompts", type=int, default=1000)
-    d.add_argument("--extra-text", action="append", help="local text file; paragraphs become extra prompts")
-    d.add_argument("--max-new-tokens", type=int, default=128)
-    d.add_argument("--gen-batch", type=int, default=32)
-    d.add_argument("--steps", type=int, default=None, help="training steps (default 2000; eagle, eagle3 1500)")
-    d.add_argument("--batch-size", type=int, default=8)
-    d.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-4; eagle 3e-5; eagle3 1e-4)")
-    d.add_argument("--save-every", type=int, default=100)
-    d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--device", default="auto")
-    d.set_defaults(fn=cmd_distill)
+    add_distill_parser(sub)
     add_plan_parser(sub)
     add_recommend_parser(sub)
     add_tune_parser(sub)

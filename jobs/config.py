@@ -13,7 +13,7 @@ Everything is checked before Ray starts or a model loads, by one strict schema
 * policy names and parameters, the γ bounds and the generation settings come
   from ``policies/registry.py`` (the CLI and the engine check through it too);
 * ``generation.temperature`` may be a list: one config per temperature, each into its own folder
-  (:func:`parse_configs`, :func:`load_configs`), every one checked before the first runs.
+  (``jobs/config_lists.py``), every one checked before the first runs.
 
 A problem is reported as one line, ``config PATH: what is wrong; what is valid``.
 """
@@ -22,9 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
-import unicodedata
 from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,6 +32,7 @@ from actors.loading.model_files import clip
 from actors.loading.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runtime.runners import ENGINES
 from actors.loading.templates import TEMPLATES
+from jobs.config_text import MAX_PATH, check_text
 from jobs.dataset import CATEGORIES, SAMPLE_EXTRA
 from jobs.redact import redact
 from jobs.yaml_reader import read_yaml_mapping
@@ -176,22 +175,6 @@ class SweepConfig(BaseModel):
         d = self.plain()
         d["tracking_uri"] = redact(self.tracking_uri)
         return d
-
-
-MAX_NAME = 200
-MAX_PATH = 4096
-BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
-
-
-def check_text(path: str, value: str, limit: int = MAX_NAME) -> None:
-    """Rule for names and paths a sweep prints, logs and files results under: at most ``limit`` characters, none a
-    control character (NUL, newline, tab, … : Unicode Cc), a line or paragraph separator (U+2028, U+2029) or a
-    bidirectional override (U+202A–U+202E, U+2066–U+2069), which would forge or hide text where it is shown."""
-    if len(value) > limit:
-        _err(path, f"is {len(value)} characters long; use at most {limit}")
-    for i, ch in enumerate(value):
-        if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ord(ch) in BIDI:
-            _err(path, f"holds the control character U+{ord(ch):04X} at position {i}; use printable text only")
 
 
 def _check_texts(cfg) -> None:
@@ -408,71 +391,3 @@ def _greedy_only(policies, temperatures: list, listed: bool) -> None:
 def load_config(path: str) -> SweepConfig:
     """The sweep config in the YAML file ``path``, validated (one line naming what is wrong otherwise)."""
     return parse_config(read_yaml_mapping(path), path)
-
-
-# ------------------------------------------------------------------------------------ temperature lists
-
-TEMPERATURE = "generation.temperature"
-
-
-def temperature_label(t) -> str:
-    """The folder name of temperature ``t``: ``T`` and ``t`` in ``:g`` format (``T0``, ``T0.2``, ``T1``)."""
-    return f"T{t + 0.0:g}"          # + 0.0: -0.0 is T0
-
-
-def listed_temperatures(raw) -> list | None:
-    """``generation.temperature`` of ``raw`` (a YAML mapping) when it is a list, else None."""
-    gen = raw.get("generation") if isinstance(raw, dict) else None
-    value = gen.get("temperature") if isinstance(gen, dict) else None
-    return value if isinstance(value, list) else None
-
-
-def check_temperatures(values: list) -> None:
-    """Rule for a listed ``generation.temperature``: at least one entry, each a temperature as a single value is
-    (a number >= 0 and <= 100), no two with the same folder name (:func:`temperature_label`: 0 and 0.0 are one)."""
-    if not values:
-        _err(TEMPERATURE, "is an empty list; list at least one temperature, e.g. [0.0, 0.5, 1.0], or give one number")
-    seen: dict = {}
-    for i, v in enumerate(values):
-        check_generation({"temperature": v}, lambda key: f"config {TEMPERATURE}[{i}]:")
-        label = temperature_label(v)
-        if label in seen:
-            _err(f"{TEMPERATURE}[{i}]", f"temperature {v!r} is already listed at {TEMPERATURE}[{seen[label]}] "
-                                        f"(both are {label}); list each once")
-        seen[label] = i
-
-
-def at_temperature(raw: dict, t, suffix: bool = True) -> dict:
-    """``raw`` at the single temperature ``t``; with ``suffix`` also ``output`` → ``<output>/T<t>`` and ``name`` →
-    ``<name>-T<t>`` (``experiment`` too when set). A field of the wrong type is left for validation to refuse."""
-    out = {**raw, "generation": {**raw["generation"], "temperature": t}}
-    if not suffix:
-        return out
-    label = temperature_label(t)
-    output = raw.get("output", SweepConfig.model_fields["output"].default)
-    if isinstance(output, str) and output.strip():
-        out["output"] = os.path.join(output, label)
-    for key in ("name", "experiment"):
-        if isinstance(raw.get(key), str) and raw[key].strip():
-            out[key] = f"{raw[key]}-{label}"
-    return out
-
-
-def parse_configs(raw: dict, source: str = "config") -> list[SweepConfig]:
-    """``raw`` as one :class:`SweepConfig` per temperature, in the listed order, every one validated.
-
-    A single temperature (a number, or a list of one) gives one config, as :func:`parse_config` does. A list of
-    several gives one config per temperature, each into ``<output>/T<t>`` under the name ``<name>-T<t>``
-    (:func:`at_temperature`); a greedy-only policy is refused when any listed temperature is > 0."""
-    temps = listed_temperatures(raw)
-    if temps is None:
-        return [parse_config(raw, source)]
-    check_temperatures(temps)
-    if len(temps) == 1:
-        return [parse_config(at_temperature(raw, temps[0], suffix=False), source)]
-    return [parse_config(at_temperature(raw, t), source, listed=temps) for t in temps]
-
-
-def load_configs(path: str) -> list[SweepConfig]:
-    """The sweep configs of the YAML file ``path``, one per temperature (:func:`parse_configs`), all validated."""
-    return parse_configs(read_yaml_mapping(path), path)

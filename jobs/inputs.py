@@ -11,6 +11,8 @@ from pathlib import Path
 from policies.costs import CostModel, check_cost_dict
 from policies.errors import SpecsweepError
 
+DEFAULT_TARGET = "smollm2-135m"                  # the embedded pair's target (an alias of actors/loading/models.py)
+
 
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose every complaint (a bad type, a missing or unknown flag) is one

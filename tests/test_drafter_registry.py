@@ -28,7 +28,7 @@ MATCHERS = frozenset({"EAGLE_PREFIX", "EAGLE_HEADS", "EAGLE3_HEADS", "is_head", 
 # Switches not moved into the registry yet, by (file, function): each must still be found (so the list shrinks as
 # they move) and nothing else may be. distill's --kind picks which trainer runs.
 KNOWN = {
-    ("jobs/cli.py", "cmd_distill"): "--kind eagle/eagle3 picks the head trainer (jobs/distill/eagle.py, eagle3.py)",
+    ("jobs/distill/cli.py", "cmd_distill"): "--kind eagle/eagle3 picks the head trainer (jobs/distill/eagle.py, eagle3.py)",
 }
 # Where the same words name something else, for good: not drafter kinds.
 NOT_KINDS = {

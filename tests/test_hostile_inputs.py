@@ -351,7 +351,7 @@ def test_a_pickled_head_of_another_shape_is_one_line(inputs, tmp_path):
 
 
 def test_the_sweep_module_gives_one_line_for_a_bad_flag(capsys):
-    from jobs.sweep.driver import main
+    from jobs.sweep.command import main
 
     assert main(["c.yaml", "--backend", "gpu"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from actors.loading.tiny_pair import save_tiny_pair
-from jobs.config import parse_config, parse_configs
+from jobs.config import parse_config
+from jobs.config_lists import parse_configs
 from jobs.report.temperatures import figure3_table, figure3_text
 from policies.errors import SpecsweepError
 from tests.sweep_process import tiny_raw
@@ -112,7 +113,7 @@ def test_a_scalar_temperature_keeps_its_greedy_only_message():
 
 def run_main(*args) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of the sweep driver's ``main`` run in this process."""
-    from jobs.sweep.driver import main
+    from jobs.sweep.command import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

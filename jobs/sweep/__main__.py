@@ -9,7 +9,7 @@ from jobs.sweep.signals import run_main
 
 def _driver_main():
     """The driver's ``main``, imported only now that the handlers are in."""
-    from jobs.sweep.driver import main  # heavy: torch
+    from jobs.sweep.command import main  # heavy: torch
 
     return main
 

@@ -1,4 +1,4 @@
-"""The sweep driver: ``specsweep sweep CONFIG.yaml`` = ``python -m jobs.sweep CONFIG.yaml``.
+"""The sweep driver: one validated config run end to end (:func:`run_sweep`).
 
 Order of work: validate the config and select questions (no Ray, no model) → check
 the output folder and the MLflow URI → connect to / start Ray and check its
@@ -6,13 +6,12 @@ resources → place ``actors`` PairActors per pair → fan out tasks (question �
 of configs, ``ar`` included) with at most two in flight per actor, streaming
 results with ``ray.wait`` into the Parquet log → summarise into MLflow and
 Spec-Bench answer files. A re-run with the same config and output folder skips
-every task already in the log and reuses the MLflow runs. A config listing several temperatures runs
-one such sweep per temperature, then writes the Figure 3 table (:func:`run_temperatures`).
+every task already in the log and reuses the MLflow runs. The command line (flags, exit statuses, temperature
+lists) is ``jobs/sweep/command.py``.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import sys
@@ -26,9 +25,8 @@ from actors.loading.schema import config_key, to_table
 from cluster.backends import ActorSpec, ActorStartError, InProcessBackend, RayBackend
 from cluster.ray_session import SweepCluster
 from cluster.ray_setup import check_address, check_resources, target_address
-from jobs.config import SweepConfig, load_configs
+from jobs.config import SweepConfig
 from jobs.dataset import load_questions
-from jobs.inputs import OneLineParser
 from jobs.mlflow.client import client_for
 from jobs.mlflow.runs import runs_hint
 from jobs.mlflow.tracking import SweepTracker
@@ -41,17 +39,15 @@ from jobs.report.derived import position_tables, trusted_times
 from jobs.report.headline import headline, per_gamma_text
 from jobs.report.positions import with_positions, write_positions
 from jobs.report.tables import folder_report, specbench_layout, table2_layout
-from jobs.report.temperatures import figure3_table, figure3_text
 from jobs.report.token_view import token_views
 from jobs.store.answers import write_all
-from jobs.store.failures import first_line, internal_error_log, record_error, root_cause  # noqa: F401  (root_cause: API)
+from jobs.store.failures import first_line, record_error, root_cause  # noqa: F401  (root_cause: API)
 from jobs.store.output import OutputLock, check_usable, record_written
 from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.actor_info import store_batch_surface, write_actor_info
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
 from jobs.sweep.preflight import check_pairs, check_paths, first_run_note
-from jobs.sweep.signals import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install, interrupted, ray_start,  # noqa: F401
-                                restore, say)
+from jobs.sweep.signals import ray_start, say
 from policies.errors import SpecsweepError
 
 
@@ -365,115 +361,3 @@ def outcome(res: dict) -> tuple[int, str | None]:
     first = f"; first error: {res['first_error']}" if res.get("first_error") else ""
     return EXIT_FAILED_ROWS, (f"sweep finished with failures: {what}, {tasks} task(s) failed{first}; "
                               f"details in {res.get('output')}/log")
-
-
-def _parser() -> OneLineParser:
-    """The driver's flags."""
-    ap = OneLineParser(prog="python -m jobs.sweep")
-    ap.add_argument("config")
-    ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
-    ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
-    ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
-    ap.add_argument("--verbose", action="store_true", help="also print the per-γ, replay and cost tables at the end")
-    ap.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
-    ap.add_argument("--backend", choices=["ray", "inprocess"], default="ray",
-                    help="inprocess: the same actors and tasks in this process, no Ray (tests, debugging)")
-    return ap
-
-
-def main(argv=None) -> int:
-    """Exit status: 0 every row ok; 2 bad input (one line); 3 finished with failed rows or tasks;
-    4 an unexpected internal error (one line, traceback in a file); 130 SIGINT, 143 SIGTERM.
-
-    A config listing several temperatures runs one sweep per temperature (:func:`run_temperatures`)."""
-    try:
-        a = _parser().parse_args(argv)
-    except SpecsweepError as e:           # a bad flag: one line, not the usage text
-        say(f"specsweep: error: {e}")
-        return EXIT_BAD_INPUT
-    previous = install()
-    try:
-        code, cfgs = _guarded(lambda: load_configs(a.config))
-        if code is not None:
-            return code
-        if len(cfgs) > 1:
-            return run_temperatures(cfgs, a)
-        code, res = _guarded(lambda: _run(cfgs[0], a), cfgs[0])
-    finally:
-        restore(previous)
-    if code is not None:
-        return code
-    if a.dry_run:
-        return EXIT_OK
-    if a.json:
-        print(json.dumps(res))
-    return _outcome_code(res)
-
-
-def _run(cfg: SweepConfig, a) -> dict:
-    """One sweep as the command line asks for it."""
-    return run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run, handle_sigterm=True,
-                     verbose=a.verbose, backend=a.backend)
-
-
-def _guarded(work, cfg: SweepConfig | None = None):
-    """``(None, work())``, or ``(exit status, None)`` after one line on stderr: 2 bad input, 130/143 an interrupt,
-    4 an unexpected error (its traceback in a file, under ``cfg``'s output folder when there is one)."""
-    try:
-        return None, work()
-    except SpecsweepError as e:
-        say(f"specsweep: error: {e}")
-        return EXIT_BAD_INPUT, None
-    except KeyboardInterrupt as e:
-        code, line = interrupted(e)
-        say(line)
-        return code, None
-    except Exception as e:  # a bug, not bad input: one line here, the traceback in a file
-        path = internal_error_log(cfg, e)
-        say(f"specsweep: internal error: {root_cause(e)} (full traceback in {path})")
-        return EXIT_INTERNAL, None
-
-
-def _outcome_code(res: dict) -> int:
-    """The exit status of a finished sweep, its failure line (if any) on stderr."""
-    code, line = outcome(res)
-    if line:
-        say(f"specsweep: {line}")
-    return code
-
-
-def run_temperatures(cfgs: list[SweepConfig], a) -> int:
-    """The sweeps of a temperature list, one after another, each exactly as a single sweep runs (its own output
-    folder, lock and report), after a line ``temperature i/n: T=<t> → <output>``; then ``figure3.csv`` in the
-    folder above them and its table on stderr (:mod:`jobs.report.temperatures`).
-
-    Exit status: the worst of the runs (3 if any finished with failures, else 0). A run refused (2), an internal
-    error (4) or an interrupt (130/143) ends the whole sweep with its status: the temperatures after it do not run.
-    ``--json`` prints ``{"temperatures": [{"temperature": t, **result}, ...]}``."""
-    results, worst = [], EXIT_OK
-    for i, cfg in enumerate(cfgs, 1):
-        t = cfg.generation["temperature"]
-        say(f"specsweep: temperature {i}/{len(cfgs)}: T={t + 0.0:g} → {cfg.output}")
-        code, res = _guarded(lambda: _run(cfg, a), cfg)
-        if code is not None:
-            return code
-        if not a.dry_run:
-            worst = max(worst, _outcome_code(res))
-        results.append({"temperature": t, **res})
-    if a.dry_run:
-        return EXIT_OK
-    code, _ = _guarded(lambda: write_figure3([(r["temperature"], Path(c.output)) for r, c in zip(results, cfgs)],
-                                             Path(cfgs[0].output).parent), cfgs[0])
-    if a.json:
-        print(json.dumps({"temperatures": results}))
-    return worst if code is None else max(worst, code)
-
-
-def write_figure3(outputs: list[tuple[float, Path]], folder: Path) -> Path:
-    """``folder/figure3.csv`` from the temperatures' output folders, its table printed to stderr; returns the path."""
-    df = figure3_table(outputs)
-    path = folder / "figure3.csv"
-    df.to_csv(path, index=False)
-    print(figure3_text(df), file=sys.stderr)
-    say(f"specsweep: Figure 3 table: {path}")
-    return path
