@@ -209,13 +209,14 @@ class PairActor:
 
     def _batch_costs(self, rows: int) -> None:
         """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows, and
-        before anything is replayed at ``rows`` rows (replay's clock reads it): the batch cost surface at sizes 1
-        and ``rows`` (``actors/costs/batch_costs.py``), at the calibration context, added to the pair's cost model once
-        per size (outside every timed generation)."""
+        before anything is replayed at ``rows`` rows (replay's clock reads it): the batch cost surface at ``rows``
+        (``actors/costs/batch_costs.py``), at the calibration context, added to the pair's cost model once per size
+        (outside every timed generation). B = 1 is not measured: the surface's B = 1 member is the calibrated
+        single-row model (``policies/costs.py``)."""
         costs = self.pair.costs
         if costs is None:
             return
-        sizes = sorted({1, rows} - {int(b) for b in costs.batch})
+        sizes = sorted({rows} - {1} - {int(b) for b in costs.batch})
         if sizes:
             costs.batch.update(measure_batch_costs(self.pair.target, self.pair.draft_level, sizes=sizes,
                                                    context=self.calibration_context, repeats=3,

@@ -111,12 +111,12 @@ def _policies(a, n: int):
 
 def _batch_engine(pair, policy, size: int, prompt_lengths):
     """The pair's batch engine; for a batch policy that reads costs, the batch cost surface is measured first
-    (sizes 1, 2, 4, … up to B, at the prompts' median length) unless the cost model already holds one."""
+    (sizes 2, 4, … up to B, at the prompts' median length; B = 1 is the calibrated single-row model) unless the cost model already holds one."""
     from actors.costs.batch_costs import measure_batch_costs  # heavy: torch
 
     costs = pair.costs
-    if isinstance(policy, BatchPolicy) and policy.needs_costs and costs is not None and not costs.batch:
-        sizes = sorted({1, size} | {1 << k for k in range(8) if 1 << k < size})
+    if isinstance(policy, BatchPolicy) and policy.needs_costs and costs is not None and not costs.batch and size > 1:
+        sizes = sorted(({size} | {1 << k for k in range(8) if 1 << k < size}) - {1})     # B = 1: the single-row model
         context = sorted(prompt_lengths)[len(prompt_lengths) // 2]
         print(f"specsweep: measuring the batch cost surface at B = {sizes} (context {context})", file=sys.stderr)
         costs.batch = measure_batch_costs(pair.target, pair.draft_level, sizes=sizes, context=context, repeats=3,

@@ -8,7 +8,8 @@ import argparse
 import json
 from pathlib import Path
 
-from policies.costs import CostModel, check_cost_dict
+from policies.cost_format import check_cost_dict
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 
 DEFAULT_TARGET = "smollm2-135m"                  # the embedded pair's target (an alias of actors/loading/models.py)

@@ -41,7 +41,8 @@ from jobs.report.derived import trusted_times
 from jobs.report.regret import regret_md, regret_table
 from jobs.report.tables import build_report
 from jobs.store.output import record_written
-from policies.costs import CostModel, check_cost_dict
+from policies.cost_format import check_cost_dict
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 from policies.registry import build
 

@@ -29,10 +29,12 @@ ratio c (T_target / T_draft, its Eq. 1): it is ``target_over_draft`` here, never
 pair's parameter counts ({"target": n, "draft": n}; {} unknown) and ``c_params`` their ratio, the c of the
 GT paper's A.8 / Table 10.
 
-Batches (docs/definitions.md): ``batch`` holds, per batch size B, a table T_B(L) of one target forward over
-B rows padded to L tokens each (B·L verified slots) and the time of one batched draft forward.
-``batch_verify(B, L)`` and ``batch_draft(B)`` read it, linear in B between measured sizes and clamped
-outside them; without a table they fall back to the single-row model over B·L tokens. ``batch_knee(B)``
+Batches (docs/definitions.md): ``batch`` holds, per batch size B > 1, a table T_B(L) of one target forward over
+B rows padded to L tokens each (B·L verified slots) and the time of one batched draft forward; the surface's
+B = 1 member is the single-row model itself (T_1(L) = T(L) at C₀, T_d(1) = ``t_draft``), so a single row is
+priced one way whichever view reads it. ``batch_verify(B, L)``, ``batch_draft(B)`` and ``batch_step_time(B, k, C)``
+read it, linear in B between sizes and clamped past the largest; without a table they fall back to the
+single-row model over B·L tokens. ``batch_knee(B)``
 and ``level_price(B, L)`` are the knee and the token price above on the B-row table (``policies/batch.py``).
 
 Stored (:meth:`CostModel.to_dict`) with the machine it was measured on (``actors/costs/machine.py``),
@@ -41,25 +43,22 @@ how it was measured (``probe``) and whether the measurement can be trusted (``tr
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 
 from policies import phi as gt_phi
-from policies.errors import SpecsweepError
+from policies.cost_format import DRAFT_FEATURES, FORMAT, check_cost_dict
 
-FORMAT = "specsweep-cost-model/2"
-PHASES = {"draft": "draft coefficients", "verify": "verify table", "overhead": "per-step overhead"}
-
-DRAFT_FEATURES = ("per_step", "per_proposal", "per_catchup", "per_catchup_token", "per_proposal_kctx")
 RULE = ("draft = d0[p>0] + d1 p + d2[e>0] + d3 e + d4 p C/1000; "
         "verify = T(m) (linear between knots) + vC C/1000 + vmC m C/1000")
 
 
-def draft_features(p: int, e: int, context: int) -> list[float]:
-    """Draft-time features [p > 0, p, e > 0, e, p·C/1000] of the module's rule (all zero when p = 0)."""
+def draft_features(p: int, e, context: int) -> list:
+    """Draft-time features [p > 0, p, e > 0, e, p·C/1000] of the module's rule (all zero when p = 0). ``e`` may be
+    an array of catch-up lengths (the oracle bound prices every draft-cache lag at once); its features are then
+    arrays too."""
     if p <= 0:
         return [0.0] * len(DRAFT_FEATURES)
-    return [1.0, float(p), 1.0 if e > 0 else 0.0, float(e), p * context / 1000.0]
+    return [1.0, float(p), (e > 0) * 1.0, e * 1.0, p * context / 1000.0]
 
 
 def _interpolate(knots, values, m: float) -> float:
@@ -116,12 +115,15 @@ class CostModel:
                    context=int(context), device=str(device), raw_verify=dict(raw_verify or {}))
 
     # ------------------------------------------------------------ replay's view: one step at context C
-    def draft_time(self, proposals: int, catchup: int, context: int) -> float:
-        """Seconds of drafting ``proposals`` tokens after catching up on ``catchup`` tokens, at ``context``."""
+    def draft_time(self, proposals: int, catchup, context: int):
+        """Seconds of drafting ``proposals`` tokens after catching up on ``catchup`` tokens, at ``context``: the
+        module's draft rule, the one place it is evaluated (replay's clock, the oracle bound, the policies' view).
+        ``catchup`` may be an array (then so is the result)."""
         if proposals <= 0:
             return 0.0
         x = draft_features(proposals, catchup, context)
-        return max(0.0, sum(self.draft.get(k, 0.0) * v for k, v in zip(DRAFT_FEATURES, x)))
+        t = sum(self.draft.get(k, 0.0) * v for k, v in zip(DRAFT_FEATURES, x))
+        return t * (t > 0) + 0.0                     # max(0, t), elementwise for an array of catch-ups
 
     def verify_time(self, verified: int, context: int) -> float:
         """Seconds of one target forward over ``verified`` tokens at ``context``."""
@@ -192,25 +194,45 @@ class CostModel:
         return (self.tree["per_level"] + self.tree["per_node"]) / self.t_target
 
     # ------------------------------------------------------------ batches: B rows, L tokens per row
-    def _by_batch(self, rows: int, read) -> float | None:
-        """``read(table)`` at ``rows``, linear between the two measured sizes around it (clamped); None unmeasured."""
-        sizes = sorted(int(b) for b in self.batch)
-        if not sizes:
+    def _by_batch(self, rows: int, read, single) -> float | None:
+        """``read(table)`` at ``rows``, linear between the two sizes around it and clamped past the largest; the size
+        B = 1 is the single-row model (``single()``), never a stored B = 1 table; None for B > 1 without a table."""
+        if rows <= 1:
+            return single()
+        sizes = [1] + sorted(b for b in (int(b) for b in self.batch) if b > 1)
+        if len(sizes) == 1:
             return None
-        lo = max([b for b in sizes if b <= rows], default=sizes[0])
+
+        def at(b: int) -> float:
+            return single() if b == 1 else read(self.batch[b] if b in self.batch else self.batch[str(b)])
+
+        lo = max(b for b in sizes if b <= rows)
         hi = min([b for b in sizes if b >= rows], default=sizes[-1])
-        t_lo, t_hi = read(self.batch[lo]), read(self.batch[hi])
-        return t_lo if hi == lo else t_lo + (t_hi - t_lo) * (rows - lo) / (hi - lo)
+        t_lo = at(lo)
+        return t_lo if hi == lo else t_lo + (at(hi) - t_lo) * (rows - lo) / (hi - lo)
 
     def batch_verify(self, rows: int, width: int) -> float:
-        """Seconds of one target forward over ``rows`` rows of ``width`` tokens each."""
-        t = self._by_batch(rows, lambda e: _interpolate(e["knots"], e["values"], width))
+        """Seconds of one target forward over ``rows`` rows of ``width`` tokens each (B = 1: ``verify(width)``)."""
+        t = self._by_batch(rows, lambda e: _interpolate(e["knots"], e["values"], width), lambda: self.verify(width))
         return max(0.0, t) if t is not None else self.verify(rows * width)
 
     def batch_draft(self, rows: int) -> float:
-        """Seconds of one batched draft forward over ``rows`` rows (one token each)."""
-        t = self._by_batch(rows, lambda e: e["draft"])
+        """Seconds of one batched draft forward over ``rows`` rows (one token each; B = 1: ``t_draft``)."""
+        t = self._by_batch(rows, lambda e: e["draft"], lambda: self.t_draft)
         return max(0.0, t) if t is not None else self.t_draft
+
+    def batch_step_time(self, rows: int, k: int, context: float | None = None) -> float:
+        """Seconds of one step of ``rows`` rows, each drafting k and verifying k + 1 tokens, at ``context`` (default
+        the model's C₀): k·(T_d(B) + B·d₄·ΔC) + T_B(k + 1) + B·(v_C + v_mC·(k + 1))·ΔC + o with ΔC = (C − C₀)/1000
+        (the surface is measured at C₀; the context terms are the single-row model's, once per row). At B = 1 it is
+        :meth:`step_time` — the single-row model is the surface's B = 1 member."""
+        c = self.context if context is None else context
+        if rows <= 1:
+            return self.step_time(k, int(round(c)))
+        dc = (c - self.context) / 1000.0
+        per_row = self.table.get("per_kctx", 0.0) + self.table.get("per_token_kctx", 0.0) * (k + 1)
+        draft = k * (self.batch_draft(rows) + rows * self.draft.get("per_proposal_kctx", 0.0) * dc) if k else 0.0
+        return max(0.0, draft) + self.batch_verify(rows, k + 1) + rows * per_row * dc + self.overhead
 
     def batch_knee(self, rows: int) -> int:
         """K on the ``rows``-row table: the fewest levels whose batch forward is measurably slower (``policies/phi.py``)."""
@@ -285,92 +307,6 @@ def _params(p) -> dict:
     """Stored parameter counts: positive integers by role, anything else dropped."""
     return {k: int(v) for k, v in (p.items() if isinstance(p, dict) else ())
             if k in ("target", "draft") and isinstance(v, int) and not isinstance(v, bool) and v > 0}
-
-
-def check_cost_dict(d, source: str = "cost model") -> None:
-    """One line naming what is wrong when ``d`` is not a stored cost model: another format, or missing phases."""
-    if not isinstance(d, dict):
-        raise SpecsweepError(f"{source} is a {type(d).__name__}, not a cost model (a JSON object with {FORMAT!r} fields)")
-    if "format" in d and d["format"] != FORMAT:
-        raise SpecsweepError(f"{source} has format {d['format']!r}; expected {FORMAT!r} (measure it again with "
-                             "`specsweep calibrate`)")
-    if "verify" not in d and "t_verify" in d and "t_draft" in d:
-        _time(d["t_draft"], f"{source}: t_draft")  # a measured curve stored before the format had a name
-        _times(d["t_verify"], f"{source}: t_verify", keyed=True)
-        return
-    missing = [f"{k} ({what})" for k, what in PHASES.items()
-               if k not in d and not (k == "overhead" and "format" not in d)]
-    if missing:
-        raise SpecsweepError(f"{source} lacks {', '.join(missing)}; a cost model has {', '.join(PHASES)} "
-                             f"(format {FORMAT!r})")
-    check_times(d, source)
-
-
-def _time(v, where: str, positive: bool = True) -> float:
-    """``v`` when it is a finite number of seconds (> 0, or >= 0 when not ``positive``); one line otherwise."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (positive and v == 0):
-        rule = "> 0" if positive else ">= 0"
-        raise SpecsweepError(f"{where} is {str(v)[:40]!r}; times are finite numbers of seconds {rule}")
-    return float(v)
-
-
-def _times(values, where: str, keyed: bool = False, positive: bool = True) -> None:
-    """Every entry of a list (or, ``keyed``, of a mapping) is a time > 0 (``positive``) or a finite number."""
-    if not isinstance(values, dict if keyed else list) or not values:
-        raise SpecsweepError(f"{where} is {str(values)[:40]!r}; expected a non-empty "
-                             f"{'mapping of tokens to times' if keyed else 'list of times'}")
-    for k, v in (values.items() if keyed else enumerate(values)):
-        _time(v, f"{where}[{k}]") if positive else _finite(v, f"{where}[{k}]")
-
-
-def _table(t, where: str, extra: tuple[str, ...], positive: bool = True) -> None:
-    """A verify table: knots (integers >= 1, increasing), a time > 0 per knot (a finite coefficient when not
-    ``positive``), and ``extra`` finite coefficients."""
-    if not isinstance(t, dict) or "knots" not in t or "values" not in t:
-        raise SpecsweepError(f"{where} is {str(t)[:40]!r}; expected a table {{knots: [m…], values: [seconds…]}}")
-    knots = t["knots"]
-    if (not isinstance(knots, list) or not knots or any(isinstance(m, bool) or not isinstance(m, int) or m < 1
-                                                        for m in knots) or knots != sorted(set(knots))):
-        raise SpecsweepError(f"{where}.knots is {str(knots)[:40]!r}; expected increasing integers >= 1")
-    _times(t["values"], f"{where}.values", positive=positive)
-    if len(t["values"]) != len(knots):
-        raise SpecsweepError(f"{where}: {len(knots)} knots but {len(t['values'])} values; give one time per knot")
-    for k in extra:
-        _finite(t.get(k, 0.0), f"{where}.{k}")
-
-
-def _finite(v, where: str) -> None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise SpecsweepError(f"{where} is {str(v)[:40]!r}; expected a finite number")
-
-
-def check_times(d: dict, source: str) -> None:
-    """Rule: every time a stored cost model holds is a finite number of seconds — a measured verify table's T(m)
-    and each batch table's times and draft time > 0, the per-step overhead >= 0 — and every coefficient (draft
-    d₀…d₄, the context terms, a fitted table's knot values: ``n_steps`` > 0) is finite, so no NaN, infinite, zero
-    or negative measured time reaches a policy or a replayed clock (a fitted model's predictions are clipped at 0)."""
-    draft, verify = d["draft"], d["verify"]
-    if not isinstance(draft, dict):
-        raise SpecsweepError(f"{source}: draft is {str(draft)[:40]!r}; expected a mapping of coefficients "
-                             f"({', '.join(DRAFT_FEATURES)})")
-    for k, v in draft.items():
-        _finite(v, f"{source}: draft.{k}")
-    if not isinstance(verify, dict):
-        raise SpecsweepError(f"{source}: verify is {str(verify)[:40]!r}; expected a table "
-                             "{knots: [m…], values: [seconds…], per_kctx, per_token_kctx}")
-    if "knots" in verify:
-        fitted = isinstance(d.get("n_steps"), int) and d["n_steps"] > 0
-        _table(verify, f"{source}: verify", ("per_kctx", "per_token_kctx"), positive=not fitted)
-    else:
-        for k, v in verify.items():
-            _finite(v, f"{source}: verify.{k}")
-    _time(d.get("overhead", 0.0), f"{source}: overhead", positive=False)
-    batch = d.get("batch", {})
-    if not isinstance(batch, dict):
-        raise SpecsweepError(f"{source}: batch is {str(batch)[:40]!r}; expected a mapping of batch sizes to tables")
-    for b, e in batch.items():
-        _table(e, f"{source}: batch[{b}]", ())
-        _time(e.get("draft"), f"{source}: batch[{b}].draft")
 
 
 def monotone(points: dict[int, float]) -> dict[int, float]:

@@ -12,7 +12,9 @@ from actors.costs.machine import machine_differences, machine_facts
 from actors.core.step import Generation
 from actors.loading.tiny_pair import llama, perturbed
 from policies.base import Step
-from policies.costs import FORMAT, CostModel, check_cost_dict
+from policies.cost_format import check_cost_dict
+from policies.cost_format import FORMAT
+from policies.costs import CostModel
 from policies.errors import SpecsweepError
 
 

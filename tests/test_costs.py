@@ -68,3 +68,36 @@ def test_a_fit_with_zero_target_time_still_serialises():
     """A noisy fit can clamp the one-token verify time to 0: c is then inf, not a ZeroDivisionError."""
     model = CostModel.measured(t_draft=0.001, t_verify={1: 0.0, 2: 0.0})
     assert model.c == float("inf") and model.to_dict()["c"] == float("inf")
+
+
+def test_a_single_row_is_the_batch_surfaces_b1_member():
+    """The surface's B = 1 member is the single-row model: ``batch_verify(1, L)`` = ``verify(L)``, ``batch_draft(1)`` =
+    ``t_draft`` and ``batch_step_time(1, k, C)`` = ``step_time(k, C)``, even when a B = 1 table was stored; sizes
+    between 1 and the smallest measured B > 1 interpolate from the single-row values."""
+    m = CostModel.measured(0.002, {1: 0.010, 2: 0.012, 4: 0.016, 8: 0.024}, context=256)
+    m.overhead = 0.001
+    m.table["per_kctx"], m.table["per_token_kctx"] = 0.003, 0.0005
+    m.draft["per_proposal_kctx"] = 0.0004
+    m.batch = {1: {"knots": [1, 8], "values": [0.5, 0.9], "draft": 0.3},       # ignored: B = 1 is the model
+               4: {"knots": [1, 8], "values": [0.030, 0.060], "draft": 0.006}}
+    for width in (1, 2, 3, 5, 8):
+        assert m.batch_verify(1, width) == pytest.approx(m.verify(width))
+    assert m.batch_draft(1) == pytest.approx(m.t_draft)
+    for k in range(6):
+        for ctx in (256, 900):
+            assert m.batch_step_time(1, k, ctx) == pytest.approx(m.step_time(k, ctx))
+    assert m.batch_verify(2, 1) == pytest.approx(m.verify(1) + (0.030 - m.verify(1)) / 3)
+    assert m.batch_draft(2) == pytest.approx(m.t_draft + (0.006 - m.t_draft) / 3)
+    assert m.batch_verify(16, 8) == pytest.approx(0.060)                        # clamped past the largest size
+
+
+def test_the_draft_rule_prices_an_array_of_catch_ups_as_one_at_a_time():
+    import numpy as np
+
+    m = CostModel(draft={"per_step": 0.001, "per_proposal": 0.002, "per_catchup": 0.0005, "per_catchup_token": 0.0001,
+                         "per_proposal_kctx": 0.0003}, table={"knots": [1, 4], "values": [0.01, 0.02], "per_kctx": 0.0,
+                                                              "per_token_kctx": 0.0})
+    lags = np.arange(0, 40)
+    got = m.draft_time(3, lags, 700)
+    assert list(got) == pytest.approx([m.draft_time(3, int(e), 700) for e in lags])
+    assert m.draft_time(0, lags, 700) == 0.0

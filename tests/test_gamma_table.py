@@ -110,9 +110,9 @@ def test_replay_sweep_stores_the_batch_surface_it_measured(swept):
     from pathlib import Path
 
     m = stored_model(swept)
-    assert set(m.batch) == {1, 2}                   # measured mid-sweep (replay at B = 2), stored at the end
-    fitted = json.loads((Path(swept) / "traces" / "cost_models.json").read_text())["tiny"][0]
-    assert set(fitted["batch"]) == {"1", "2"}       # `specsweep replay` reads the same surface
+    assert set(m.batch) == {2}                      # measured mid-sweep (replay at B = 2), stored at the end; B = 1
+    fitted = json.loads((Path(swept) / "traces" / "cost_models.json").read_text())["tiny"][0]   # is the single-row model
+    assert set(fitted["batch"]) == {"2"}            # `specsweep replay` reads the same surface
 
 
 def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
@@ -132,7 +132,7 @@ def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
         res = run_sweep(parse_config(raw), backend="inprocess", log_mlflow=False)
     assert res["failed_rows"] == 0
     m = stored_model(res["output"])
-    assert set(m.batch) == {1, 2}
+    assert set(m.batch) == {2}
     text = gamma_section(res["output"], ParquetLog(res["output"]).read())
     t = pd.read_csv(Path(res["output"]) / "gamma_table.csv")
     b2 = t[(t["batch_size"] == 2) & (t["bucket"] == "<= 512")].set_index("K")

@@ -29,7 +29,7 @@ from actors.tracing.replay import check_trace, replay
 from actors.tracing.traces import Trace
 from actors.core.step import Generation, Row
 from policies.base import DISCARD, MORE, SequencePolicy
-from policies.costs import DRAFT_FEATURES, CostModel
+from policies.costs import CostModel
 from policies.oracle import BOUND_LABEL, BOUND_NAME
 
 NAME, LABEL = BOUND_NAME, BOUND_LABEL                 # the policy and policy_spec columns of its rows
@@ -119,7 +119,6 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
     budget = check_trace(trace, max_new_tokens=max_new_tokens)
     reference = list(trace.reference[:budget])
     n_pos, plen = len(reference), len(trace.prompt_ids)
-    d = [cost_model.draft.get(k, 0.0) for k in DRAFT_FEATURES]      # d0 … d4 (policies/costs.py RULE)
     size = plen + n_pos + 1                                          # lags 0 … |prompt| − 1 + N
     lags = np.arange(size)
     best = np.zeros((n_pos + 1, size))
@@ -134,7 +133,7 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
             if p == 0:
                 draft, nxt = 0.0, best[j + e, np.minimum(_next_lag(lags, base, k, p, n, e), size - 1)]
             else:
-                draft = np.maximum(0.0, d[0] + d[1] * p + d[2] * (lags > 0) + d[3] * lags + d[4] * p * base / 1000.0)
+                draft = cost_model.draft_time(p, lags, base)         # every lag at once (policies/costs.py's rule)
                 nxt = best[j + e, _next_lag(None, base, k, p, n, e)]
             cand = scale * (draft + verify) + nxt
             better = cand < row

@@ -67,13 +67,9 @@ def tokens_per_step(s: list[float], k: int) -> float:
 
 
 def step_time(model: CostModel, rows: int, k: int, context: float) -> float:
-    """Seconds of one step of ``rows`` rows drafting k and verifying k + 1 tokens each at ``context`` (module rule)."""
-    if rows == 1 and 1 not in model.batch:
-        return model.step_time(k, int(round(context)))
-    dc = (context - model.context) / 1000.0
-    per_row = model.table.get("per_kctx", 0.0) + model.table.get("per_token_kctx", 0.0) * (k + 1)
-    draft = k * (model.batch_draft(rows) + rows * model.draft.get("per_proposal_kctx", 0.0) * dc) if k else 0.0
-    return max(0.0, draft) + model.batch_verify(rows, k + 1) + rows * per_row * dc + model.overhead
+    """Seconds of one step of ``rows`` rows drafting k and verifying k + 1 tokens each at ``context``
+    (``CostModel.batch_step_time``, the module rule)."""
+    return model.batch_step_time(rows, k, context)
 
 
 def speedups(model: CostModel, s: list[float], rows: int, context: float) -> list[tuple[int, float, float, float]]:
