@@ -1,4 +1,4 @@
-"""The hand-written instruction pool (actors/loading/instruction_pool.py): deterministic, distinct, spread over every
+"""The hand-written instruction pool (actors/loading/instruction_pool/): deterministic, distinct, spread over every
 task family, bounded in size, and held out from the ``sample`` questions (no shared run of six words)."""
 import json
 import re

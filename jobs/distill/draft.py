@@ -60,7 +60,7 @@ class DistillConfig:
     seed: int = 0
     device: str = "auto"
     threads: int = 0             # 0 = torch default
-    prompt_set: str = "builtin"  # builtin: actors/loading/builtin_prompts.py; varied: actors/loading/instruction_pool.py
+    prompt_set: str = "builtin"  # builtin: actors/loading/builtin_prompts.py; varied: actors/loading/instruction_pool/
 
     def validate(self):
         """Every setting within :data:`LIMITS` (a documented range each), ``--out`` a folder that can be made and

@@ -15,7 +15,7 @@ Li et al. 2025):
 * **training-time test** (§3.3): ``unroll`` steps (the paper unrolls 7), step d fed the head's own step-(d−1) outputs
   under the mask a live draft of depth d sees (``jobs/distill/head_training.py``);
 * **data**: the target's own greedy answers (self-distillation) to the varied instruction pool
-  (``actors/loading/instruction_pool.py``; the ``sample`` questions held out).
+  (``actors/loading/instruction_pool/``; the ``sample`` questions held out).
 
 The head is written in the release layout (fp16 safetensors, ``config.json`` with ``draft_vocab_size`` and the
 auxiliary layer ids), so ``--draft eagle3:PATH`` and the serving engines load it.
