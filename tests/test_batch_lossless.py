@@ -184,9 +184,8 @@ def test_batch_schedule_follows_the_batch_size():
 
 
 def test_gt_batch_prices_a_level_from_the_batch_cost_surface():
-    costs = CostModel.measured(0.002, {1: 0.01, 8: 0.02})
-    costs.batch = {1: {"knots": [1, 2, 4], "values": [0.010, 0.011, 0.013], "draft": 0.002},
-                   4: {"knots": [1, 2, 4], "values": [0.020, 0.030, 0.050], "draft": 0.003}}
+    costs = CostModel.measured(0.002, {1: 0.010, 2: 0.011, 4: 0.013})       # the surface's B = 1 member
+    costs.batch = {4: {"knots": [1, 2, 4], "values": [0.020, 0.030, 0.050], "draft": 0.003}}
     pol = build("gt-batch", 4)
     from policies.base import GenerationContext
     pol.reset(GenerationContext(costs=costs))

@@ -18,12 +18,12 @@ Per-row policies keep their own state; a batch-level policy (``policies/batch.py
 """
 from __future__ import annotations
 
-import time
 from typing import Sequence
 
 import torch
 
 from actors.core.acceptance import accept_greedy, accept_sampling, accept_tree_greedy, accept_tree_sampling, warp
+from actors.runtime.clock import device_clock
 from actors.runtime.row_runners import TargetRunners
 from actors.core.step import Generation, Row, chain_step, decode, tree_step
 from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy, TreePolicy
@@ -124,7 +124,6 @@ class SpecEngine:
         self.costs = costs
         self.rank_acceptance = None   # per-rank acceptance for static trees (actors/costs/calibrate.py)
         self.device = target.device
-        self._cuda = self.device.type == "cuda"
         self.runners = TargetRunners(target, engine, capacity, inductor, pad_id)
         self.engine = self.runners.engine
         self.features = drafter is not None and drafter.needs_features   # an EAGLE head reads the target's features
@@ -155,9 +154,8 @@ class SpecEngine:
         self._prepared = max_draft + 1
 
     def _clock(self) -> float:
-        if self._cuda:
-            torch.cuda.synchronize(self.device)
-        return time.perf_counter()
+        """``actors/runtime/clock.py``'s clock on the engine's device."""
+        return device_clock(self.device)
 
     @torch.no_grad()
     def generate(self, prompt_ids: Sequence[int], policy: Policy, *, max_new_tokens: int = 128,

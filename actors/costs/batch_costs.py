@@ -23,24 +23,17 @@ over L (``policies/costs.py::monotone``, as the single-row table gets: a wider f
 from __future__ import annotations
 
 import statistics
-import time
 from typing import Sequence
 
 import torch
 
 from actors.runtime.batch_runner import BatchRunner
 from actors.costs.calibrate import block_prompt
+from actors.runtime.clock import device_clock as clock
 from actors.runtime.row_runners import rows_runner
 from policies.costs import monotone
 
 GAP_LIMIT = 64      # masked slots per row tolerated before an (untimed) compaction
-
-
-def clock(device) -> float:
-    """Seconds on the wall clock, the device synchronized first on CUDA."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    return time.perf_counter()
 
 
 def _vocab(model) -> int:

@@ -94,7 +94,7 @@ def head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int
 def _head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int, seed: int) -> float:
     import torch  # heavy: torch
 
-    from actors.costs.batch_costs import clock  # heavy: torch
+    from actors.runtime.clock import device_clock as clock  # heavy: torch
     from actors.costs.calibrate import block_prompt  # heavy: torch
 
     batch = drafter.twin()                                # the drafter seam at B rows, the engine's own path
