@@ -11,7 +11,7 @@ import json
 from actors.plan.gpus import GB, GPUS
 from actors.plan.memory_plan import (VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, load_config_dict,
                                 pair_plan)
-from jobs.config_lists import load_configs
+from jobs.config.lists import load_configs
 from policies.errors import SpecsweepError
 
 

@@ -47,7 +47,7 @@ def test_shipped_configs_validate():
 
     shipped = sorted(Path("jobs/configs").glob("*.yaml"))
     assert {"default.yaml", "gammatune_paper.yaml", "batches.yaml"} <= {p.name for p in shipped}
-    from jobs.config_lists import load_configs
+    from jobs.config.lists import load_configs
 
     for f in shipped:
         for c in load_configs(str(f)):              # a temperature list is one config per temperature

@@ -632,7 +632,7 @@ def test_sigterm_is_clean_and_a_second_sweep_is_refused(cluster, tmp_path):
 
 
 def test_sweep_main_exit_codes(tmp_path, capsys, monkeypatch):
-    import jobs.sweep.driver as sweep
+    import jobs.sweep.command as sweep
 
     p = tmp_path / "c.yaml"
     p.write_text(yaml.safe_dump({**BASE, "output": str(tmp_path / "out")}))
@@ -668,7 +668,7 @@ def test_fingerprints_are_stable():
 
 
 def test_unreachable_tracking_uri_message_hides_credentials(tmp_path, capsys):
-    import jobs.sweep.driver as sweep
+    import jobs.sweep.command as sweep
 
     p = tmp_path / "c.yaml"
     p.write_text(yaml.safe_dump({**BASE, "output": str(tmp_path / "out"),

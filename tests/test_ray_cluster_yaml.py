@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from jobs.config import load_config
-from jobs.config_lists import load_configs
+from jobs.config.lists import load_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = yaml.safe_load((ROOT / "ray_cluster.yaml").read_text())

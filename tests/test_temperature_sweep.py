@@ -16,7 +16,7 @@ import yaml
 
 from actors.loading.tiny_pair import save_tiny_pair
 from jobs.config import parse_config
-from jobs.config_lists import parse_configs
+from jobs.config.lists import parse_configs
 from jobs.report.temperatures import figure3_table, figure3_text
 from policies.errors import SpecsweepError
 from tests.sweep_process import tiny_raw

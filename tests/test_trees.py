@@ -169,7 +169,7 @@ def test_gt_dynamic_is_a_fully_initialised_eagle2():
 def test_the_shipped_temperature_config_runs_dynamic_trees_sampled():
     """jobs/configs/gt_temperature.yaml (the GT paper's Figure 3): eagle2 and gt-dynamic parse at every temperature
     from 0 to 1, each into its own folder."""
-    from jobs.config_lists import load_configs
+    from jobs.config.lists import load_configs
     cfgs = load_configs("jobs/configs/gt_temperature.yaml")
     assert [c.generation["temperature"] for c in cfgs] == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
     assert [c.output for c in cfgs][::5] == ["runs/gt_temperature/T0", "runs/gt_temperature/T1"]

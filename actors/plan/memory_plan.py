@@ -172,7 +172,7 @@ def gpu0_bytes(target: ModelPlan, draft: ModelPlan | None, n: int) -> int:
 
 
 def pair_plan(pair, batch: int = 1) -> PairPlan:
-    """The plan of one config pair (``jobs/config.py``'s ``PairEntry``): dtype, quantization, positions, GPUs."""
+    """The plan of one config pair (``jobs/config/__init__.py``'s ``PairEntry``): dtype, quantization, positions, GPUs."""
     target = model_plan(pair.target, pair.dtype, pair.quantization, pair.max_context, batch)
     draft = None
     kind = kind_of(pair.draft)

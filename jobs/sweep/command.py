@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from jobs.config import SweepConfig
-from jobs.config_lists import load_configs
+from jobs.config.lists import load_configs
 from jobs.inputs import OneLineParser
 from jobs.report.temperatures import figure3_table, figure3_text
 from jobs.store.failures import internal_error_log, root_cause
-from jobs.sweep.driver import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, outcome, run_sweep
+from jobs.sweep.driver import EXIT_BAD_INPUT, EXIT_FAILED_ROWS, EXIT_INTERNAL, EXIT_OK, outcome, run_sweep  # noqa: F401  (EXIT_FAILED_ROWS: the statuses main returns)
 from jobs.sweep.signals import install, interrupted, restore, say
 from policies.errors import SpecsweepError
 

@@ -13,7 +13,7 @@ Everything is checked before Ray starts or a model loads, by one strict schema
 * policy names and parameters, the γ bounds and the generation settings come
   from ``policies/registry.py`` (the CLI and the engine check through it too);
 * ``generation.temperature`` may be a list: one config per temperature, each into its own folder
-  (``jobs/config_lists.py``), every one checked before the first runs.
+  (``jobs/config/lists.py``), every one checked before the first runs.
 
 A problem is reported as one line, ``config PATH: what is wrong; what is valid``.
 """
@@ -32,7 +32,7 @@ from actors.loading.model_files import clip
 from actors.loading.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runtime.runners import ENGINES
 from actors.loading.templates import TEMPLATES
-from jobs.config_text import MAX_PATH, check_text
+from jobs.config.text import MAX_PATH, check_text
 from jobs.dataset import CATEGORIES, SAMPLE_EXTRA
 from jobs.redact import redact
 from jobs.yaml_reader import read_yaml_mapping

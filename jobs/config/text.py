@@ -1,4 +1,4 @@
-"""The printable-text rule for the names and paths a sweep config gives (``jobs/config.py`` applies it to every one).
+"""The printable-text rule for the names and paths a sweep config gives (``jobs/config/__init__.py`` applies it to every one).
 """
 from __future__ import annotations
 
