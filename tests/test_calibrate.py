@@ -113,7 +113,7 @@ def test_the_fit_recovers_the_phases_and_the_overhead():
     assert m.c == pytest.approx(4e-3 / 0.022) and m.verify_ratio(4) == pytest.approx(0.042 / 0.022)
     assert m.step_time(2) == pytest.approx(7e-3 + 0.034 + 2e-3)
     assert m.probe["context_terms"] is False and m.table["per_kctx"] == 0.0       # C does not move the cost
-    assert m.trust == {"reliable": True, "reasons": [], "others_load": 0.0}
+    assert m.trust == {"reliable": True, "reasons": [], "others_load": 0.0, "load_source": "1-minute load average"}
 
 
 def test_context_terms_are_kept_only_when_they_move_a_step_by_more_than_five_percent():
@@ -137,6 +137,29 @@ def test_a_measurement_is_not_trusted_when_steps_scatter_or_others_load_the_mach
     m = fit_engine_costs(quiet, probe, context=100, machine={"cpu_count": 2, "load_avg": 3.4}, own_load=1.0)
     assert m.trust["reasons"] == ["other work loaded the machine (load 2.4 besides ours on 2 CPUs; limit 1.0)"]
     assert judge(m, own_load=3.0)["reliable"] is True
+
+
+def test_the_cpus_busy_during_the_probe_judge_the_load_when_they_were_read():
+    """Work that ended just before the probe still weighs on the 1-minute load average (a sweep started right after
+    another): the CPUs busy inside the probe's window decide instead, when ``/proc/stat`` could be read."""
+    from actors.costs.machine import busy_cpus, cpu_times
+
+    quiet, probe = synthetic_runs()
+    after_other_work = {"cpu_count": 2, "load_avg": 3.4, "busy_cpus": 1.1}
+    m = fit_engine_costs(quiet, probe, context=100, machine=after_other_work, own_load=1.0)
+    assert m.trust["reliable"] is True and m.trust["load_source"] == "cpu time during the probe"
+    assert m.trust["others_load"] == pytest.approx(0.1)
+    busy = fit_engine_costs(quiet, probe, context=100, machine={**after_other_work, "busy_cpus": 2.0, "load_avg": 0.1},
+                            own_load=0.5)
+    assert busy.trust["reasons"] == ["other work loaded the machine (CPUs busy during the probe 1.5 besides ours on 2 "
+                                     "CPUs; limit 1.0)"]
+    assert busy_cpus((100.0, 400.0), (160.0, 500.0), 2) == pytest.approx(1.2)      # 60 of 100 ticks busy, 2 CPUs
+    assert busy_cpus(None, (1.0, 2.0), 2) is None and busy_cpus((5.0, 9.0), (5.0, 9.0), 2) is None
+    start = cpu_times()
+    if start is not None:                                 # Linux: ticks only grow, busy never above total
+        sum(i * i for i in range(200_000))
+        end = cpu_times()
+        assert end[1] >= start[1] and end[0] >= start[0] and end[0] <= end[1]
 
 
 def test_machine_facts_and_their_differences():

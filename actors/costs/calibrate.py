@@ -29,7 +29,9 @@ two contexts; otherwise the model is refitted without them. T is made non-decrea
 
 Trust. The measurement is marked unreliable (``CostModel.trust``) when the steps scatter around
 the fit by more than ``RESIDUAL_LIMIT`` (median relative residual of a step's time) or other work
-ran on the machine: the 1-minute load average minus this process's own CPU use over the probe
+ran on the machine: the CPUs busy over the probe (``actors/costs/machine.py``'s ``busy_cpus`` from
+``/proc/stat``; where that cannot be read, the 1-minute load average, which also counts work that
+ended in the minute before the probe) minus this process's own CPU use over the probe
 above ``LOAD_LIMIT`` × CPU count.
 """
 from __future__ import annotations
@@ -42,7 +44,7 @@ import numpy as np
 import torch
 
 from actors.core.engine import SpecEngine
-from actors.costs.machine import machine_facts
+from actors.costs.machine import busy_cpus, cpu_times, machine_facts
 from policies.cost_fit import MIN_KNOT_STEPS, fit_cost_model
 from policies.costs import CostModel, monotone
 from policies.fixed import Fixed, TargetOnly
@@ -186,11 +188,15 @@ def judge(model: CostModel, own_load: float) -> dict:
     if spread is not None and spread > RESIDUAL_LIMIT:
         reasons.append(f"steps scatter {spread:.0%} around the fit (median; limit {RESIDUAL_LIMIT:.0%})")
     cpus = model.machine.get("cpu_count") or os.cpu_count() or 1
-    others = max(0.0, float(model.machine.get("load_avg", 0.0)) - own_load)
+    busy = model.machine.get("busy_cpus")
+    measured = busy is not None
+    others = max(0.0, float(busy if measured else model.machine.get("load_avg", 0.0)) - own_load)
     if others > LOAD_LIMIT * cpus:
-        reasons.append(f"other work loaded the machine (load {others:.1f} besides ours on {cpus} CPUs; "
+        what = "CPUs busy during the probe" if measured else "load"
+        reasons.append(f"other work loaded the machine ({what} {others:.1f} besides ours on {cpus} CPUs; "
                        f"limit {LOAD_LIMIT * cpus:.1f})")
-    return {"reliable": not reasons, "reasons": reasons, "others_load": round(others, 2)}
+    return {"reliable": not reasons, "reasons": reasons, "others_load": round(others, 2),
+            "load_source": "cpu time during the probe" if measured else "1-minute load average"}
 
 
 @torch.no_grad()
@@ -200,15 +206,19 @@ def calibrate(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, r
     ``extra_runs``: more live runs of this engine [(prompt length, Generation), …] fitted with the probe's.
     ``judge=False``: trusted whatever the residuals and the load (the sweep config's ``calibrate.judge``)."""
     engine.prepare()
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu, ticks = time.perf_counter(), time.process_time(), cpu_times()
     runs, probe = probe_runs(engine, context=context, max_tokens=max_tokens, repeats=repeats, steps=steps, seed=seed)
     tree_steps = []
     if engine.drafter is not None and engine.drafter.supports_trees:
         vocab = engine.target.get_input_embeddings().weight.shape[0]
         tree_steps = probe_tree_steps(engine, block_prompt(vocab, context, seed), steps * repeats)
     own = (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
+    busy = busy_cpus(ticks, cpu_times(), os.cpu_count() or 1)
     dtype = next(engine.target.parameters()).dtype
-    model = fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine_facts(engine.device, dtype),
+    machine = machine_facts(engine.device, dtype)
+    if busy is not None:
+        machine["busy_cpus"] = round(busy, 2)
+    model = fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine,
                              label=label, own_load=own, judge_trust=judge)
     model.tree = fit_tree_draft(tree_steps)
     return model

@@ -40,3 +40,28 @@ def machine_facts(device, dtype) -> dict:
 def machine_differences(stored: dict, here: dict) -> list[str]:
     """``"fact: stored → here"`` for each compared fact that differs (empty: same kind of machine)."""
     return [f"{k}: {stored.get(k)!r} → {here.get(k)!r}" for k in COMPARED if stored.get(k) != here.get(k)]
+
+
+def cpu_times() -> tuple[float, float] | None:
+    """(busy, total) CPU time of the whole machine so far, in clock ticks summed over its CPUs, from the first line of
+    ``/proc/stat`` (Linux; None elsewhere): total = user + nice + system + idle + iowait + irq + softirq + steal,
+    busy = total − idle − iowait."""
+    try:
+        with open("/proc/stat") as f:
+            first = f.readline().split()
+    except OSError:
+        return None
+    if len(first) < 5 or first[0] != "cpu":
+        return None
+    ticks = [float(x) for x in first[1:9]]
+    total = sum(ticks)
+    return total - ticks[3] - ticks[4], total
+
+
+def busy_cpus(start: tuple[float, float] | None, end: tuple[float, float] | None, cpus: int) -> float | None:
+    """How many of the machine's ``cpus`` CPUs were busy on average between two :func:`cpu_times` readings (None
+    when either is missing or no time passed): the share of busy ticks times ``cpus``. Unlike the 1-minute load
+    average it holds only what ran inside the window, not the minute before it."""
+    if start is None or end is None or end[1] <= start[1]:
+        return None
+    return (end[0] - start[0]) / (end[1] - start[1]) * cpus

@@ -256,25 +256,25 @@ class StaticBatchRunner:
         sees.diagonal(dim1=1, dim2=2).fill_(1)       # padding sees itself (never an empty softmax)
         start.zero_()
         pos.copy_(torch.arange(mb))
-        tril = torch.tril(torch.ones(mb, mb, dtype=torch.long))
-        for b, f in enumerate(feeds):
-            L = self.lengths[b]
-            start[b] = L
-            if f:
-                ids[b, :len(f)] = torch.tensor(list(f), dtype=torch.long)
-            if parents is None:
-                sees[b] = tril
-                pos[b] = L + torch.arange(mb)
-            else:
-                depth = []
-                for i, p in enumerate(parents[b]):
+        lengths = torch.tensor(self.lengths, dtype=torch.long)                       # [rows]
+        start[:rows] = lengths
+        ids[:rows] = torch.tensor([list(f) + [self.pad_id] * (mb - len(f)) for f in feeds], dtype=torch.long)
+        if parents is None:                         # chains: every row at once, no per-row host work
+            sees[:rows] = torch.tril(torch.ones(mb, mb, dtype=torch.long))
+            pos[:rows] = lengths[:, None] + torch.arange(mb)
+        else:                                       # trees: row b's mask and depths built in Python, copied once
+            for b, par in enumerate(parents):
+                depth, mask = [], [[0] * mb for _ in range(mb)]
+                for i, p in enumerate(par):
                     depth.append(depth[p] + 1 if p >= 0 else 0)
                     j = i
                     while j >= 0:                    # a node sees itself and its ancestors
-                        sees[b, i, j] = 1
-                        j = parents[b][j]
-                pos[b, :len(depth)] = L + torch.tensor(depth, dtype=torch.long)
-                pos[b, len(depth):] = L + torch.arange(len(depth), mb)
+                        mask[i][j] = 1
+                        j = par[j]
+                for i in range(len(par), mb):        # padding sees itself (never an empty softmax)
+                    mask[i][i] = 1
+                sees[b] = torch.tensor(mask, dtype=torch.long)
+                pos[b] = self.lengths[b] + torch.tensor(depth + list(range(len(depth), mb)), dtype=torch.long)
         used = rb * (3 * mb + 1 + mb * mb)
         self._inp[:used].copy_(self._host[:used], non_blocking=True)
         graph = self._graphs.get((rb, mb))
