@@ -35,6 +35,9 @@ INTERVAL = {"throughput": ("throughput_lo", "throughput_hi"), "mean_accepted_len
 def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Path:
     """``column`` against initial γ, one line per policy (95 % interval bars), one panel per pair."""
     pairs = sorted(summary["pair"].unique())
+    specs = sorted(summary.loc[summary["policy"] != "ar", "policy_spec"].unique())
+    palette = plt.get_cmap("tab20")               # one colour per config, the same in every panel (20 before reuse)
+    style = {spec: {"color": palette(i % 20), "marker": "os^D"[i // 20 % 4]} for i, spec in enumerate(specs)}
     fig, axes = plt.subplots(1, len(pairs), figsize=(5.5 * len(pairs), 4), squeeze=False)
     for ax, pair in zip(axes[0], pairs):
         part = summary[summary["pair"] == pair]
@@ -43,9 +46,9 @@ def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Pa
             line = line.sort_values("gamma")
             if lo in line and hi in line:       # 95 % paired-bootstrap interval (jobs/report/metrics.py)
                 err = [(line[column] - line[lo]).clip(lower=0).fillna(0), (line[hi] - line[column]).clip(lower=0).fillna(0)]
-                ax.errorbar(line["gamma"], line[column], yerr=err, marker="o", capsize=3, label=spec[:30])
+                ax.errorbar(line["gamma"], line[column], yerr=err, capsize=3, label=spec[:30], **style[spec])
             else:
-                ax.plot(line["gamma"], line[column], marker="o", label=spec[:30])
+                ax.plot(line["gamma"], line[column], label=spec[:30], **style[spec])
         ar = part[part["policy"] == "ar"]
         if column == "throughput" and len(ar):
             ax.axhline(float(ar[column].mean()), color="grey", ls="--", label="ar")
