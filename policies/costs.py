@@ -199,12 +199,12 @@ class CostModel:
         B = 1 is the single-row model (``single()``), never a stored B = 1 table; None for B > 1 without a table."""
         if rows <= 1:
             return single()
-        sizes = [1] + sorted(b for b in (int(b) for b in self.batch) if b > 1)
+        sizes = [1] + sorted(b for b in self.batch if b > 1)        # keys are ints (from_dict makes them so)
         if len(sizes) == 1:
             return None
 
         def at(b: int) -> float:
-            return single() if b == 1 else read(self.batch[b] if b in self.batch else self.batch[str(b)])
+            return single() if b == 1 else read(self.batch[b])
 
         lo = max(b for b in sizes if b <= rows)
         hi = min([b for b in sizes if b >= rows], default=sizes[-1])
