@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from actors.loading.builtin_prompts import distill_prompts
 from actors.costs.calibrate import calibrate, rank_acceptance
 from actors.drafter_kinds.kind import DrafterKind
-from actors.drafter_kinds.registry import check_draft_files, cost_probe, kind_name, kind_of
+from actors.drafter_kinds.registry import check_draft_files, kind_name, kind_of
 from actors.core.engine import SpecEngine
 from actors.loading.models import (ModelSpec, check_same_tokenizer, check_target_files, load_model, load_tokenizer,
                            resolve_source)
@@ -118,12 +118,6 @@ class Pair:
             raise SpecsweepError(f"max_new_tokens {max_new_tokens} + a {prompt_tokens}-token prompt exceed the {room} "
                                  f"positions available to {self.cfg.target}; use --max-new-tokens <= "
                                  f"{max(0, room - prompt_tokens)}")
-
-    @property
-    def draft_level(self):
-        """The drafter kind's cost probe of one batched draft level, for the batch cost surface
-        (``actors/costs/batch_costs.py``); None when drafting runs no forward (a lookup or no draft)."""
-        return cost_probe(self.drafter)
 
     @property
     def device(self) -> str:

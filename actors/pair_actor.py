@@ -210,7 +210,8 @@ class PairActor:
     def _batch_costs(self, rows: int) -> None:
         """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows, and
         before anything is replayed at ``rows`` rows (replay's clock reads it): the batch cost surface at ``rows``
-        (``actors/costs/batch_costs.py``), at the calibration context, added to the pair's cost model once per size
+        (``actors/costs/batch_costs.py``: the engine's own steps at ``rows`` rows, timed by phase as ``calibrate``
+        times one row), at the calibration context, added to the pair's cost model once per size
         (outside every timed generation). B = 1 is not measured: the surface's B = 1 member is the calibrated
         single-row model (``policies/costs.py``)."""
         costs = self.pair.costs
@@ -218,10 +219,7 @@ class PairActor:
             return
         sizes = sorted({rows} - {1} - {int(b) for b in costs.batch})
         if sizes:
-            costs.batch.update(measure_batch_costs(self.pair.target, self.pair.draft_level, sizes=sizes,
-                                                   context=self.calibration_context, repeats=3,
-                                                   engine=self.pair.engine.engine,
-                                                   inductor=self.pair.engine.runners.inductor))
+            costs.batch.update(measure_batch_costs(self.pair.engine, sizes=sizes, context=self.calibration_context))
 
     def batch_surface(self, sizes) -> dict:
         """``info()`` after the batch cost surface is measured at every size in ``sizes`` it lacks (sizes > 1 and 1;

@@ -8,8 +8,8 @@ batch, on the embedded default pair (SmolLM2-135M-Instruct + the shipped distill
 Prompts: the `sample` questions' first turns (then their second turns, as standalone messages, past 26),
 rendered with the target's chat template; greedy; the engine (``actors/core/engine.py``) at each batch size.
 
-1. Cost surface: ``actors/costs/batch_costs.py`` at B = 1, 2, 4, … up to the largest size and L = 1, 2, 3, 5, 9,
-   at the prompts' median length + half the new tokens. `gt-batch` reads it: its cost model is
+1. Cost surface: ``actors/costs/batch_costs.py`` (the engine's own steps at B rows, fitted by phase) at B = 1, 2,
+   4, … up to the largest size and L = 1, 2, 3, 5, 9, at the prompts' median length + half the new tokens. `gt-batch` reads it: its cost model is
    ``CostModel.measured`` from the B = 1 row with this surface as ``.batch``.
 2. Screen: at each B, every candidate — fixed γ for each ``--gammas``, `tetris` (γ = ``--tetris-gamma``),
    `gt-batch`, `batch-schedule` (default schedule; skipped where it equals a fixed γ already screened, same
@@ -150,9 +150,11 @@ def run_batches(engine, prompts, size: int, configs, max_new: int, runs: dict, p
 def surface_table(surface: dict) -> list[str]:
     """The measured batch cost surface as text lines (ms per forward, and per row at L = 1)."""
     widths = surface[min(surface)]["knots"]
-    out = [f"{'B':>3s} " + " ".join(f"{f'T_B({L}) ms':>10s}" for L in widths) + f" {'draft ms':>9s} {'T_B(1)/B ms':>11s}"]
+    out = [f"{'B':>3s} " + " ".join(f"{f'T_B({L}) ms':>10s}" for L in widths)
+           + f" {'draft ms':>9s} {'d0 ms':>7s} {'o ms':>7s} {'T_B(1)/B ms':>11s}"]
     for B, e in sorted(surface.items()):
         out.append(f"{B:3d} " + " ".join(f"{v * 1e3:10.1f}" for v in e["values"]) + f" {e['draft'] * 1e3:9.2f} "
+                   f"{e.get('draft_base', 0.0) * 1e3:7.2f} {e.get('overhead', 0.0) * 1e3:7.2f} "
                    f"{e['values'][0] * 1e3 / B:11.2f}")
     return out
 
@@ -190,7 +192,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--gammas", type=int, nargs="+", default=[1, 2, 3, 4])
     ap.add_argument("--tetris-gamma", type=int, default=4)
     ap.add_argument("--screen-tokens", type=int, default=16)
-    ap.add_argument("--repeats", type=int, default=3, help="timed forwards per point of the cost surface")
+    ap.add_argument("--repeats", type=int, default=3, help="repeats of the cost surface's engine steps (2 steps each per width)")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 4 prompts, 16 tokens, B = 1 4, γ = 1 2")
     a = ap.parse_args(argv)
@@ -203,9 +205,12 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def gt_costs(surface: dict, context: int) -> CostModel:
-    """gt-batch's cost model: ``CostModel.measured`` from the surface's B = 1 row, with the surface as ``.batch``."""
+    """gt-batch's cost model: ``CostModel.measured`` from the surface's B = 1 entry (its draft level, per-step draft
+    part and overhead), with the surface as ``.batch``."""
     one = surface[1] if 1 in surface else surface[min(surface)]
     model = CostModel.measured(one["draft"], dict(zip(one["knots"], one["values"])), context=context)
+    model.draft["per_step"] = one.get("draft_base", 0.0)
+    model.overhead = one.get("overhead", 0.0)
     model.batch = surface
     return model
 
@@ -220,8 +225,8 @@ def main(argv=None) -> None:
     prompts = sample_prompts(pair.tokenizer, default_template(a.target, pair.tokenizer), a.prompts)
     context = sorted(len(p) for p in prompts)[len(prompts) // 2] + a.max_new_tokens // 2
     sizes_surface = sorted({1 << k for k in range(8) if 1 << k <= max(a.sizes)} | set(a.sizes))
-    surface = measure_batch_costs(pair.target, pair.draft_level, sizes=sizes_surface, widths=SURFACE_WIDTHS,
-                                  context=context, repeats=a.repeats, engine=pair.engine.engine)
+    surface = measure_batch_costs(pair.engine, sizes=sizes_surface, widths=SURFACE_WIDTHS, context=context,
+                                  repeats=a.repeats, progress=progress)
     progress(f"cost surface measured at B = {sizes_surface}")
     engine = SpecEngine(pair.target, pair.drafter, pair.eos_ids, costs=gt_costs(surface, context))
     for B in a.sizes:                                                  # warm-up, discarded
@@ -250,7 +255,8 @@ def report(a, pair, prompts, context, surface, screen, best, measured, seconds) 
     print(f"# batch benchmark {time.strftime('%Y-%m-%d %H:%M')}: {a.target} + {a.draft} on {pair.device}; "
           f"{len(prompts)} sample prompts (median {sorted(map(len, prompts))[len(prompts) // 2]} tokens), "
           f"max_new_tokens={a.max_new_tokens}, greedy, {torch.get_num_threads()} threads, {seconds:.0f} s in all")
-    print(f"\n## batch cost surface (median of {a.repeats} forwards at context {context}; B rows × L tokens)")
+    print(f"\n## batch cost surface (engine steps fitted by phase, {2 * a.repeats} per width, at context {context}; "
+          "B rows × L tokens)")
     print("\n".join(surface_table(surface)))
     ar1 = measured[a.sizes[0]][("ar", 1)]
     print("\n## ar total throughput vs batch size (Σ tokens / Σ batch time; 95 % paired bootstrap over prompts; "

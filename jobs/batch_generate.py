@@ -119,8 +119,8 @@ def _batch_engine(pair, policy, size: int, prompt_lengths):
         sizes = sorted(({size} | {1 << k for k in range(8) if 1 << k < size}) - {1})     # B = 1: the single-row model
         context = sorted(prompt_lengths)[len(prompt_lengths) // 2]
         print(f"specsweep: measuring the batch cost surface at B = {sizes} (context {context})", file=sys.stderr)
-        costs.batch = measure_batch_costs(pair.target, pair.draft_level, sizes=sizes, context=context, repeats=3,
-                                          engine=pair.engine.engine, inductor=pair.engine.runners.inductor)
+        costs.batch = measure_batch_costs(pair.engine, sizes=sizes, context=context,
+                                          progress=lambda what: print(f"specsweep: {what}", file=sys.stderr))
     return pair.engine
 
 

@@ -125,7 +125,7 @@ class GTBatch(BatchPolicy):
                 self._knees[rows] = m.batch_knee(rows)
             price = m.level_price(rows, level, self._knees[rows])
             if self.c_param == "params":         # the parameter ratio replaces the measured draft share
-                plain = m.batch_verify(rows, 1) + m.overhead
+                plain = m.batch_verify(rows, 1) + m.batch_overhead(rows)
                 price += self.c_base - (m.batch_draft(rows) / plain if plain > 0 else 0.0)
             self._prices[key] = price
         return self._prices[key]

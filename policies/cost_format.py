@@ -72,9 +72,10 @@ def _finite(v, where: str) -> None:
 
 def check_times(d: dict, source: str) -> None:
     """Rule: every time a stored cost model holds is a finite number of seconds — a measured verify table's T(m)
-    and each batch table's times and draft time > 0, the per-step overhead >= 0 — and every coefficient (draft
-    d₀…d₄, the context terms, a fitted table's knot values: ``n_steps`` > 0) is finite, so no NaN, infinite, zero
-    or negative measured time reaches a policy or a replayed clock (a fitted model's predictions are clipped at 0)."""
+    and each batch table's forward times > 0; its draft times, its overhead and the per-step overhead >= 0 — and
+    every coefficient (draft d₀…d₄, the context terms, a fitted table's knot values: ``n_steps`` > 0) is finite, so
+    no NaN, infinite, zero or negative measured time reaches a policy or a replayed clock (a fitted model's
+    predictions are clipped at 0)."""
     draft, verify = d["draft"], d["verify"]
     if not isinstance(draft, dict):
         raise SpecsweepError(f"{source}: draft is {str(draft)[:40]!r}; expected a mapping of coefficients "
@@ -96,4 +97,6 @@ def check_times(d: dict, source: str) -> None:
         raise SpecsweepError(f"{source}: batch is {str(batch)[:40]!r}; expected a mapping of batch sizes to tables")
     for b, e in batch.items():
         _table(e, f"{source}: batch[{b}]", ())
-        _time(e.get("draft"), f"{source}: batch[{b}].draft")
+        _time(e.get("draft"), f"{source}: batch[{b}].draft", positive=False)
+        for key in ("draft_base", "overhead"):
+            _time(e.get(key, 0.0), f"{source}: batch[{b}].{key}", positive=False)

@@ -29,10 +29,12 @@ ratio c (T_target / T_draft, its Eq. 1): it is ``target_over_draft`` here, never
 pair's parameter counts ({"target": n, "draft": n}; {} unknown) and ``c_params`` their ratio, the c of the
 GT paper's A.8 / Table 10.
 
-Batches (docs/definitions.md): ``batch`` holds, per batch size B > 1, a table T_B(L) of one target forward over
-B rows padded to L tokens each (B·L verified slots) and the time of one batched draft forward; the surface's
-B = 1 member is the single-row model itself (T_1(L) = T(L) at C₀, T_d(1) = ``t_draft``), so a single row is
-priced one way whichever view reads it. ``batch_verify(B, L)``, ``batch_draft(B)`` and ``batch_step_time(B, k, C)``
+Batches (docs/definitions.md): ``batch`` holds, per batch size B > 1, what a B-row step costs by phase, measured on
+the engine's step path by the same harness as the single-row model (``actors/costs/batch_costs.py``): a table T_B(L)
+of one target forward over B rows of L tokens each (B·L verified slots), one batched draft level T_d(B), the draft
+phase's per-step part d₀(B) and the rest of the step o_B. The surface's B = 1 member is the single-row model itself
+(T_1(L) = T(L) at C₀, d₀(1) + T_d(1) = ``t_draft``, o_1 = o), so a single row is priced one way whichever view reads
+it. ``batch_verify(B, L)``, ``batch_draft(B, levels)``, ``batch_overhead(B)`` and ``batch_step_time(B, k, C)``
 read it, linear in B between sizes and clamped past the largest; without a table they fall back to the
 single-row model over B·L tokens. ``batch_knee(B)``
 and ``level_price(B, L)`` are the knee and the token price above on the B-row table (``policies/batch.py``).
@@ -94,7 +96,7 @@ class CostModel:
     probe: dict = field(default_factory=dict)      # how (actors/costs/calibrate.py): lengths, repeats, contexts
     trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/costs/calibrate.py)
     tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
-    batch: dict = field(default_factory=dict)      # {B: {"knots": [L…], "values": [T…], "draft": t, "raw"?}}; {} unmeasured
+    batch: dict = field(default_factory=dict)      # {B: {"knots", "values", "draft", "draft_base"?, "overhead"?}}; {} unmeasured
     params: dict = field(default_factory=dict)     # parameter counts {"target": n, "draft": n} (actors/pair.py); {} unknown
 
     @property
@@ -216,23 +218,33 @@ class CostModel:
         t = self._by_batch(rows, lambda e: _interpolate(e["knots"], e["values"], width), lambda: self.verify(width))
         return max(0.0, t) if t is not None else self.verify(rows * width)
 
-    def batch_draft(self, rows: int) -> float:
-        """Seconds of one batched draft forward over ``rows`` rows (one token each; B = 1: ``t_draft``)."""
-        t = self._by_batch(rows, lambda e: e["draft"], lambda: self.t_draft)
-        return max(0.0, t) if t is not None else self.t_draft
+    def batch_draft(self, rows: int, levels: int = 1) -> float:
+        """Seconds of a step's draft phase over ``rows`` rows drafting ``levels`` levels (one token per row each, no
+        catch-up): d₀(B) + levels·T_d(B) (B = 1: ``draft_time(levels, 0, C₀)``); 0 for ``levels`` 0."""
+        if levels <= 0:
+            return 0.0
+        t = self._by_batch(rows, lambda e: e.get("draft_base", 0.0) + levels * e["draft"],
+                           lambda: self.draft_time(levels, 0, self.context))
+        return max(0.0, t) if t is not None else self.draft_time(levels, 0, self.context)
+
+    def batch_overhead(self, rows: int) -> float:
+        """Seconds of a ``rows``-row step besides drafting and the target forward (B = 1, or a surface measured
+        without it: ``overhead``)."""
+        t = self._by_batch(rows, lambda e: e.get("overhead", self.overhead), lambda: self.overhead)
+        return max(0.0, t) if t is not None else self.overhead
 
     def batch_step_time(self, rows: int, k: int, context: float | None = None) -> float:
         """Seconds of one step of ``rows`` rows, each drafting k and verifying k + 1 tokens, at ``context`` (default
-        the model's C₀): k·(T_d(B) + B·d₄·ΔC) + T_B(k + 1) + B·(v_C + v_mC·(k + 1))·ΔC + o with ΔC = (C − C₀)/1000
-        (the surface is measured at C₀; the context terms are the single-row model's, once per row). At B = 1 it is
-        :meth:`step_time` — the single-row model is the surface's B = 1 member."""
+        the model's C₀): d₀(B) + k·(T_d(B) + B·d₄·ΔC) + T_B(k + 1) + B·(v_C + v_mC·(k + 1))·ΔC + o_B with
+        ΔC = (C − C₀)/1000 (the surface is measured at C₀; the context terms are the single-row model's, once per
+        row). At B = 1 it is :meth:`step_time` — the single-row model is the surface's B = 1 member."""
         c = self.context if context is None else context
         if rows <= 1:
             return self.step_time(k, int(round(c)))
         dc = (c - self.context) / 1000.0
         per_row = self.table.get("per_kctx", 0.0) + self.table.get("per_token_kctx", 0.0) * (k + 1)
-        draft = k * (self.batch_draft(rows) + rows * self.draft.get("per_proposal_kctx", 0.0) * dc) if k else 0.0
-        return max(0.0, draft) + self.batch_verify(rows, k + 1) + rows * per_row * dc + self.overhead
+        draft = self.batch_draft(rows, k) + k * rows * self.draft.get("per_proposal_kctx", 0.0) * dc if k else 0.0
+        return max(0.0, draft) + self.batch_verify(rows, k + 1) + rows * per_row * dc + self.batch_overhead(rows)
 
     def batch_knee(self, rows: int) -> int:
         """K on the ``rows``-row table: the fewest levels whose batch forward is measurably slower (``policies/phi.py``)."""
@@ -240,10 +252,10 @@ class CostModel:
         return gt_phi.knee(lambda w: self.batch_verify(rows, w), last)
 
     def level_price(self, rows: int, level: int, k_knee: int | None = None) -> float:
-        """Level L's price in plain batch steps: (T_d(B) + Φ_B(L) − Φ_B(L − 1)) / (T_B(1) + o), Φ_B the GT paper's Φ
-        on the B-row table (``policies/batch.py``); at B = 1 without a batch table, ``token_price(L)``."""
+        """Level L's price in plain batch steps: (d₀(B) + T_d(B) + Φ_B(L) − Φ_B(L − 1)) / (T_B(1) + o_B), Φ_B the GT
+        paper's Φ on the B-row table (``policies/batch.py``); at B = 1 without a batch table, ``token_price(L)``."""
         k = self.batch_knee(rows) if k_knee is None else k_knee
-        return gt_phi.token_price(self.batch_draft(rows), self.batch_verify(rows, 1) + self.overhead,
+        return gt_phi.token_price(self.batch_draft(rows), self.batch_verify(rows, 1) + self.batch_overhead(rows),
                                   lambda w: self.batch_verify(rows, w), level, k)
 
     @property
@@ -298,9 +310,20 @@ class CostModel:
                    residuals=dict(d.get("residuals", {})), n_steps=int(d.get("n_steps", 0)),
                    machine=dict(d.get("machine", {})), probe=dict(d.get("probe", {})), trust=dict(d.get("trust", {})),
                    tree=dict(d.get("tree", {})), params=_params(d.get("params", {})),
-                   batch={int(b): {"knots": [int(k) for k in e["knots"]], "values": [float(x) for x in e["values"]],
-                                   "draft": float(e["draft"]), **({"raw": [float(x) for x in e["raw"]]} if "raw" in e else {})}
-                          for b, e in d.get("batch", {}).items()})
+                   batch={int(b): _batch_entry(e) for b, e in d.get("batch", {}).items()})
+
+
+def _batch_entry(e: dict) -> dict:
+    """A stored batch-surface entry: its table and draft level, and the phases stored since the one harness."""
+    out = {"knots": [int(k) for k in e["knots"]], "values": [float(x) for x in e["values"]], "draft": float(e["draft"])}
+    if "raw" in e:
+        out["raw"] = [float(x) for x in e["raw"]]
+    for key in ("draft_base", "overhead"):
+        if key in e:
+            out[key] = float(e[key])
+    if "steps" in e:
+        out["steps"] = int(e["steps"])
+    return out
 
 
 def _params(p) -> dict:

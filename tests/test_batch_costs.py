@@ -1,52 +1,95 @@
-"""``actors/costs/batch_costs.py``: the measured batch cost surface has CostModel.batch's shape, positive medians, and a
-cost model holding it reads those medians back at the measured points (no timing assertions: machines are noisy);
+"""``actors/costs/batch_costs.py``: the batch cost surface is measured by the one timing harness (``actors/costs/probe.py``,
+the engine's own steps at B rows, as ``calibrate`` times one row), has CostModel.batch's shape and non-negative times,
+and a cost model holding it reads them back at the measured points (no timing assertions: machines are noisy);
 ``bench/batch.py``'s figures on the same tiny pair."""
+import json
+
 import pytest
 
 from actors.core.engine import SpecEngine
 from actors.costs.batch_costs import measure_batch_costs
-from actors.drafter_kinds.registry import cost_probe
-from actors.drafting.drafters import ModelDrafter
+from actors.costs.probe import probe_runs
+from actors.drafting.drafters import ModelDrafter, NgramDrafter
 from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 from bench.batch import gt_costs, ratio_interval, run_batches, stops_paying
 from policies.costs import CostModel
 
 SIZES, WIDTHS = (3, 1), (1, 4, 2)
+KEYS = {"knots", "values", "raw", "draft", "draft_base", "overhead", "steps"}
+
+
+def tiny_engine(**kw):
+    target = sharpen(llama(vocab=40, seed=3))
+    return SpecEngine(target, ModelDrafter(perturbed(target, 0.2, seed=4)), eos_token_ids=[0], **kw)
 
 
 @pytest.fixture(scope="module")
 def surface():
     """The surface of a tiny Llama pair at B ∈ {1, 3} and L ∈ {1, 2, 4}, context 12, 2 repeats."""
-    target = sharpen(llama(vocab=40, seed=3))
-    return measure_batch_costs(target, cost_probe(ModelDrafter(perturbed(target, 0.2, seed=4))), sizes=SIZES,
-                               widths=WIDTHS, context=12, repeats=2)
+    return measure_batch_costs(tiny_engine(), sizes=SIZES, widths=WIDTHS, context=12, repeats=2)
 
 
-def test_shape_and_positive_times(surface):
+def test_the_harness_runs_every_row_of_a_batch_through_the_engines_steps():
+    engine = tiny_engine()
+    runs, probe = probe_runs(engine, context=10, repeats=2, steps=2, rows=3, lengths=[0, 3], second_context=False)
+    assert probe["rows"] == 3 and probe["lengths"] == [0, 3] and probe["contexts"] == [10]
+    # per length: a repeated-block and a random batch, 2 kept steps each; row 0's record of each batch
+    assert [[s.drafted for s in g.steps] for _, g in runs] == [[0, 0], [0, 0], [3, 3], [3, 3]]
+    for _, g in runs:
+        for s in g.steps:                        # the whole batch's forward and draft phase, timed apart
+            assert s.batch_rows == 3 and 0 < s.forward_time <= s.verify_time
+            assert s.draft_time > 0 if s.drafted else s.draft_time < s.forward_time
+    assert engine.eos == frozenset({0})          # EOS ignored only while probing
+    with pytest.raises(ValueError, match="rows must be >= 1"):
+        probe_runs(engine, rows=0)
+
+
+def test_shape_and_times(surface):
     assert sorted(surface) == [1, 3]
     for entry in surface.values():
-        assert set(entry) == {"knots", "values", "draft", "raw"}
-        assert entry["values"] == sorted(entry["values"])        # the monotone fit of the raw medians
+        assert set(entry) == KEYS
+        assert entry["values"] == sorted(entry["values"])        # the monotone fit of the raw values
         assert sum(entry["values"]) == pytest.approx(sum(entry["raw"]))   # pooling keeps the total
         assert entry["knots"] == [1, 2, 4] and len(entry["values"]) == 3
         assert all(v > 0 for v in entry["values"]) and entry["draft"] > 0
+        assert entry["draft_base"] >= 0 and entry["overhead"] >= 0 and entry["steps"] == 3 * 2 * 2
 
 
-def test_a_cost_model_reads_the_medians_back(surface):
-    base = CostModel.measured(surface[1]["draft"], dict(zip(surface[1]["knots"], surface[1]["values"])))
-    base.batch = surface
-    model = CostModel.from_dict(base.to_dict())              # and it survives storage
-    for B, entry in surface.items():
-        for L, t in zip(entry["knots"], entry["values"]):
-            assert model.batch_verify(B, L) == pytest.approx(t, rel=1e-12)
-        assert model.batch_draft(B) == pytest.approx(entry["draft"], rel=1e-12)
-    assert model.verify(2) == pytest.approx(surface[1]["values"][1])
+def test_a_cost_model_reads_the_surface_back(surface):
+    base = gt_costs(surface, context=12)
+    model = CostModel.from_dict(json.loads(json.dumps(base.to_dict())))      # and it survives storage
+    e = surface[3]
+    for L, t in zip(e["knots"], e["values"]):
+        assert model.batch_verify(3, L) == pytest.approx(t, rel=1e-12)
+    assert model.batch_draft(3, 2) == pytest.approx(e["draft_base"] + 2 * e["draft"], rel=1e-12)
+    assert model.batch_draft(3, 0) == 0.0 and model.batch_overhead(3) == pytest.approx(e["overhead"], rel=1e-12)
+    assert model.batch_step_time(3, 3) == pytest.approx(e["draft_base"] + 3 * e["draft"]
+                                                        + model.batch_verify(3, 4) + e["overhead"], rel=1e-12)
+    one = surface[1]                    # B = 1: the single-row model, built from the B = 1 entry
+    assert model.verify(2) == pytest.approx(one["values"][1]) and model.overhead == one["overhead"]
+    assert model.batch_draft(1, 2) == pytest.approx(one["draft_base"] + 2 * one["draft"])
+    assert model.batch_step_time(1, 1) == pytest.approx(model.step_time(1))
 
 
-def test_no_draft_model_prices_drafting_at_zero_and_other_families_work():
+def test_a_surface_stored_before_it_had_phases_still_reads():
+    """A surface without ``draft_base``/``overhead`` (measured before the one harness): the single-row overhead."""
+    model = CostModel.measured(0.01, {1: 0.1, 2: 0.12})
+    model.overhead = 0.005
+    model.batch = {4: {"knots": [1, 2], "values": [0.2, 0.3], "draft": 0.02}}
+    assert model.batch_draft(4, 3) == pytest.approx(0.06) and model.batch_overhead(4) == 0.005
+    assert model.batch_step_time(4, 1) == pytest.approx(0.02 + 0.3 + 0.005)
+
+
+def test_without_a_drafter_only_ar_steps_run_and_other_families_work():
     target = gpt2(vocab=30, layers=1, hidden=16, seed=5)        # learned positions
-    out = measure_batch_costs(target, None, sizes=(2,), widths=(3,), context=5, repeats=1)
-    assert list(out) == [2] and out[2]["draft"] == 0.0 and out[2]["values"][0] > 0
+    out = measure_batch_costs(SpecEngine(target), sizes=(2,), widths=(3,), context=5, repeats=1)
+    assert list(out) == [2] and out[2]["knots"] == [1] and out[2]["draft"] == 0.0 and out[2]["values"][0] > 0
+
+
+def test_a_lookup_drafter_is_priced_by_what_its_steps_cost():
+    target = llama(vocab=30, layers=1, hidden=16, seed=5)
+    out = measure_batch_costs(SpecEngine(target, NgramDrafter()), sizes=(2,), widths=(1, 3), context=16, repeats=1)
+    assert out[2]["knots"] == [1, 3] and out[2]["draft"] >= 0 and all(v > 0 for v in out[2]["values"])
 
 
 def test_an_eagle_head_prices_a_batched_head_level():
@@ -54,16 +97,15 @@ def test_an_eagle_head_prices_a_batched_head_level():
     from actors.drafting.eagle_head import init_head
 
     target = llama(vocab=40, layers=2, hidden=32, seed=3)
-    out = measure_batch_costs(target, cost_probe(EagleDrafter(init_head(target, seed=1), target)), sizes=(1, 3),
-                              widths=(1,),
-                              context=6, repeats=2)
+    out = measure_batch_costs(SpecEngine(target, EagleDrafter(init_head(target, seed=1), target)), sizes=(1, 3),
+                              widths=(1, 2), context=6, repeats=1)
     assert sorted(out) == [1, 3] and all(out[b]["draft"] > 0 for b in out)
 
 
-@pytest.mark.parametrize("kw", [{"sizes": (0, 2)}, {"widths": ()}, {"context": 0}, {"repeats": 0}])
+@pytest.mark.parametrize("kw", [{"sizes": (0, 2)}, {"widths": ()}, {"context": 0}, {"repeats": 0}, {"steps": 0}])
 def test_bad_settings_are_refused(kw):
     with pytest.raises(ValueError):
-        measure_batch_costs(llama(vocab=20, layers=1, hidden=16), None, **{"sizes": (1,), "widths": (1,), **kw})
+        measure_batch_costs(SpecEngine(llama(vocab=20, layers=1, hidden=16)), **{"sizes": (1,), "widths": (1,), **kw})
 
 
 def test_bench_batch_figures_on_the_tiny_pair(surface):
@@ -93,19 +135,11 @@ def test_bench_batch_figures_on_the_tiny_pair(surface):
         "speculation pays at B = 4 and not at B = 1, 16 (best policy ≤ ar there)"
 
 
-def test_the_surface_is_measured_on_the_engines_own_rows_runner(monkeypatch):
-    """A static/compiled pair's batches run on the per-row static cache, so its surface is timed there too."""
-    import actors.costs.batch_costs as bc
+def test_the_surface_is_measured_on_the_engines_own_rows_runner():
+    """A static pair's batches run on the per-row static cache, so its surface is timed there too."""
     from actors.runtime.static_batch_runner import StaticBatchRunner
 
-    made = []
-    real = bc.rows_runner
-
-    def spy(*a, **k):
-        made.append(real(*a, **k))
-        return made[-1]
-    monkeypatch.setattr(bc, "rows_runner", spy)
-    target = llama(vocab=20, layers=1, hidden=16)
-    out = measure_batch_costs(target, None, sizes=(1, 2), widths=(1, 3), context=6, repeats=1, engine="static")
-    assert [type(r) for r in made] == [StaticBatchRunner, StaticBatchRunner]
-    assert all(v > 0 for b in (1, 2) for v in out[b]["raw"])
+    engine = SpecEngine(llama(vocab=20, layers=1, hidden=16), engine="static", capacity=64)
+    out = measure_batch_costs(engine, sizes=(2,), widths=(1,), context=6, repeats=1)
+    assert isinstance(engine.runners._batch, StaticBatchRunner)       # made by the measurement's batches
+    assert all(v > 0 for v in out[2]["raw"])

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from actors.costs.calibrate import CONTEXT_EFFECT, calibrate, fit_engine_costs, judge, probe_lengths, probe_runs
+from actors.costs.calibrate import CONTEXT_EFFECT, calibrate, fit_engine_costs, judge
+from actors.costs.probe import probe_lengths, probe_runs
 from actors.drafting.drafters import ModelDrafter, NgramDrafter
 from actors.core.engine import SpecEngine
 from actors.costs.machine import machine_differences, machine_facts

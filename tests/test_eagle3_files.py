@@ -8,6 +8,8 @@ import json
 import pytest
 import torch
 
+from actors.core.engine import SpecEngine
+from actors.costs.batch_costs import measure_batch_costs
 from actors.drafter_kinds import eagle, eagle3
 from actors.drafter_kinds.registry import check_draft_files, kind_of, kind_of_drafter
 from actors.drafting.eagle3_head import load_eagle3_head, random_eagle3_head, write_head_folder
@@ -133,7 +135,8 @@ def test_eagle3_names_resolve_and_serve(tmp_path):
     drafter = eagle3.KIND.load(type("C", (), {"draft": f"eagle3:{folder}"})(), target, None)
     assert kind_of_drafter(drafter) is eagle3.KIND and drafter.needs_features and eagle3.KIND.reads_features
     assert eagle3.KIND.draft_module(drafter, None) is drafter.head
-    assert eagle3.KIND.cost_probe(drafter)(2, 6, 1, 12, 0) > 0            # one batched head level
+    surface = measure_batch_costs(SpecEngine(target, drafter), sizes=(2,), widths=(1, 2), context=6, repeats=1)
+    assert surface[2]["draft"] > 0                                       # a batched head level, on the engine's path
     for name, msg in ((f"eagle3:{tmp_path / 'nope'}", "does not exist"), ("eagle3:", "names no folder")):
         assert msg in _one_line(check_draft_files, name, None)
 

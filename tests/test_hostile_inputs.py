@@ -302,12 +302,15 @@ def test_cost_times_are_checked_where_a_model_is_read():
 
     assert CostModel.from_dict(_cost()).verify(1) == pytest.approx(0.05)
     for bad in ({"values": [NAN, 1, 1]}, {"values": [1, 1]}, {"verify": {"knots": [2, 1], "values": [1, 1]}},
-                {"t_verify": None}, {"batch": {"2": {"knots": [1], "values": [0.1], "draft": 0}}}):
+                {"t_verify": None}, {"batch": {"2": {"knots": [1], "values": [0.1], "draft": -0.01}}},
+                {"batch": {"2": {"knots": [1], "values": [0.1], "draft": 0, "overhead": NAN}}}):
         d = _cost(**bad)
         if "t_verify" in bad:                       # the curve stored before the format: t_draft, t_verify
             d = {"t_draft": 0.01, "t_verify": {"1": -0.05}}
         with pytest.raises(SpecsweepError):
             CostModel.from_dict(d)
+    lookup = _cost(batch={"2": {"knots": [1], "values": [0.1], "draft": 0, "draft_base": 0, "overhead": 0.001}})
+    assert CostModel.from_dict(lookup).batch_draft(2, 3) == 0.0     # a drafter whose levels cost nothing measurable
     fitted = {**_cost(values=[-0.001, 0.08, 0.09]), "n_steps": 40}     # a fitted table's knots are coefficients
     assert math.isfinite(CostModel.from_dict(fitted).verify(1))
 

@@ -1,19 +1,12 @@
 """Measure a pair's cost model on the engine's own step path (GT paper §3: the cost ratio c; Φ).
 
-Probe. With two prompts of ``context`` tokens — a random block repeated (the drafts are accepted and an
-n-gram drafter finds matches, so the draft catches up on a token) and random tokens (the drafts
-are rejected, no catch-up) — the engine (``actors/core/engine.py``, the step
-of ``actors/core/step.py``, the pair's own drafter and runner) runs ``steps`` speculative steps with
-exactly k drafts per step for k = 0 (``ar``), 1, 2, 4, … while k + 1 ≤ ``max_tokens`` (and k ≤ the
-engine's ``max_draft``); EOS is ignored, so every step drafts k. For each k a run of
-``WARMUP_STEPS`` steps is discarded, then ``steps`` × ``repeats`` steps are kept, half on each
-prompt; ``ar``
-and the longest k run again at a longer context (2 × ``context``, within the KV capacity) to see
-whether context moves the cost.
-Each step is timed by phase as the engine runs it: the draft phase (``Step.draft_time``: the
-drafter's forwards and the policy's per-draft calls), the target forward alone
-(``Step.forward_time``), and the rest (acceptance, cache crops, the policy, bookkeeping) as the
-per-step overhead.
+Probe. The one timing harness (``actors/costs/probe.py``) at one row: the engine runs ``steps`` × ``repeats``
+speculative steps with exactly k drafts per step for k = 0 (``ar``), 1, 2, 4, … while k + 1 ≤ ``max_tokens`` (and
+k ≤ the engine's ``max_draft``), on a repeated-block prompt and a random prompt of ``context`` tokens; ``ar`` and
+the longest k run again at a longer context (2 × ``context``, within the KV capacity) to see whether context moves
+the cost. Each step is timed by phase as the engine runs it: the draft phase (``Step.draft_time``: the drafter's
+forwards and the policy's per-draft calls), the target forward alone (``Step.forward_time``), and the rest
+(acceptance, cache crops, the policy, bookkeeping) as the per-step overhead.
 
 Trees. With a drafter that grows trees, two static shapes (:data:`TREE_SHAPES`) run on the tree
 path too; a tree step's draft phase is fitted as a·levels + b·nodes (``CostModel.tree``), since
@@ -38,76 +31,23 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import contextmanager
 
 import numpy as np
 import torch
 
 from actors.core.engine import SpecEngine
 from actors.costs.machine import busy_cpus, cpu_times, machine_facts
+from actors.costs.probe import WARMUP_STEPS, block_prompt, eos_ignored, probe_runs
 from policies.cost_fit import MIN_KNOT_STEPS, fit_cost_model
 from policies.costs import CostModel, monotone
-from policies.fixed import Fixed, TargetOnly
+from policies.fixed import TargetOnly
 from policies.trees import Sequoia
 
 CONTEXT_EFFECT = 0.05     # keep context terms when they move a predicted step by more than this
 RESIDUAL_LIMIT = 0.15     # a step's time off the fit by more than this (median): not to be trusted
 LOAD_LIMIT = 0.5          # others' load above this × CPU count: not to be trusted
-WARMUP_STEPS = 2          # steps of the discarded run before each measured one
 TREE_SHAPES = ((8, 2), (16, 4))   # Sequoia (budget, depth) shapes of the tree probe
 TREE_ACCEPT = "0.5/0.3/0.2"      # a fixed per-rank acceptance for those shapes
-PERIOD = 16               # the probe prompt repeats a random block of this many tokens
-
-
-def probe_lengths(max_tokens: int, max_draft: int) -> list[int]:
-    """k = 0, 1, 2, 4, … with k + 1 ≤ ``max_tokens`` and k ≤ ``max_draft``."""
-    ks, k = [0], 1
-    while k + 1 <= max_tokens and k <= max_draft:
-        ks.append(k)
-        k *= 2
-    return ks
-
-
-@contextmanager
-def eos_ignored(engine: SpecEngine):
-    """While probing, no token ends a generation: every step drafts what the policy asks (the cost, not the text)."""
-    eos, engine.eos = engine.eos, frozenset()
-    try:
-        yield
-    finally:
-        engine.eos = eos
-
-
-def block_prompt(vocab: int, length: int, seed: int) -> list[int]:
-    """``length`` tokens: a random block of :data:`PERIOD` tokens, repeated."""
-    block = torch.randint(0, vocab, (PERIOD,), generator=torch.Generator().manual_seed(seed + 1)).tolist()
-    return (block * (length // PERIOD + 1))[:length]
-
-
-def probe_runs(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, repeats: int = 3, steps: int = 4,
-               seed: int = 0, vocab: int | None = None, second_context: bool = True) -> tuple[list, dict]:
-    """The probe's kept live runs [(prompt length, Generation), …] and what was run (``probe`` facts)."""
-    g = torch.Generator().manual_seed(seed)
-    vocab = vocab or engine.target.get_input_embeddings().weight.shape[0]
-    ks = probe_lengths(max_tokens, engine.max_draft if engine.drafter is not None else 0)
-    capacity = getattr(engine.runner, "capacity", None) or 1 << 30
-    long = min(2 * context, capacity - steps * repeats * (ks[-1] + 1) - 2)
-    contexts = [context] + ([long] if second_context and long > context * 1.5 else [])
-    kinds = {c: [block_prompt(vocab, c, seed),                           # repeated: drafts accepted, n-grams match
-                 torch.randint(0, vocab, (c,), generator=g).tolist()]     # random: drafts rejected
-             for c in contexts}
-    half = -(-steps * repeats // 2)                         # steps per prompt kind
-    runs = []
-    with eos_ignored(engine):
-        for c in contexts:
-            for k in (ks if c == context else [ks[0], ks[-1]]):
-                policy = TargetOnly() if k == 0 else Fixed(k)
-                engine.generate(kinds[c][0], policy, max_new_tokens=WARMUP_STEPS * (k + 1) + 1,
-                                max_steps=WARMUP_STEPS)                 # warms this shape up: discarded
-                for prompt in kinds[c]:
-                    gen = engine.generate(prompt, policy, max_new_tokens=half * (k + 1) + 1, max_steps=half)
-                    runs.append((c, gen))
-    return runs, {"lengths": ks, "steps": steps, "repeats": repeats, "contexts": contexts}
 
 
 def probe_tree_steps(engine: SpecEngine, prompt: list[int], steps: int) -> list:

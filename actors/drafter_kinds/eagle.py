@@ -4,14 +4,12 @@ Named ``eagle:PATH`` or by a shipped head's alias (:data:`EAGLE_HEADS`, folders 
 Loading: the head folder against the loaded target (``actors/drafting/eagle_head.py``). Files: the head's config and tensor
 shapes against the target's config (``actors/drafting/head_files.py``), which the memory plan runs too. Memory plan: the
 head borrows the target's embeddings and LM head, so only its layers and its feature fusion (2·hidden → hidden)
-count ("EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty", §3). Cost probe: one batched head
-level after a ``context``-position catch-up on random features. Rollouts: :func:`eagle_rollouts`. It reads the
+count ("EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty", §3). Rollouts: :func:`eagle_rollouts`. It reads the
 target's features (``see_features``).
 """
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -82,42 +80,6 @@ def _plan_params(params: dict, shape) -> int:
     return params["fusion"] - shared
 
 
-def head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int, seed: int = 0) -> float:
-    """Median seconds of one batched level of an EAGLE head over ``rows`` rows, after a ``context``-position
-    catch-up on random features (``actors/costs/batch_costs.py``'s docstring)."""
-    import torch  # heavy: torch
-
-    with torch.no_grad():
-        return _head_level_median(drafter, rows, context, repeats, vocab, seed)
-
-
-def _head_level_median(drafter, rows: int, context: int, repeats: int, vocab: int, seed: int) -> float:
-    import torch  # heavy: torch
-
-    from actors.runtime.clock import device_clock as clock  # heavy: torch
-    from actors.costs.calibrate import block_prompt  # heavy: torch
-
-    batch = drafter.twin()                                # the drafter seam at B rows, the engine's own path
-    batch.reset(rows)
-    gen = torch.Generator().manual_seed(seed)
-    width = drafter.feature_width
-    for b in range(rows):
-        batch.see_features(b, 0, torch.randn(context - 1, width, generator=gen).to(drafter.device, drafter.dtype))
-    batch.begin([block_prompt(vocab, context, seed + b) for b in range(rows)], [repeats + 2] * rows)
-    batch.next(range(rows))                               # the catch-up, untimed
-    times = []
-    for r in range(repeats + 1):                          # the first level is discarded
-        t = clock(drafter.device)
-        batch.next(range(rows))
-        if r:
-            times.append(clock(drafter.device) - t)
-    return statistics.median(times)
-
-
-def _cost_probe(drafter):
-    return lambda rows, context, repeats, vocab, seed: head_level_median(drafter, rows, context, repeats, vocab, seed)
-
-
 def eagle_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequence[int], *, max_new_tokens: int,
                    max_draft: int | None, eos_ids: Iterable[int] = ()) -> tuple[list[Rollout], dict]:
     """Rollouts of an :class:`~actors.drafting.eagle_drafter.EagleDrafter` at every reference position: the target's
@@ -172,7 +134,7 @@ def _serving(draft: str) -> Serving:
 KIND = DrafterKind(name=NAME, matches=is_head, load=_load, check_name=eagle_folder, check_files=_check_files,
                    config_file=_config_file, plan_params=_plan_params,
                    plan_check=lambda draft, target_config: check_head(eagle_folder(draft), target_config),
-                   cost_probe=_cost_probe, record_rollouts=eagle_rollouts, reads_features=True,
+                   record_rollouts=eagle_rollouts, reads_features=True,
                    draft_module=lambda drafter, draft_model: drafter.head,
                    rank_draft=lambda drafter, draft_model, target:
                    lambda seq: drafter.teacher_forced_logits(target, seq), serving=_serving)

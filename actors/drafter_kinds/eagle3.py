@@ -7,9 +7,8 @@ config, its auxiliary layers and every tensor's shape against the target's confi
 EAGLE-3 rule), which the memory plan runs too. Memory plan: the head borrows the target's embeddings; its own
 parameters beyond a plain one-layer decoder are the fusion ``fc`` (3·hidden → hidden) and attention over 2·hidden
 inputs (q, k, v twice as wide); its LM head is counted at the full vocabulary (an upper bound: the plan reads sizes
-from config.json, and ``draft_vocab_size`` is usually smaller) ("EAGLE-3", Li et al. 2025, §3.2). Cost probe and
-rollouts: the ``eagle`` kind's (one batched head level; the live drafter's chain at every reference position),
-which read the drafter's ``feature_width`` and ``feature_layers``. Serving: vLLM ``eagle3``, SGLang ``EAGLE3``,
+from config.json, and ``draft_vocab_size`` is usually smaller) ("EAGLE-3", Li et al. 2025, §3.2). Rollouts: the
+``eagle`` kind's (the live drafter's chain at every reference position), which read the drafter's ``feature_width`` and ``feature_layers``. Serving: vLLM ``eagle3``, SGLang ``EAGLE3``,
 TensorRT-LLM ``Eagle3``.
 """
 from __future__ import annotations
@@ -104,7 +103,7 @@ def _serving(draft: str) -> Serving:
 KIND = DrafterKind(name=NAME, matches=is_eagle3, load=_load, check_name=eagle3_folder, check_files=_check,
                    config_file=_config_file, plan_params=_plan_params,
                    plan_check=lambda draft, target_config: check_eagle3_head(eagle3_folder(draft), target_config),
-                   cost_probe=eagle._cost_probe, record_rollouts=eagle.eagle_rollouts, reads_features=True,
+                   record_rollouts=eagle.eagle_rollouts, reads_features=True,
                    draft_module=lambda drafter, draft_model: drafter.head,
                    rank_draft=lambda drafter, draft_model, target:
                    lambda seq: drafter.teacher_forced_logits(target, seq), serving=_serving)

@@ -50,8 +50,6 @@ class DrafterKind:
     * memory plan: ``on_gpu`` (the draft has weights and a cache on the GPU), ``plan_params(params, shape)``
       (rewrites the decoder's parameter counts in place; returns the parameters added in dtype precision beyond
       the quantized weights) and ``plan_check(draft, target_config)`` (a check the plan runs);
-    * ``cost_probe(drafter)``: a function ``(rows, context, repeats, vocab, seed) -> seconds`` of one batched
-      draft level (``actors/costs/batch_costs.py``), or None when drafting runs no forward;
     * ``record_rollouts``: the replay trace's rollouts ``(drafter, target, prompt_ids, reference, *,
       max_new_tokens, max_draft, eos_ids) -> (rollouts, info)`` (``actors/rollouts.py``), or None (not traced);
     * ``reads_features``: the drafter is handed the target's hidden states (``Drafter.see_features``);
@@ -72,7 +70,6 @@ class DrafterKind:
     on_gpu: bool = True
     plan_params: Callable = _same_params
     plan_check: Callable = _nothing
-    cost_probe: Callable = _nothing
     record_rollouts: Optional[Callable] = None
     reads_features: bool = False
     draft_module: Callable = _nothing

@@ -2,8 +2,7 @@
 :class:`~actors.drafting.drafters.ModelDrafter`). Any draft name no other kind claims is one (a hub id, a folder, an alias).
 
 Loading: its own :class:`~actors.loading.models.ModelSpec` beside the target, its tokenizer checked against the target's.
-Files: a local folder by ``actors/loading/model_files.py``'s rules. Memory plan: a plain decoder on GPU 0. Cost probe: one
-batched one-token forward of the draft LM (``actors/costs/batch_costs.py::forward_medians``). Rollouts: the module
+Files: a local folder by ``actors/loading/model_files.py``'s rules. Memory plan: a plain decoder on GPU 0. Rollouts: the module
 docstring of :func:`compute_rollouts`, the draft's own runner fed one token per forward.
 """
 from __future__ import annotations
@@ -32,14 +31,6 @@ def _check_files(draft: str, target_config: dict | None, tokenizer: bool = True)
     folder = local_folder(draft)
     if folder is not None:
         check_model_folder(folder, f"model {draft}", tokenizer)
-
-
-def _cost_probe(drafter):
-    """One batched one-token forward of the draft LM, after a ``context``-token prefill."""
-    from actors.costs.batch_costs import forward_medians  # heavy: torch
-
-    return lambda rows, context, repeats, vocab, seed: forward_medians(
-        drafter.model, rows, [1], context, repeats, vocab, seed, drafter.engine, drafter.inductor)[0]
 
 
 def compute_rollouts(drafter, target, prompt_ids: Sequence[int], reference: Sequence[int], *, max_new_tokens: int,
@@ -117,6 +108,6 @@ def _serving(draft: str) -> Serving:
 
 
 KIND = DrafterKind(name=NAME, matches=lambda draft: True, load=_load, loads_model=True, check_files=_check_files,
-                   cost_probe=_cost_probe, record_rollouts=compute_rollouts,
+                   record_rollouts=compute_rollouts,
                    draft_module=lambda drafter, draft_model: draft_model,
                    rank_draft=lambda drafter, draft_model, target: draft_model, serving=_serving)

@@ -46,10 +46,3 @@ def check_draft_files(draft: str | None, target_config: dict | None, tokenizer: 
     kind = kind_of(draft)
     if kind is not None:
         kind.check_files(draft, target_config, tokenizer)
-
-
-def cost_probe(drafter):
-    """``(rows, context, repeats, vocab, seed) -> seconds`` of one batched draft level of ``drafter``, or None when
-    drafting runs no forward (no drafter, a lookup): ``actors/costs/batch_costs.py::measure_batch_costs``'s draft."""
-    kind = kind_of_drafter(drafter)
-    return kind.cost_probe(drafter) if kind is not None else None

@@ -1,5 +1,5 @@
-"""The one clock every cost in specsweep is read from: the engine's step phases (and so ``specsweep calibrate``,
-which times the engine's own steps), the batch cost surface's forward medians and the drafter kinds' cost probes.
+"""The one clock every cost in specsweep is read from: the engine's step phases, and so ``specsweep calibrate`` and the
+batch cost surface, which both time the engine's own steps (``actors/costs/probe.py``).
 
 Rule: wall-clock seconds (``time.perf_counter``), the device synchronized first when it is a CUDA device, so a reading
 is taken after every kernel queued before it has finished (kernels run asynchronously to the host).

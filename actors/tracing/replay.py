@@ -12,8 +12,8 @@ batch) with three seams swapped:
   accepts what the live forward would;
 - **clock**: the cost model's predictions. One row under a per-row policy (:class:`CostClock`): draft time with
   its catch-up term and verify time at the row's context. A batch, or a batch policy (``tetris``, ``gt-batch``,
-  ``batch-schedule``), at any B (:class:`BatchCostClock`): a level of drafting costs ``batch_draft(B)``, the
-  target forward ``batch_verify(B, width)``, plus the per-step overhead.
+  ``batch-schedule``), at any B (:class:`BatchCostClock`): a draft phase of L levels costs ``batch_draft(B, L)``,
+  the target forward ``batch_verify(B, width)``, plus the B-row step's overhead ``batch_overhead(B)``.
 
 Nothing else in the step depends on the models, so the policies see the same numbers and make the same
 decisions: token ids, (drafted, accepted) and k_max per step are those of the live run, and finished rows
@@ -190,17 +190,17 @@ class BatchCostClock:
         """Nothing to read."""
 
     def drafted(self, bases, proposed, levels: int) -> float:
-        """``levels`` batched draft forwards over the rows."""
-        t = levels * self.model.batch_draft(len(bases)) if self.model is not None and levels else 0.0
+        """A draft phase of ``levels`` batched draft forwards over the rows (``CostModel.batch_draft``)."""
+        t = self.model.batch_draft(len(bases), levels) if self.model is not None and levels else 0.0
         self.wall += t
         return t
 
     def verified(self, bases, drafted, accepted, proposed, width: int) -> float:
-        """One target forward over the rows × ``width`` tokens, plus the per-step overhead."""
+        """One target forward over the rows × ``width`` tokens, plus the rows' per-step overhead."""
         if self.model is None:
             return 0.0
         t = self.model.batch_verify(len(bases), width)
-        self.wall += t + self.model.overhead
+        self.wall += t + self.model.batch_overhead(len(bases))
         return t
 
 

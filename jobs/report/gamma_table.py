@@ -12,8 +12,9 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
   per-position product form needs no i.i.d. assumption. K ranges over 0 … the deepest position measured.
 - **step time** (``policies/costs.py``): at B = 1 the single-row rule, t = draft(K, 0, C) + verify(K + 1, C) + o.
   At B > 1 the batch surface, measured at the calibration context C₀ (``CostModel.context``) and moved to C by the
-  per-row context terms, once per row: t = K·[T_d(B) + B·d₄·ΔC/1000] + T_B(K + 1) + B·(v_C + v_mC·(K + 1))·ΔC/1000 + o,
-  ΔC = C − C₀, with L = K + 1 verified tokens per row (``batch_verify``/``batch_draft``: the surface each actor
+  per-row context terms, once per row: t = [K > 0]·d₀(B) + K·[T_d(B) + B·d₄·ΔC/1000] + T_B(K + 1)
+  + B·(v_C + v_mC·(K + 1))·ΔC/1000 + o_B, ΔC = C − C₀, with L = K + 1 verified tokens per row (``batch_verify``,
+  ``batch_draft``, ``batch_overhead``: the surface each actor
   measured at the swept batch sizes, stored in ``actors.json`` after the tasks by ``jobs/sweep/actor_info.py``;
   without a measured batch table they fall back to the single-row model over B·L tokens, as the cost model says). A draft's catch-up after a
   fully accepted step (d₂, d₃) is left out.
