@@ -68,7 +68,7 @@ class PairActor:
 
     def __init__(self, pair: dict, label: str, *, calibrate: dict | None = None, warmup_question: dict | None = None,
                  warmup: int = 3, generation: dict | None = None, threads: int | None = None,
-                 replay: dict | None = None, learnt: list | None = None):
+                 replay: dict | None = None, learnt: list | None = None, sibling_cpus: float = 0.0):
         quiet_third_party(os.environ.get(VERBOSE_ENV) == "1")
         if threads:
             torch.set_num_threads(int(threads))
@@ -96,7 +96,7 @@ class PairActor:
                               max_new_tokens=(generation or {}).get("max_new_tokens", 128),
                               gammas=self.replay.get("fit_gammas", FIT_GAMMAS))
                      if replay is not None and self.warmup_question is not None else ())
-            self.pair.calibrate(**(calibrate or {}), extra_runs=extra)
+            self.pair.calibrate(**(calibrate or {}), extra_runs=extra, sibling_load=sibling_cpus)
         self.calibration_context = int((calibrate or {}).get("context", 256))
         self.cost_model = self.pair.costs if replay is not None else None     # replay's clock
 

@@ -56,6 +56,17 @@ class ActorStartError(Exception):
 OnResult = Callable[[dict, object, BaseException | None], None]   # (task, result or None, error or None)
 
 
+def cpu_shares(specs: list[ActorSpec], cpus: float) -> dict[str, tuple[int | None, float]]:
+    """{pair label: (torch threads, CPUs the sweep's other actors hold)}: CPU actors share the machine's cores evenly
+    (⌊cpus / CPU actors⌋ threads each, at least 1); a GPU actor keeps torch's default threads (None) and holds one
+    host CPU. The second number is what each actor's calibration does not count as other work on the machine
+    (``actors/costs/calibrate.py``'s trust verdict): its siblings calibrate and run beside it by design (counted as if
+    on its machine: on a multi-node cluster an upper bound)."""
+    share = max(1, int(cpus // max(1, sum(s.copies for s in specs if not s.num_gpus))))
+    held = sum(s.copies * (1 if s.num_gpus else share) for s in specs)
+    return {s.label: (None if s.num_gpus else share, float(held - (1 if s.num_gpus else share))) for s in specs}
+
+
 @dataclass
 class InProcessBackend:
     """PairActors built in this process; tasks run sequentially (one copy per pair is enough)."""
@@ -106,16 +117,14 @@ class RayBackend:
 
         check_placeable([(s.label, s.num_gpus) for s in specs if s.num_gpus for _ in range(s.copies)],
                         [n.get("Resources", {}).get("GPU", 0.0) for n in ray.nodes() if n.get("Alive")])
-        cpus = self.resources.get("CPU", 1)
-        cpu_actors = sum(s.copies for s in specs if not s.num_gpus)
+        shares = cpu_shares(specs, self.resources.get("CPU", 1))
         actor_class = ray_pair_actor()
         # GPU reservations largest first, as check_placeable packed them: small ones spread first could
         # leave no node whole for a larger one
         places = {(s.label, i): self._one_node(s.label, s.num_gpus)
                   for s in sorted(specs, key=lambda s: -s.num_gpus) if s.num_gpus for i in range(s.copies)}
         for s in specs:
-            # CPU actors share the machine's cores evenly; a GPU actor leaves torch's default
-            threads = max(1, int(cpus // max(1, cpu_actors))) if not s.num_gpus else None
+            threads, siblings = shares[s.label]
             remote = ray.remote(num_gpus=s.num_gpus, num_cpus=s.num_cpus if not s.num_gpus else 0,
                                 max_restarts=2, max_task_retries=2)(actor_class)
             acts = []
@@ -123,7 +132,7 @@ class RayBackend:
                 opts = {"name": f"{s.name}-{i}".replace("/", "_"), "get_if_exists": False} if s.name else {}
                 if (s.label, i) in places:
                     opts["scheduling_strategy"] = places[(s.label, i)]
-                acts.append(remote.options(**opts).remote(**s.kwargs, threads=threads))
+                acts.append(remote.options(**opts).remote(**s.kwargs, threads=threads, sibling_cpus=siblings))
             self.actors[s.label] = acts
         infos = {}
         for label, acts in self.actors.items():

@@ -114,7 +114,7 @@ def test_the_fit_recovers_the_phases_and_the_overhead():
     assert m.c == pytest.approx(4e-3 / 0.022) and m.verify_ratio(4) == pytest.approx(0.042 / 0.022)
     assert m.step_time(2) == pytest.approx(7e-3 + 0.034 + 2e-3)
     assert m.probe["context_terms"] is False and m.table["per_kctx"] == 0.0       # C does not move the cost
-    assert m.trust == {"reliable": True, "reasons": [], "others_load": 0.0, "load_source": "1-minute load average"}
+    assert m.trust == {"reliable": True, "reasons": [], "others_load": 0.0, "sibling_load": 0.0, "load_source": "1-minute load average"}
 
 
 def test_context_terms_are_kept_only_when_they_move_a_step_by_more_than_five_percent():
@@ -154,6 +154,11 @@ def test_the_cpus_busy_during_the_probe_judge_the_load_when_they_were_read():
                             own_load=0.5)
     assert busy.trust["reasons"] == ["other work loaded the machine (CPUs busy during the probe 1.5 besides ours on 2 "
                                      "CPUs; limit 1.0)"]
+    # the sweep's other actors calibrate beside this one by design: the CPUs they hold are not "other work"
+    beside = fit_engine_costs(quiet, probe, context=100, machine={**after_other_work, "busy_cpus": 2.0}, own_load=0.9,
+                              sibling_load=1.0)
+    assert beside.trust["reliable"] is True and beside.trust["others_load"] == pytest.approx(0.1)
+    assert beside.trust["sibling_load"] == 1.0
     assert busy_cpus((100.0, 400.0), (160.0, 500.0), 2) == pytest.approx(1.2)      # 60 of 100 ticks busy, 2 CPUs
     assert busy_cpus(None, (1.0, 2.0), 2) is None and busy_cpus((5.0, 9.0), (5.0, 9.0), 2) is None
     start = cpu_times()
@@ -181,3 +186,14 @@ def test_a_foreign_cost_file_gets_one_line(d, says):
     with pytest.raises(SpecsweepError, match="^") as e:
         check_cost_dict(d, "costs.json")
     assert says in str(e.value) and "\n" not in str(e.value) and str(e.value).startswith("costs.json ")
+
+
+def test_each_actor_knows_the_cpus_its_siblings_hold():
+    """Ray actors of one sweep share the cores: threads per CPU actor, and what the others hold (not other work)."""
+    from cluster.backends import ActorSpec, cpu_shares
+
+    two = [ActorSpec("a", {}), ActorSpec("b", {})]
+    assert cpu_shares(two, 2) == {"a": (1, 1.0), "b": (1, 1.0)}          # the default sweep on a 2-core laptop
+    assert cpu_shares([ActorSpec("a", {}, copies=2), ActorSpec("g", {}, num_gpus=1)], 8) == \
+        {"a": (4, 5.0), "g": (None, 8.0)}                                   # a GPU actor holds one host CPU
+    assert cpu_shares([ActorSpec("a", {})], 2) == {"a": (2, 0.0)}           # alone: nothing to discount

@@ -24,8 +24,9 @@ Trust. The measurement is marked unreliable (``CostModel.trust``) when the steps
 the fit by more than ``RESIDUAL_LIMIT`` (median relative residual of a step's time) or other work
 ran on the machine: the CPUs busy over the probe (``actors/costs/machine.py``'s ``busy_cpus`` from
 ``/proc/stat``; where that cannot be read, the 1-minute load average, which also counts work that
-ended in the minute before the probe) minus this process's own CPU use over the probe
-above ``LOAD_LIMIT`` × CPU count.
+ended in the minute before the probe) minus this process's own CPU use over the probe and minus the CPUs held by
+the sweep's other actors (``sibling_load``: they calibrate and run beside this one by design) above
+``LOAD_LIMIT`` × CPU count.
 """
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def context_effect(model: CostModel, ks, contexts) -> float:
 
 
 def fit_engine_costs(runs, probe: dict, *, context: int, machine: dict, label: str = "",
-                     own_load: float = 0.0, judge_trust: bool = True) -> CostModel:
+                     own_load: float = 0.0, judge_trust: bool = True, sibling_load: float = 0.0) -> CostModel:
     """The cost model from engine-path runs: fit, context terms kept only where they matter, T made
     non-decreasing, and the trust verdict (module docstring)."""
     counts: dict[int, int] = {}
@@ -117,11 +118,11 @@ def fit_engine_costs(runs, probe: dict, *, context: int, machine: dict, label: s
     model.device = machine.get("device", "cpu")
     model.machine = dict(machine)
     model.probe = {**probe, "context_effect": round(effect, 4), "context_terms": effect > CONTEXT_EFFECT}
-    model.trust = judge(model, own_load) if judge_trust else {"reliable": True, "reasons": [], "judged": False}
+    model.trust = judge(model, own_load, sibling_load) if judge_trust else {"reliable": True, "reasons": [], "judged": False}
     return model
 
 
-def judge(model: CostModel, own_load: float) -> dict:
+def judge(model: CostModel, own_load: float, sibling_load: float = 0.0) -> dict:
     """{"reliable": bool, "reasons": [...]}: the fit's residual spread and the others' load (module docstring)."""
     reasons = []
     spread = model.residuals.get("step", {}).get("median_abs_rel")
@@ -130,21 +131,23 @@ def judge(model: CostModel, own_load: float) -> dict:
     cpus = model.machine.get("cpu_count") or os.cpu_count() or 1
     busy = model.machine.get("busy_cpus")
     measured = busy is not None
-    others = max(0.0, float(busy if measured else model.machine.get("load_avg", 0.0)) - own_load)
+    others = max(0.0, float(busy if measured else model.machine.get("load_avg", 0.0)) - own_load - sibling_load)
     if others > LOAD_LIMIT * cpus:
         what = "CPUs busy during the probe" if measured else "load"
         reasons.append(f"other work loaded the machine ({what} {others:.1f} besides ours on {cpus} CPUs; "
                        f"limit {LOAD_LIMIT * cpus:.1f})")
     return {"reliable": not reasons, "reasons": reasons, "others_load": round(others, 2),
+            "sibling_load": round(float(sibling_load), 2),
             "load_source": "cpu time during the probe" if measured else "1-minute load average"}
 
 
 @torch.no_grad()
 def calibrate(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, repeats: int = 3, steps: int = 4,
-              seed: int = 0, label: str = "", extra_runs=(), judge: bool = True) -> CostModel:
+              seed: int = 0, label: str = "", extra_runs=(), judge: bool = True, sibling_load: float = 0.0) -> CostModel:
     """The pair's :class:`~policies.costs.CostModel`, measured on the engine's step path (module docstring).
     ``extra_runs``: more live runs of this engine [(prompt length, Generation), …] fitted with the probe's.
-    ``judge=False``: trusted whatever the residuals and the load (the sweep config's ``calibrate.judge``)."""
+    ``judge=False``: trusted whatever the residuals and the load (the sweep config's ``calibrate.judge``).
+    ``sibling_load``: CPUs the sweep's other actors hold, not counted as other work."""
     engine.prepare()
     wall, cpu, ticks = time.perf_counter(), time.process_time(), cpu_times()
     runs, probe = probe_runs(engine, context=context, max_tokens=max_tokens, repeats=repeats, steps=steps, seed=seed)
@@ -159,7 +162,7 @@ def calibrate(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, r
     if busy is not None:
         machine["busy_cpus"] = round(busy, 2)
     model = fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine,
-                             label=label, own_load=own, judge_trust=judge)
+                             label=label, own_load=own, judge_trust=judge, sibling_load=sibling_load)
     model.tree = fit_tree_draft(tree_steps)
     return model
 
