@@ -9,7 +9,7 @@ Prompts: the `sample` questions' first turns (then their second turns, as standa
 rendered with the target's chat template; greedy; the engine (``actors/core/engine.py``) at each batch size.
 
 1. Cost surface: ``actors/costs/batch_costs.py`` (the engine's own steps at B rows, fitted by phase) at B = 1, 2,
-   4, … up to the largest size and L = 1, 2, 3, 5, 9, at the prompts' median length + half the new tokens. `gt-batch` reads it: its cost model is
+   4, … up to the largest size and L = 1, 2, 3, 4, 5, 9, at the prompts' median length + half the new tokens. `gt-batch` reads it: its cost model is
    ``CostModel.measured`` from the B = 1 row with this surface as ``.batch``.
 2. Screen: at each B, every candidate — fixed γ for each ``--gammas``, `tetris` (γ = ``--tetris-gamma``),
    `gt-batch`, `batch-schedule` (default schedule; skipped where it equals a fixed γ already screened, same
@@ -51,7 +51,7 @@ from policies.batch import BatchSchedule
 from policies.costs import CostModel
 from policies.registry import build
 
-SURFACE_WIDTHS = (1, 2, 3, 5, 9)
+SURFACE_WIDTHS = (1, 2, 3, 4, 5, 9)            # every width the screened γ 1–4 verify, and 9
 
 
 def sample_prompts(tokenizer, template: str, n: int) -> list[list[int]]:

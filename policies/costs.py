@@ -258,6 +258,19 @@ class CostModel:
         return gt_phi.token_price(self.batch_draft(rows), self.batch_verify(rows, 1) + self.batch_overhead(rows),
                                   lambda w: self.batch_verify(rows, w), level, k)
 
+    def as_measured(self) -> "CostModel":
+        """This model with the measured forward times in place of their non-decreasing fit: T(m) at each knot from
+        ``raw_verify`` and each batch entry's T_B(L) from its ``raw`` values. What a step costs, for the clocks that
+        predict times (replay, the oracle bound, the γ table); policies keep reading the non-decreasing table, which
+        GT's Φ assumes. On a CPU the kernels chosen per shape make T far from monotone (measured on SmolLM2-135M:
+        T(3) = 77 ms, T(4) = 60 ms), and the pooled table priced a γ = 3 step 15 % too dear."""
+        batch = {b: ({**e, "values": [float(x) for x in e["raw"]]} if len(e.get("raw", ())) == len(e["values"]) else e)
+                 for b, e in self.batch.items()}
+        if not self.raw_verify and batch == self.batch:
+            return self
+        values = [self.raw_verify.get(m, v) for m, v in zip(self.table["knots"], self.table["values"])]
+        return dataclasses.replace(self, table={**self.table, "values": values}, batch=batch, raw_verify={})
+
     @property
     def target_over_draft(self) -> float:
         """GammaTune's ratio T_target / T_draft (the inverse of GT's c)."""

@@ -101,3 +101,20 @@ def test_the_draft_rule_prices_an_array_of_catch_ups_as_one_at_a_time():
     got = m.draft_time(3, lags, 700)
     assert list(got) == pytest.approx([m.draft_time(3, int(e), 700) for e in lags])
     assert m.draft_time(0, lags, 700) == 0.0
+
+
+def test_the_clocks_read_the_measured_forward_times_policies_the_non_decreasing_ones():
+    """``as_measured``: raw T(m) per knot (a CPU's m = 4 can be cheaper than m = 3) and each batch entry's raw
+    T_B(L); the model itself, which policies read, keeps the non-decreasing table; a model without raw values is
+    returned as it is."""
+    from actors.tracing.replay import BatchCostClock, CostClock
+
+    m = CostModel.measured(0.005, {1: 0.037, 3: 0.068, 4: 0.068, 5: 0.068}, raw_verify={3: 0.077, 4: 0.060, 5: 0.066})
+    m.batch = {4: {"knots": [1, 4], "values": [0.06, 0.09], "raw": [0.06, 0.08], "draft": 0.01}}
+    t = m.as_measured()
+    assert t.verify(4) == pytest.approx(0.060) and t.verify(3) == pytest.approx(0.077) and t.verify(1) == 0.037
+    assert t.batch_verify(4, 4) == pytest.approx(0.08) and t.raw_verify == {}
+    assert m.verify(4) == 0.068 and m.batch_verify(4, 4) == 0.09        # unchanged: what policies read
+    assert CostClock(m).model.verify(4) == pytest.approx(0.060) and BatchCostClock(m).model.batch_verify(4, 4) == 0.08
+    plain = CostModel.measured(0.005, {1: 0.037, 2: 0.05})
+    assert plain.as_measured() is plain

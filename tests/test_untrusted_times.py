@@ -100,7 +100,7 @@ def untrusted_sweep(tmp_path_factory):
                         "warmup": 0, "mode": "replay", "validate": 0.0,
                         "calibrate": {"context": 16, "max_tokens": 4, "repeats": 1}})
     mp = pytest.MonkeyPatch()
-    mp.setattr(cal, "judge", lambda m, own_load: {"reliable": False, "reasons": ["load 3.0 besides ours"]})
+    mp.setattr(cal, "judge", lambda m, own_load, sibling_load=0.0: {"reliable": False, "reasons": ["load 3.0 besides ours"]})
     cwd = os.getcwd()
     os.chdir(tmp)
     try:

@@ -117,6 +117,7 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
 
     ``max_draft``: K, the largest cap a step may use (None: as many proposals as the trace recorded)."""
     budget = check_trace(trace, max_new_tokens=max_new_tokens)
+    cost_model = cost_model.as_measured()                            # the measured forward times, as replay's clock
     reference = list(trace.reference[:budget])
     n_pos, plen = len(reference), len(trace.prompt_ids)
     size = plen + n_pos + 1                                          # lags 0 … |prompt| − 1 + N

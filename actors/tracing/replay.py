@@ -10,7 +10,8 @@ batch) with three seams swapped:
   target-only output y, so a row is always at some position j (prompt + y_<j) and the target's argmax
   after prompt + y_<j+i *is* y_{j+i}: greedy acceptance (``actors/core/acceptance.py``) against y_j, y_{j+1}, …
   accepts what the live forward would;
-- **clock**: the cost model's predictions. One row under a per-row policy (:class:`CostClock`): draft time with
+- **clock**: the cost model's predictions, read from its measured forward times (``CostModel.as_measured``: the
+  raw T(m) per knot, not the non-decreasing fit the policies see). One row under a per-row policy (:class:`CostClock`): draft time with
   its catch-up term and verify time at the row's context. A batch, or a batch policy (``tetris``, ``gt-batch``,
   ``batch-schedule``), at any B (:class:`BatchCostClock`): a draft phase of L levels costs ``batch_draft(B, L)``,
   the target forward ``batch_verify(B, width)``, plus the B-row step's overhead ``batch_overhead(B)``.
@@ -150,7 +151,8 @@ class CostClock:
     """
 
     def __init__(self, model: CostModel | None, scale: float = 1.0):
-        self.model, self.scale = model, scale
+        self.model = model.as_measured() if model is not None else None     # measured forward times
+        self.scale = scale
         self.dlen = 0
         self.wall = 0.0          # Σ predicted step times, overhead included
 
@@ -183,7 +185,7 @@ class BatchCostClock:
     """Batch step times from a :class:`~policies.costs.CostModel`'s batch surface (0 without a model)."""
 
     def __init__(self, model: CostModel | None):
-        self.model = model
+        self.model = model.as_measured() if model is not None else None     # measured forward times
         self.wall = 0.0
 
     def start(self) -> None:

@@ -10,7 +10,8 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
   accepted drafts + the target's own token. With i.i.d. acceptance α, S_i = α^i and E_K = (1 − α^{K+1}) / (1 − α),
   Leviathan, Kalman & Matias 2023 ("Fast Inference from Transformers via Speculative Decoding", Eq. 1); the
   per-position product form needs no i.i.d. assumption. K ranges over 0 … the deepest position measured.
-- **step time** (``policies/costs.py``): at B = 1 the single-row rule, t = draft(K, 0, C) + verify(K + 1, C) + o.
+- **step time** (``policies/costs.py``, its measured forward times: ``CostModel.as_measured``): at B = 1 the
+  single-row rule, t = draft(K, 0, C) + verify(K + 1, C) + o.
   At B > 1 the batch surface, measured at the calibration context C₀ (``CostModel.context``) and moved to C by the
   per-row context terms, once per row: t = [K > 0]·d₀(B) + K·[T_d(B) + B·d₄·ΔC/1000] + T_B(K + 1)
   + B·(v_C + v_mC·(K + 1))·ΔC/1000 + o_B, ΔC = C − C₀, with L = K + 1 verified tokens per row (``batch_verify``,
@@ -195,7 +196,7 @@ def folder_models(folder: str, df: pd.DataFrame, costs: str | None) -> tuple[dic
             out[pair] = roofline_cost_model(roof[0], r["target"], (r["draft"] or None), "bfloat16", roof[1])
         return out, roofline_label(*roof)
     out = pair_cost_models(read_actor_infos(folder))
-    return {p: m for p, m in out.items() if m.reliable}, "the sweep's fitted cost model"
+    return {p: m.as_measured() for p, m in out.items() if m.reliable}, "the sweep's fitted cost model"
 
 
 def gamma_section(folder: str, df: pd.DataFrame, costs: str | None = None) -> str:
