@@ -137,7 +137,8 @@ def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
     t = pd.read_csv(Path(res["output"]) / "gamma_table.csv")
     b2 = t[(t["batch_size"] == 2) & (t["bucket"] == "<= 512")].set_index("K")
     for k in b2.index:
-        assert b2.loc[k, "step_ms"] == pytest.approx(step_time(m, 2, int(k), 256) * 1e3)
+        # priced on the measured forward times (raw knots), as replay's clocks are
+        assert b2.loc[k, "step_ms"] == pytest.approx(step_time(m.as_measured(), 2, int(k), 256) * 1e3)
     assert m.batch_verify(2, 1) != m.verify(2)      # the surface, not the one-row fallback
     assert "| tiny | 2 | <= 512 |" in text
 
