@@ -8,7 +8,7 @@ import pytest
 
 from actors.core.engine import SpecEngine
 from actors.costs.batch_costs import measure_batch_costs
-from actors.costs.probe import probe_runs
+from actors.costs.probe import probe_runs, row_lengths
 from actors.drafting.drafters import ModelDrafter, NgramDrafter
 from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
 from bench.batch import gt_costs, ratio_interval, run_batches, stops_paying
@@ -33,6 +33,8 @@ def test_the_harness_runs_every_row_of_a_batch_through_the_engines_steps():
     engine = tiny_engine()
     runs, probe = probe_runs(engine, context=10, repeats=2, steps=2, rows=3, lengths=[0, 3], second_context=False)
     assert probe["rows"] == 3 and probe["lengths"] == [0, 3] and probe["contexts"] == [10]
+    assert row_lengths(10, 3) == [8, 10, 12] and row_lengths(100, 5) == [75, 88, 100, 112, 125]   # ± 25 %, mean kept
+    assert row_lengths(10, 1) == [10]                                                          # one row: the context
     # per length: a repeated-block and a random batch, 2 kept steps each; row 0's record of each batch
     assert [[s.drafted for s in g.steps] for _, g in runs] == [[0, 0], [0, 0], [3, 3], [3, 3]]
     for _, g in runs:

@@ -2,7 +2,7 @@
 
 Rule. For each batch size B in ``sizes``, the one timing harness (``actors/costs/probe.py``) runs the pair's engine
 at B rows with k = L − 1 drafts per step for every width L in ``widths`` (every row verifies L tokens), on B
-repeated-block and B random prompts of ``context`` tokens, ``steps`` × ``repeats`` kept steps per k — the same runs,
+repeated-block and B random prompts of ``context`` tokens on average (their lengths spread ± 25 %), ``steps`` × ``repeats`` kept steps per k — the same runs,
 rows runner and clock as ``specsweep calibrate``'s single-row probe (``actors/costs/calibrate.py``). The single-row
 fit of ``policies/cost_fit.py`` (no context terms: one context) is applied to the batch's steps, each step being one
 batched draft phase, one target forward over B·L slots and the rest of the step for all B rows:
