@@ -114,3 +114,23 @@ def test_plan_two_and_eight_gpus():
     assert max_memory_arg({0: 2 ** 30})[0] == "1024MiB"
     with pytest.raises(SpecsweepError, match="draft_gpu 2"):
         plan_max_memory(1, 2, H100, draft_gpu=2)
+
+
+def test_the_caps_spread_a_7b_target_over_two_gpus_as_from_pretrained_places_it():
+    """Sharding as far as a CPU can test it: our per-GPU caps, handed to the placer ``from_pretrained(device_map="auto",
+    max_memory=…)`` runs (accelerate's ``infer_auto_device_map``), put a Llama-2-7B shape (built on the meta device:
+    no memory) on both GPUs and nothing on the CPU or disk; the decoder layers stay in order, GPU 0 first."""
+    from accelerate import infer_auto_device_map, init_empty_weights
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
+                      num_key_value_heads=32, vocab_size=32000)
+    with init_empty_weights():
+        model = LlamaForCausalLM(cfg).to(torch.bfloat16)
+    caps = plan_max_memory(weight_bytes(LLAMA2_7B), 2, 10 * GB, kv_bytes(LLAMA2_7B, 2048))
+    where = infer_auto_device_map(model, max_memory=max_memory_arg(caps), no_split_module_classes=["LlamaDecoderLayer"])
+    assert set(where.values()) == {0, 1}                       # both GPUs, no CPU or disk offload
+    layers = [where[f"model.layers.{i}"] for i in range(32) if f"model.layers.{i}" in where]
+    assert layers == sorted(layers) and layers[0] == 0 and layers[-1] == 1
+    with pytest.raises(SpecsweepError, match="raise num_gpus or quantize"):     # one GPU of 10 GB cannot hold it
+        plan_max_memory(weight_bytes(LLAMA2_7B), 1, 10 * GB, kv_bytes(LLAMA2_7B, 2048))
