@@ -192,7 +192,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--gammas", type=int, nargs="+", default=[1, 2, 3, 4])
     ap.add_argument("--tetris-gamma", type=int, default=4)
     ap.add_argument("--screen-tokens", type=int, default=16)
-    ap.add_argument("--repeats", type=int, default=3, help="repeats of the cost surface's engine steps (2 steps each per width)")
+    ap.add_argument("--repeats", type=int, default=3, help="repeats of the cost surface's engine steps (each width: max(4, 2 × repeats) kept steps)")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 4 prompts, 16 tokens, B = 1 4, γ = 1 2")
     a = ap.parse_args(argv)
@@ -255,7 +255,7 @@ def report(a, pair, prompts, context, surface, screen, best, measured, seconds) 
     print(f"# batch benchmark {time.strftime('%Y-%m-%d %H:%M')}: {a.target} + {a.draft} on {pair.device}; "
           f"{len(prompts)} sample prompts (median {sorted(map(len, prompts))[len(prompts) // 2]} tokens), "
           f"max_new_tokens={a.max_new_tokens}, greedy, {torch.get_num_threads()} threads, {seconds:.0f} s in all")
-    print(f"\n## batch cost surface (engine steps fitted by phase, {2 * a.repeats} per width, at context {context}; "
+    print(f"\n## batch cost surface (engine steps fitted by phase, {max(4, 2 * a.repeats)} per width, at context {context}; "
           "B rows × L tokens)")
     print("\n".join(surface_table(surface)))
     ar1 = measured[a.sizes[0]][("ar", 1)]

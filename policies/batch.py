@@ -22,11 +22,11 @@
     test of Eq. 5 with the price of Eq. 2 / 18: a drafted level is worth verifying while its estimated yield
     exceeds its price. What is ours:
 
-    - the price of level L in plain batch steps, c_B(L) = (T_d(B) + Φ_B(L) − Φ_B(L − 1)) / (T_B(1) + o):
-      one batched draft forward plus the level's verify growth Φ_B on the B-row table (the paper's Φ,
-      zero below that table's knee; ``policies/phi.py``), over a plain batch step with the per-step
-      overhead o counted (``policies/costs.py::level_price``); ``c=params`` puts the parameter ratio in
-      place of T_d(B) / (T_B(1) + o), a number replaces the whole price;
+    - the price of level L in plain batch steps, c_B(L) = (d₀(B) + T_d(B) + Φ_B(L) − Φ_B(L − 1)) / (T_B(1) + o_B):
+      a step's draft phase drafting one batched level plus the level's verify growth Φ_B on the B-row table (the
+      paper's Φ, zero below that table's knee; ``policies/phi.py``), over a plain batch step with the B-row step's
+      overhead o_B counted (``policies/costs.py::level_price``); ``c=params`` puts the parameter ratio in place of
+      (d₀(B) + T_d(B)) / (T_B(1) + o_B), a number replaces the whole price;
     - ``rule=mean``: the rows' level-L drafts are verified while Σ_b α̂_b / B > c_B(L) — a plain batch step
       yields B tokens, so Σ α̂_b / B is the level's expected yield in plain batch steps; the first level failing
       it is not verified by any row and drafting stops;

@@ -91,12 +91,22 @@ def check_times(d: dict, source: str) -> None:
     else:
         for k, v in verify.items():
             _finite(v, f"{source}: verify.{k}")
+    if d.get("raw_verify"):                             # the measured T(m) replay's clock reads (as_measured)
+        _times(d["raw_verify"], f"{source}: raw_verify", keyed=True, positive=False)
     _time(d.get("overhead", 0.0), f"{source}: overhead", positive=False)
     batch = d.get("batch", {})
     if not isinstance(batch, dict):
         raise SpecsweepError(f"{source}: batch is {str(batch)[:40]!r}; expected a mapping of batch sizes to tables")
     for b, e in batch.items():
         _table(e, f"{source}: batch[{b}]", ())
+        if "raw" in e:                                  # the measured T_B(L) replay's clock reads (as_measured)
+            if not isinstance(e["raw"], list):
+                raise SpecsweepError(f"{source}: batch[{b}].raw is {str(e['raw'])[:40]!r}; expected a list of times")
+            for i, v in enumerate(e["raw"]):
+                _time(v, f"{source}: batch[{b}].raw[{i}]", positive=False)
+            if len(e["raw"]) != len(e["knots"]):
+                raise SpecsweepError(f"{source}: batch[{b}]: {len(e['knots'])} knots but {len(e['raw'])} raw values; "
+                                     "give one time per knot")
         _time(e.get("draft"), f"{source}: batch[{b}].draft", positive=False)
         for key in ("draft_base", "overhead"):
             _time(e.get(key, 0.0), f"{source}: batch[{b}].{key}", positive=False)

@@ -96,7 +96,7 @@ class CostModel:
     probe: dict = field(default_factory=dict)      # how (actors/costs/calibrate.py): lengths, repeats, contexts
     trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/costs/calibrate.py)
     tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
-    batch: dict = field(default_factory=dict)      # {B: {"knots", "values", "draft", "draft_base"?, "overhead"?}}; {} unmeasured
+    batch: dict = field(default_factory=dict)      # {B: {"knots", "values", "draft", "raw"?, "draft_base"?, "overhead"?, "steps"?}}
     params: dict = field(default_factory=dict)     # parameter counts {"target": n, "draft": n} (actors/pair.py); {} unknown
 
     @property
@@ -235,7 +235,7 @@ class CostModel:
 
     def batch_step_time(self, rows: int, k: int, context: float | None = None) -> float:
         """Seconds of one step of ``rows`` rows, each drafting k and verifying k + 1 tokens, at ``context`` (default
-        the model's C₀): d₀(B) + k·(T_d(B) + B·d₄·ΔC) + T_B(k + 1) + B·(v_C + v_mC·(k + 1))·ΔC + o_B with
+        the model's C₀): [k > 0]·d₀(B) + k·(T_d(B) + B·d₄·ΔC) + T_B(k + 1) + B·(v_C + v_mC·(k + 1))·ΔC + o_B with
         ΔC = (C − C₀)/1000 (the surface is measured at C₀; the context terms are the single-row model's, once per
         row). At B = 1 it is :meth:`step_time` — the single-row model is the surface's B = 1 member."""
         c = self.context if context is None else context
@@ -264,11 +264,15 @@ class CostModel:
         predict times (replay, the oracle bound, the γ table); policies keep reading the non-decreasing table, which
         GT's Φ assumes. On a CPU the kernels chosen per shape make T far from monotone (measured on SmolLM2-135M:
         T(3) = 77 ms, T(4) = 60 ms), and the pooled table priced a γ = 3 step 15 % too dear."""
-        batch = {b: ({**e, "values": [float(x) for x in e["raw"]]} if len(e.get("raw", ())) == len(e["values"]) else e)
-                 for b, e in self.batch.items()}
+        def measured(raw, fitted):          # a width the fit had no time for (≤ 0): its non-decreasing value
+            return [r if r > 0 else f for r, f in zip(raw, fitted)]
+
+        batch = {b: ({**e, "values": measured(e["raw"], e["values"])} if len(e.get("raw", ())) == len(e["values"])
+                     else e) for b, e in self.batch.items()}
         if not self.raw_verify and batch == self.batch:
             return self
-        values = [self.raw_verify.get(m, v) for m, v in zip(self.table["knots"], self.table["values"])]
+        knots, fitted = self.table["knots"], self.table["values"]
+        values = measured([self.raw_verify.get(m, v) for m, v in zip(knots, fitted)], fitted)
         return dataclasses.replace(self, table={**self.table, "values": values}, batch=batch, raw_verify={})
 
     @property

@@ -73,6 +73,20 @@ def test_a_cost_model_reads_the_surface_back(surface):
     assert model.batch_step_time(1, 1) == pytest.approx(model.step_time(1))
 
 
+def test_a_width_no_step_ran_at_is_read_off_the_fit_never_zero():
+    """Runs that verified 1 and 2 tokens only, a surface asked for widths 1, 2, 3: width 3 comes from the fitted
+    table (extrapolated), so neither the clock's raw value nor the policies' table holds a 0."""
+    from actors.costs.batch_costs import surface_entry
+
+    engine = tiny_engine()
+    runs, _ = probe_runs(engine, context=10, repeats=2, steps=2, rows=2, lengths=[0, 1], second_context=False)
+    e = surface_entry(runs, [1, 2, 3])
+    assert all(v > 0 for v in e["raw"]) and all(v > 0 for v in e["values"])
+    model = CostModel.measured(0.01, {1: 0.1})
+    model.batch = {2: e}
+    assert model.as_measured().batch_verify(2, 3) > 0
+
+
 def test_a_surface_stored_before_it_had_phases_still_reads():
     """A surface without ``draft_base``/``overhead`` (measured before the one harness): the single-row overhead."""
     model = CostModel.measured(0.01, {1: 0.1, 2: 0.12})

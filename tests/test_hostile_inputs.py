@@ -303,7 +303,10 @@ def test_cost_times_are_checked_where_a_model_is_read():
     assert CostModel.from_dict(_cost()).verify(1) == pytest.approx(0.05)
     for bad in ({"values": [NAN, 1, 1]}, {"values": [1, 1]}, {"verify": {"knots": [2, 1], "values": [1, 1]}},
                 {"t_verify": None}, {"batch": {"2": {"knots": [1], "values": [0.1], "draft": -0.01}}},
-                {"batch": {"2": {"knots": [1], "values": [0.1], "draft": 0, "overhead": NAN}}}):
+                {"batch": {"2": {"knots": [1], "values": [0.1], "draft": 0, "overhead": NAN}}},
+                {"batch": {"2": {"knots": [1, 2], "values": [0.1, 0.2], "raw": [-1.0, 0.2], "draft": 0}}},
+                {"batch": {"2": {"knots": [1, 2], "values": [0.1, 0.2], "raw": [0.1], "draft": 0}}},
+                {"raw_verify": {"1": NAN}}):
         d = _cost(**bad)
         if "t_verify" in bad:                       # the curve stored before the format: t_draft, t_verify
             d = {"t_draft": 0.01, "t_verify": {"1": -0.05}}

@@ -34,8 +34,10 @@ WIDTHS = tuple(range(1, 10))
 
 def surface_entry(runs, widths: Sequence[int]) -> dict:
     """One batch size's entry from the harness's runs at that size (the module docstring's rule)."""
-    model = fit_cost_model(runs, knots=widths, context_terms=False)
-    raw = [max(0.0, float(v)) for v in model.table["values"]]
+    seen = {s.drafted + 1 for _, g in runs for s in g.steps}
+    model = fit_cost_model(runs, knots=[w for w in widths if w in seen] or None, context_terms=False)
+    # a width no step ran at (a drafter that proposed fewer) is read off the fitted table, never left at 0
+    raw = [max(0.0, model.verify_time(w, 0)) for w in widths]
     fitted = monotone(dict(zip(widths, raw)))                 # a wider forward never costs less
     return {"knots": list(widths), "values": [fitted[w] for w in widths], "raw": raw,
             "draft": max(0.0, model.draft.get("per_proposal", 0.0)),

@@ -100,5 +100,5 @@ def probe_runs(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, 
                 for prompts in kinds[c]:
                     gens = engine.generate_batch(prompts, policies(k), max_new_tokens=half * (k + 1) + 1,
                                                  max_steps=half)
-                    runs.append((c, gens[0]))
+                    runs.append((row_lengths(c, rows)[0], gens[0]))
     return runs, {"lengths": ks, "steps": steps, "repeats": repeats, "contexts": contexts, "rows": rows}

@@ -10,7 +10,7 @@ both ``fraction_of_oracle`` and ``bound_check`` (:func:`oracle_scope`, :func:`co
   and the report says so;
 - **same cost surface**: batch size 1 and a chain policy. A batch policy (``tetris``, ``gt-batch``,
   ``batch-schedule``) is replayed as a batch even at B = 1, priced on the batch surface (``BatchCostClock``: no
-  catch-up, context or per-step draft terms), so it is left out, and the report says so;
+  catch-up or context terms), so it is left out, and the report says so;
 - where a pair has no bound, the live ``oracle`` policy is the reference, against rows of its own mode.
 
 Two limits are stated in the report rather than left silent (:func:`scope_notes`):
