@@ -165,10 +165,11 @@ def _lstsq_nonneg(X: np.ndarray, y: np.ndarray, nonneg: Sequence[int]) -> np.nda
 
 
 def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "", knots: Sequence[int] | None = None,
-                   context_terms: bool = True) -> CostModel:
+                   context_terms: bool = True, draft_nonneg: Sequence[str] = ("per_proposal_kctx",)) -> CostModel:
     """Fit on live runs: ``runs`` = [(prompt length, Generation), …] of one actor (any policies, ``ar`` included).
     ``knots``: the verified lengths T is tabulated at (default: every length with ``MIN_KNOT_STEPS`` steps).
-    ``context_terms=False``: no context slopes (d₄ = v_C = v_mC = 0)."""
+    ``context_terms=False``: no context slopes (d₄ = v_C = v_mC = 0). ``draft_nonneg``: draft coefficients that are
+    dropped and the rest refitted when fitted negative (``_lstsq_nonneg``)."""
     samples = [s for plen, gen in runs for s in samples_from_generation(plen, gen)]
     if not context_terms:
         samples = [dataclasses.replace(s, context=0) for s in samples]
@@ -186,7 +187,7 @@ def fit_cost_model(runs: Sequence[tuple[int, object]], label: str = "", knots: S
     yd = np.array([s.draft_time for s in samples])
     yv = np.array([s.verify_time for s in samples])
     drafting = Xd[:, 0] > 0
-    cd = _lstsq_nonneg(Xd[drafting], yd[drafting], nonneg=[DRAFT_FEATURES.index("per_proposal_kctx")]) \
+    cd = _lstsq_nonneg(Xd[drafting], yd[drafting], nonneg=[DRAFT_FEATURES.index(k) for k in draft_nonneg]) \
         if drafting.any() else np.zeros(len(DRAFT_FEATURES))
     cv = _lstsq_nonneg(Xv, yv, nonneg=[len(knots), len(knots) + 1])
     steps = sum(len(g.steps) for _, g in runs)

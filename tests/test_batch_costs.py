@@ -159,3 +159,24 @@ def test_the_surface_is_measured_on_the_engines_own_rows_runner():
     out = measure_batch_costs(engine, sizes=(2,), widths=(1,), context=6, repeats=1)
     assert isinstance(engine.runners._batch, StaticBatchRunner)       # made by the measurement's batches
     assert all(v > 0 for v in out[2]["raw"])
+
+
+def test_a_surface_entry_never_stores_a_negative_draft_part():
+    """Draft phases of −1 ms + 4 ms·k (a negative per-step part, as a noisy batch can fit): d₀ is dropped and d₁
+    refitted alone (least squares through the origin), not d₀ clipped to 0 with d₁ left as fitted."""
+    from actors.core.step import Generation
+    from actors.costs.batch_costs import surface_entry
+    from policies.base import Step
+
+    runs = []
+    for k in (0, 1, 2, 4):
+        steps = [Step(k_max=k, drafted=k, accepted=0, emitted=1, proposed=k, draft_time=(-1e-3 + 4e-3 * k) if k else 0.0,
+                      verify_time=0.02 + 1e-3 * k, forward_time=0.02 + 1e-3 * k) for _ in range(4)]
+        g = Generation(token_ids=[1] * 4, steps=steps, prefill_time=0.0)
+        g.wall_time = sum(s.draft_time + s.forward_time for s in steps)
+        runs.append((16, g))
+    e = surface_entry(runs, [1, 2, 3, 5])
+    assert e["draft_base"] == 0.0
+    # refitted through the origin (≈ Σ k·t / Σ k² = 3.67 ms; the first step's prompt catch-up column takes a little),
+    # not the unconstrained slope of 4 ms that clipping d₀ alone would have kept
+    assert 3.6e-3 < e["draft"] < 3.8e-3

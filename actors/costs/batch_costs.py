@@ -35,7 +35,8 @@ WIDTHS = tuple(range(1, 10))
 def surface_entry(runs, widths: Sequence[int]) -> dict:
     """One batch size's entry from the harness's runs at that size (the module docstring's rule)."""
     seen = {s.drafted + 1 for _, g in runs for s in g.steps}
-    model = fit_cost_model(runs, knots=[w for w in widths if w in seen] or None, context_terms=False)
+    model = fit_cost_model(runs, knots=[w for w in widths if w in seen] or None, context_terms=False,
+                           draft_nonneg=("per_step", "per_proposal"))     # stored as times: none fitted below 0
     # a width no step ran at (a drafter that proposed fewer) is read off the fitted table, never left at 0
     raw = [max(0.0, model.verify_time(w, 0)) for w in widths]
     fitted = monotone(dict(zip(widths, raw)))                 # a wider forward never costs less
