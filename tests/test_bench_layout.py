@@ -42,3 +42,22 @@ def test_decision_cost_covers_every_sequence_policy():
     assert set(REGISTRY) - {"ar"} - trees <= set(specs) and not trees & set(specs)
     for spec in specs:
         assert per_decision_us(spec, steps=20) > 0
+
+
+def test_cpu_prepack_copy_keeps_the_models_answers():
+    """bench/cpu_prepack.py's packed copy: every linear layer packed, the original untouched, and the same greedy
+    token at every position of a forward (logits equal to float32 rounding)."""
+    import torch
+
+    from actors.loading.tiny_pair import llama
+    from bench.cpu_prepack import PackedLinear, packed_copy
+
+    dense = llama(vocab=64, layers=2, hidden=32, seed=3)
+    packed = packed_copy(dense)
+    assert any(isinstance(m, PackedLinear) for m in packed.modules())
+    assert not any(isinstance(m, torch.nn.Linear) for m in packed.modules())
+    assert any(isinstance(m, torch.nn.Linear) for m in dense.modules())
+    ids = torch.randint(0, 64, (1, 9), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        a, b = dense(input_ids=ids).logits, packed(input_ids=ids).logits
+    assert torch.equal(a.argmax(-1), b.argmax(-1)) and torch.allclose(a, b, atol=1e-4)

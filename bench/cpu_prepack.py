@@ -1,0 +1,120 @@
+"""Does prepacking the target's linear weights for oneDNN make a CPU verify forward over m tokens cheaper?
+
+On this project's 2-core CPU, one forward of SmolLM2-135M over m = 2 tokens costs 1.6 × m = 1 and m = 3 costs
+more than m = 4 (``docs/replay.md``, "Time"): for m ≥ 2 the dense fp32 matmul repacks every weight matrix on each
+call, m = 1 takes the matrix-vector path. A weight packed once into oneDNN's blocked layout
+(``torch.utils.mkldnn.MkldnnLinear``) is read as it lies. This script measures, in one process and interleaved
+(dense, packed, dense, packed … so drift hits both alike), T(m) = one forward of m new tokens after a
+``--context``-token prefill, for each m, on a dense copy and a packed copy of the target; prints the medians,
+T(m)/T(1) for both, packed/dense per m with a 95 % bootstrap interval over the repeats, and whether the packed
+copy's greedy token at every position equals the dense copy's (the kernels differ, so logits may differ in the
+last bits).
+
+    python -m bench.cpu_prepack [--target smollm2-135m] [--context 128] [--repeats 12] [--widths 1 2 3 4 5 8]
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+
+import numpy as np
+import torch
+import torch.utils.mkldnn
+
+from actors.loading.models import ModelSpec, load_model
+
+
+class PackedLinear(torch.nn.Module):
+    """A linear layer whose weight is packed once into oneDNN's layout; input and output stay dense tensors."""
+
+    def __init__(self, linear: torch.nn.Linear):
+        super().__init__()
+        self.out_features = linear.out_features
+        self.packed = torch.utils.mkldnn.MkldnnLinear(linear, torch.float32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.packed(x.reshape(-1, x.shape[-1])).reshape(*x.shape[:-1], self.out_features)
+
+
+def packed_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy of ``model`` with every ``nn.Linear`` replaced by :class:`PackedLinear`."""
+    out = copy.deepcopy(model)
+    for parent in list(out.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                setattr(parent, name, PackedLinear(child))
+    return out
+
+
+@torch.no_grad()
+def forward_seconds(model, prompt: torch.Tensor, width: int, gen: torch.Generator) -> tuple[float, torch.Tensor]:
+    """Seconds of one forward of ``width`` random tokens after ``prompt`` (its prefill untimed), and its logits."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    model(input_ids=prompt, past_key_values=cache, use_cache=True)
+    new = torch.randint(0, 1000, (1, width), generator=gen)
+    t = time.perf_counter()
+    logits = model(input_ids=new, past_key_values=cache, use_cache=True).logits
+    return time.perf_counter() - t, logits
+
+
+def interval(ratios: list[float], resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95 % bootstrap interval of the mean of ``ratios``."""
+    r = np.array(ratios)
+    idx = np.random.default_rng(seed).integers(0, len(r), (resamples, len(r)))
+    means = r[idx].mean(1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.cpu_prepack", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", default="smollm2-135m")
+    ap.add_argument("--context", type=int, default=128)
+    ap.add_argument("--repeats", type=int, default=12)
+    ap.add_argument("--widths", type=int, nargs="+", default=[1, 2, 3, 4, 5, 8])
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    a = ap.parse_args(argv)
+    if a.repeats < 2 or a.context < 1 or min(a.widths) < 1:
+        raise SystemExit("bench.cpu_prepack: --repeats >= 2, --context >= 1 and widths >= 1")
+    a.widths = sorted(set(a.widths) | {1})          # T(1) is the ratios' base
+    torch.set_num_threads(a.threads)
+    dense = load_model(ModelSpec(a.target, device="cpu"))
+    if next(dense.parameters()).dtype != torch.float32:
+        raise SystemExit(f"bench.cpu_prepack: {a.target} loads as {next(dense.parameters()).dtype}; oneDNN packing "
+                         "here is for float32 weights")
+    packed = packed_copy(dense)
+    prompt = torch.randint(0, 1000, (1, a.context), generator=torch.Generator().manual_seed(1))
+    gen = torch.Generator().manual_seed(2)
+    times = {w: {"dense": [], "packed": []} for w in a.widths}
+    same, positions, worst = 0, 0, 0.0
+    for r in range(a.repeats + 2):                     # the first two rounds warm both copies up: discarded
+        for w in a.widths:
+            state = gen.get_state()
+            td, ld = forward_seconds(dense, prompt, w, gen)
+            gen.set_state(state)                       # the same new tokens for both copies
+            tp, lp = forward_seconds(packed, prompt, w, gen)
+            if r >= 2:
+                times[w]["dense"].append(td)
+                times[w]["packed"].append(tp)
+                same += int((ld.argmax(-1) == lp.argmax(-1)).sum())
+                positions += w
+                worst = max(worst, float((ld - lp).abs().max()))
+    print(f"# bench.cpu_prepack {time.strftime('%Y-%m-%d %H:%M')}: {a.target}, context {a.context}, "
+          f"{a.repeats} interleaved repeats, {a.threads} torch thread(s), float32")
+    print(f"{'m':>3s} {'dense ms':>9s} {'packed ms':>10s} {'dense T(m)/T(1)':>16s} {'packed T(m)/T(1)':>17s} "
+          f"{'packed/dense [95 %]':>24s}")
+    one = {k: statistics.median(times[a.widths[0]][k]) for k in ("dense", "packed")}
+    for w in a.widths:
+        d, p = statistics.median(times[w]["dense"]), statistics.median(times[w]["packed"])
+        ratios = [y / x for x, y in zip(times[w]["dense"], times[w]["packed"])]
+        lo, hi = interval(ratios)
+        print(f"{w:3d} {d * 1e3:9.1f} {p * 1e3:10.1f} {d / one['dense']:16.2f} {p / one['packed']:17.2f} "
+              f"{statistics.mean(ratios):8.3f} [{lo:.3f}, {hi:.3f}]")
+    print(f"greedy token equal at {same} of {positions} positions; largest |logit difference| {worst:.2e}")
+
+
+if __name__ == "__main__":
+    main()
