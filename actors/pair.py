@@ -33,6 +33,7 @@ class PairConfig:
     name: str = ""
     engine: str | None = None                # eager | static | compiled; None = compiled on CUDA, eager on CPU
     inductor: bool | None = None             # torch.compile before CUDA-graph capture (compiled engine)
+    cpu_pack: bool = True                    # eager CPU float32: linear weights packed once (actors/runtime/cpu_pack.py)
     quant_backend: str = "torchao"           # torchao | optimum-quanto (quantization of target and draft)
     num_gpus: int = 1                        # GPUs the target is sharded over (draft on the first)
     max_context: int = 2048                  # static KV cache positions: prompt + generation (every forward attends over all of them)
@@ -107,6 +108,8 @@ class Pair:
         self.capacity = min(cfg.max_context, self.positions) if self.positions else cfg.max_context
         self.engine = SpecEngine(self.target, self.drafter, self.eos_ids, engine=engine, capacity=self.capacity,
                                  max_draft=cfg.max_draft, inductor=cfg.inductor)
+        self._params = self._count_params()            # before packing: a packed layer holds no weight parameter
+        self.packed = self._pack(engine) if cfg.cpu_pack else 0
 
     def check_length(self, prompt_tokens: int, max_new_tokens: int) -> None:
         """One line when prompt + new tokens cannot fit the target's positions (or the static cache's capacity)."""
@@ -144,9 +147,20 @@ class Pair:
             self.measure_rank_acceptance()
         return self.costs
 
+    def _pack(self, engine: str) -> int:
+        """On an eager CPU float32 pair, the target's and the draft LM's linear weights packed once for the CPU
+        (``actors/runtime/cpu_pack.py``), after the drafter has read what it borrows; how many layers were packed."""
+        from actors.runtime.cpu_pack import pack_linears, packable  # heavy: torch
+
+        return sum(pack_linears(m) for m in (self.target, self.draft_model) if m is not None and packable(m, engine))
+
     def param_counts(self) -> dict[str, int]:
         """{"target": n, "draft": n}: the target's parameters and the draft module's own (a draft LM's, an EAGLE head's
-        without the target's embedding and LM head it borrows); no "draft" for a lookup or no draft."""
+        without the target's embedding and LM head it borrows); no "draft" for a lookup or no draft. Counted when the
+        pair was loaded, before any packing."""
+        return dict(self._params)
+
+    def _count_params(self) -> dict[str, int]:
         out = {"target": sum(p.numel() for p in self.target.parameters())}
         kind = self.cfg.kind
         draft = kind.draft_module(self.drafter, self.draft_model) if kind is not None else None

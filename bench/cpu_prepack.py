@@ -3,7 +3,7 @@
 On this project's 2-core CPU, one forward of SmolLM2-135M over m = 2 tokens costs 1.6 × m = 1 and m = 3 costs
 more than m = 4 (``docs/replay.md``, "Time"): for m ≥ 2 the dense fp32 matmul repacks every weight matrix on each
 call, m = 1 takes the matrix-vector path. A weight packed once into oneDNN's blocked layout
-(``torch.utils.mkldnn.MkldnnLinear``) is read as it lies. This script measures, in one process and interleaved
+(``actors/runtime/cpu_pack.py``, which every eager CPU float32 pair now runs) is read as it lies. This script measures, in one process and interleaved
 (dense, packed, dense, packed … so drift hits both alike), T(m) = one forward of m new tokens after a
 ``--context``-token prefill, for each m, on a dense copy and a packed copy of the target; prints the medians,
 T(m)/T(1) for both, packed/dense per m with a 95 % bootstrap interval over the repeats, and whether the packed
@@ -21,37 +21,22 @@ import time
 
 import numpy as np
 import torch
-import torch.utils.mkldnn
 
 from actors.loading.models import ModelSpec, load_model
-
-
-class PackedLinear(torch.nn.Module):
-    """A linear layer whose weight is packed once into oneDNN's layout; input and output stay dense tensors."""
-
-    def __init__(self, linear: torch.nn.Linear):
-        super().__init__()
-        self.out_features = linear.out_features
-        self.packed = torch.utils.mkldnn.MkldnnLinear(linear, torch.float32)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.packed(x.reshape(-1, x.shape[-1])).reshape(*x.shape[:-1], self.out_features)
+from actors.runtime.cpu_pack import pack_linears
 
 
 def packed_copy(model: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``model`` with every ``nn.Linear`` replaced by :class:`PackedLinear`."""
+    """A copy of ``model`` with its linear layers packed (``actors/runtime/cpu_pack.py``, what a CPU pair runs)."""
     out = copy.deepcopy(model)
-    for parent in list(out.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, torch.nn.Linear):
-                setattr(parent, name, PackedLinear(child))
+    pack_linears(out)
     return out
 
 
 @torch.no_grad()
 def forward_seconds(model, prompt: torch.Tensor, width: int, gen: torch.Generator) -> tuple[float, torch.Tensor]:
     """Seconds of one forward of ``width`` random tokens after ``prompt`` (its prefill untimed), and its logits."""
-    from transformers import DynamicCache
+    from transformers import DynamicCache  # heavy: transformers
 
     cache = DynamicCache()
     model(input_ids=prompt, past_key_values=cache, use_cache=True)

@@ -45,18 +45,23 @@ def test_decision_cost_covers_every_sequence_policy():
 
 
 def test_cpu_prepack_copy_keeps_the_models_answers():
-    """bench/cpu_prepack.py's packed copy: every linear layer packed, the original untouched, and the same greedy
-    token at every position of a forward (logits equal to float32 rounding)."""
+    """bench/cpu_prepack.py's packed copy (``actors/runtime/cpu_pack.py``): every linear layer packed, the original
+    untouched, the LM head's dense weight kept, and the same greedy token at every position of a forward."""
     import torch
 
     from actors.loading.tiny_pair import llama
-    from bench.cpu_prepack import PackedLinear, packed_copy
+    from actors.runtime.cpu_pack import PackedLinear, packable
+    from bench.cpu_prepack import packed_copy
 
     dense = llama(vocab=64, layers=2, hidden=32, seed=3)
+    assert packable(dense, "eager") and not packable(dense, "static") and not packable(dense.half(), "eager")
+    dense = dense.float()
     packed = packed_copy(dense)
     assert any(isinstance(m, PackedLinear) for m in packed.modules())
-    assert not any(isinstance(m, torch.nn.Linear) for m in packed.modules())
-    assert any(isinstance(m, torch.nn.Linear) for m in dense.modules())
+    assert not any(type(m) is torch.nn.Linear for m in packed.modules())
+    assert any(type(m) is torch.nn.Linear for m in dense.modules())
+    head = packed.get_output_embeddings()
+    assert isinstance(head, PackedLinear) and head.weight.shape == (64, 32)       # EAGLE heads borrow it
     ids = torch.randint(0, 64, (1, 9), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         a, b = dense(input_ids=ids).logits, packed(input_ids=ids).logits
