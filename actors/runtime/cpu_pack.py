@@ -8,7 +8,9 @@ inference model in place; :func:`packable` says when it applies: a model on the 
 run by the eager runner (the static and compiled runners trace their own graphs), with oneDNN available. Only plain
 ``nn.Linear`` modules are packed (a quantized linear is a subclass and is left as it is). A packed model cannot be
 trained, and a packed layer holds no ``weight`` parameter but the LM head, which keeps its dense weight as well (EAGLE
-heads borrow it): whatever counts parameters counts them before packing (``actors/pair.py``).
+heads borrow it): whatever counts parameters counts them before packing (``actors/pair.py``). ``MkldnnLinear`` is a
+TorchScript module (torch 2.13 warns that ``torch.jit.script_method`` is deprecated); where a later torch drops it,
+:func:`packable` is False and pairs run dense, as before.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ def packable(model: torch.nn.Module, engine: str) -> bool:
     """True when :func:`pack_linears` applies to ``model`` run by ``engine`` (module docstring)."""
     params = list(model.parameters())
     return (engine == "eager" and torch.backends.mkldnn.is_available() and bool(params)
+            and hasattr(torch.utils.mkldnn, "MkldnnLinear")
             and all(p.device.type == "cpu" and p.dtype == torch.float32 for p in params))
 
 
