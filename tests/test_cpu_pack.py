@@ -43,3 +43,21 @@ def test_a_static_pair_is_not_packed(paths):
     pair = Pair(PairConfig(target=target, draft=draft, engine="static", max_context=64))
     assert pair.packed == 0 and not any(isinstance(m, PackedLinear) for m in pair.target.modules())
     assert all(p.dtype == torch.float32 for p in pair.target.parameters())
+
+
+def test_a_packed_pair_samples_from_the_packed_targets_distribution():
+    """Sampling on packed weights: the first 3 emitted tokens follow the packed target's exact joint distribution
+    (chi-square, the lossless tier's test on the pair as a CPU pair now runs)."""
+    from actors.core.engine import SpecEngine
+    from actors.drafting.drafters import ModelDrafter
+    from actors.loading.tiny_pair import llama
+    from actors.runtime.cpu_pack import pack_linears
+    from policies.fixed import Fixed
+    from tests.helpers import PROMPT, sampling_pair
+    from tests.sampling_check import SAMPLED_RUNS, chi_square_pvalue, exact_joint, sample_runs
+
+    target, draft = sampling_pair(llama)
+    assert pack_linears(target) > 0 and pack_linears(draft) > 0
+    probs = exact_joint(target, PROMPT, 3, 1.0)
+    runs = sample_runs(SpecEngine(target, ModelDrafter(draft)), Fixed(4), PROMPT, 3, SAMPLED_RUNS)
+    assert chi_square_pvalue(runs, probs) > 1e-3
