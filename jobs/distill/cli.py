@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from jobs.inputs import DEFAULT_TARGET
+from policies.errors import SpecsweepError
 
 
 def _given(value, default):
@@ -24,7 +25,7 @@ def cmd_distill(a) -> int:
     """Run the trainer of ``a.kind`` with the flags given and print where its output went."""
     common = dict(target=a.target, out=a.out, vocab=a.vocab, prompts=a.prompts, extra_text=tuple(a.extra_text or ()),
                   max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, save_every=a.save_every, seed=a.seed,
-                  device=a.device, gen_batch=a.gen_batch)
+                  device=a.device, gen_batch=a.gen_batch, minutes=a.minutes)
     if a.kind == "eagle":
         from jobs.distill.eagle import EAGLE_LR, EagleDistillConfig, run_distill_eagle  # heavy: torch
 
@@ -41,6 +42,9 @@ def cmd_distill(a) -> int:
         out = run_distill_eagle3(cfg)
         print(f"eagle3 head written to {out} (use it as --draft eagle3:{out})")
         return 0
+    if a.minutes:
+        raise SpecsweepError("distill --minutes applies to --kind eagle and eagle3 (heads); a draft model trains "
+                             "for --steps")
     from jobs.distill.draft import DistillConfig, run_distill  # heavy: torch
 
     cfg = DistillConfig(**common, layers=a.layers, steps=_given(a.steps, 2000), lr=_given(a.lr, 5e-4),
@@ -75,4 +79,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--save-every", type=int, default=100)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--device", default="auto")
+    d.add_argument("--minutes", type=float, default=0.0, help="eagle, eagle3: wall-time budget of the run up to the end "
+                   "of training (answers, features, training; 0 = none): the step count is cut to what fits once the "
+                   "step rate is measured, so the schedule still decays to zero")
     d.set_defaults(fn=cmd_distill)

@@ -60,6 +60,7 @@ class DistillConfig:
     seed: int = 0
     device: str = "auto"
     threads: int = 0             # 0 = torch default
+    minutes: float = 0.0         # heads: wall-time budget of answers + features + training (0 = none)
     prompt_set: str = "builtin"  # builtin: actors/loading/builtin_prompts.py; varied: actors/loading/instruction_pool/
 
     def validate(self):
@@ -75,6 +76,8 @@ class DistillConfig:
             raise SpecsweepError(f"distill --prompt-set must be one of {', '.join(PROMPT_SETS)}, got {self.prompt_set!r}")
         if not (0 < self.lr < 1):
             raise SpecsweepError(f"distill --lr must be in (0, 1), got {self.lr}")
+        if isinstance(self.minutes, bool) or not isinstance(self.minutes, (int, float)) or not 0 <= self.minutes <= 1e6:
+            raise SpecsweepError(f"distill --minutes must be >= 0 and <= 1000000 (0 = no budget), got {self.minutes}")
         check_writable(self.out, "distill --out")
         for f in self.extra_text:
             check_text_file(f, "--extra-text")

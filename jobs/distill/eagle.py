@@ -74,14 +74,16 @@ def eagle_step_loss(w_lm: torch.Tensor):
     return step_loss
 
 
-def train_head(cfg: EagleDistillConfig, target, head: EagleHead, samples, feats, kept, subset, out: Path) -> Path:
+def train_head(cfg: EagleDistillConfig, target, head: EagleHead, samples, feats, kept, subset, out: Path,
+                deadline: float = 0.0) -> Path:
     """Train ``head`` on the drafting vocabulary ``kept``; export with ``subset`` (None = full vocabulary)."""
     lm = target.get_output_embeddings().weight
     w_lm = lm.detach()[torch.tensor(kept, device=lm.device)].float()
     for p in target.parameters():
         p.requires_grad_(False)
     settings = LoopSettings(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, warmup=cfg.warmup,
-                            save_every=cfg.save_every, seed=cfg.seed, unroll=cfg.unroll, clip=CLIP, noise=FEATURE_NOISE)
+                            save_every=cfg.save_every, seed=cfg.seed, unroll=cfg.unroll, clip=CLIP, noise=FEATURE_NOISE,
+                            deadline=deadline)
     train_loop(settings, head, target.get_input_embeddings(), samples, feats, draft_vocab_map(kept, lm.shape[0]),
                eagle_step_loss(w_lm), lambda step, curve: _export(cfg, head, subset, out, step, curve), out,
                "eagle train")
@@ -122,7 +124,7 @@ class HeadRecipe:
     kind: str
     layers: Callable            # target → the output_hidden_states indices the head reads
     make: Callable              # (target, kept, seed) → a new head
-    train: Callable             # (cfg, target, head, samples, feats, kept, subset, out) → the exported folder
+    train: Callable             # (cfg, target, head, samples, feats, kept, subset, out, deadline=) → the exported folder
     export: Callable            # (cfg, head, subset, out, step, curve, estimate) → None
     drafter: Callable           # (folder, target) → the live drafter
 
@@ -132,6 +134,7 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
     from actors.loading.models import ModelSpec, load_model, load_tokenizer  # heavy: torch
 
     cfg.validate()                               # --unroll included (jobs/distill/draft.py's LIMITS)
+    deadline = time.monotonic() + 60 * cfg.minutes if cfg.minutes else 0.0
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
@@ -160,7 +163,7 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
         vm.write_text(json.dumps({"kept_ids": kept}))
     head = recipe.make(target, kept, cfg.seed)
     subset = kept if len(kept) < full else None          # the full vocabulary needs no draft_vocab.json
-    folder = recipe.train(cfg, target, head, samples, feats, kept, subset, out)
+    folder = recipe.train(cfg, target, head, samples, feats, kept, subset, out, deadline=deadline)
     estimate = held_out_estimate(cfg, target, tok, recipe.drafter(folder, target))
     curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
     recipe.export(cfg, head, subset, out, cfg.steps, curve, estimate)

@@ -98,12 +98,14 @@ def eagle3_step_loss(head: Eagle3Head):
     return step_loss
 
 
-def train_eagle3(cfg: Eagle3DistillConfig, target, head: Eagle3Head, samples, feats, kept, subset, out: Path) -> Path:
+def train_eagle3(cfg: Eagle3DistillConfig, target, head: Eagle3Head, samples, feats, kept, subset, out: Path,
+                deadline: float = 0.0) -> Path:
     for p in target.parameters():
         p.requires_grad_(False)
     full = target.get_output_embeddings().weight.shape[0]
     settings = LoopSettings(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, warmup=cfg.warmup,
-                            save_every=cfg.save_every, seed=cfg.seed, unroll=cfg.unroll, clip=CLIP)
+                            save_every=cfg.save_every, seed=cfg.seed, unroll=cfg.unroll, clip=CLIP,
+                            deadline=deadline)
     train_loop(settings, head, target.get_input_embeddings(), samples, feats, draft_vocab_map(sorted(kept), full),
                eagle3_step_loss(head), lambda step, curve: export_eagle3(cfg, head, subset, out, step, curve), out,
                "eagle3 train")

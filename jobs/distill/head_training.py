@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -182,6 +183,20 @@ class LoopSettings:
     betas: tuple[float, float] = (0.9, 0.95)
     noise: float = 0.0
     heldout: int = 32          # samples kept out of training for the held-out top-1
+    deadline: float = 0.0      # time.monotonic() by which training ends (0 = none); see :func:`fit_deadline`
+
+
+# Rule for a time budget: the step rate is read over PROBE_STEPS steps after the first SKIP_STEPS of a leg (those
+# carry one-off start-up costs: allocator, kernels' first launch), and only BUDGET_SHARE of the time left is planned,
+# the rest kept for the held-out checks and exports every save_every steps.
+SKIP_STEPS, PROBE_STEPS, BUDGET_SHARE = 10, 40, 0.9
+
+
+def fit_deadline(step: int, total: int, rate_s: float, now: float, deadline: float) -> int:
+    """The total step count that ends by ``deadline`` at ``rate_s`` seconds a step (never above ``total``, never
+    below ``step + 1``), so the cosine schedule still decays to zero within the budget."""
+    fits = step + int(BUDGET_SHARE * max(deadline - now, 0.0) / max(rate_s, 1e-9))
+    return max(step + 1, min(total, fits))
 
 
 def split(samples: list, settings: LoopSettings) -> tuple[list[int], list[int]]:
@@ -196,8 +211,9 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
                out: Path, desc: str) -> None:
     """AdamW (``betas``, no weight decay), linear warm-up then cosine decay to zero at ``steps``, gradient clipping at
     ``clip``; ``checkpoint.pt``, ``curve.json`` and ``export(step, curve)`` every ``save_every`` steps and at the end;
-    resumes from ``checkpoint.pt``. The bar shows the loss and top-1 (EMA over steps) and the last held-out top-1 at
-    step 1 and at the last unroll step."""
+    resumes from ``checkpoint.pt``. With ``deadline`` the total is cut once the step rate is measured
+    (:func:`fit_deadline`) and training stops, exported, if the deadline passes anyway. The bar shows the loss and
+    top-1 (EMA over steps) and the last held-out top-1 at step 1 and at the last unroll step."""
     if len(samples) < 2:
         raise SpecsweepError(f"head training needs at least 2 samples, got {len(samples)}")
     opt = torch.optim.AdamW(head.parameters(), lr=settings.lr, betas=settings.betas, weight_decay=0.0)
@@ -220,6 +236,8 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
     ema = None
     held = {}
     head.train()
+    leg = step
+    probe_from = None
     while step < total:
         idx = [train_idx[(step * settings.batch_size + j) % len(train_idx)] for j in range(settings.batch_size)]
         batch = make_batch(samples, feats, idx, to_small.cpu()).to(dev)
@@ -234,6 +252,19 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
         ema = (loss.item(), acc) if ema is None else (0.95 * ema[0] + 0.05 * loss.item(), 0.95 * ema[1] + 0.05 * acc)
         bar.update(1)
         bar.set_postfix(loss=f"{ema[0]:.3f}", top1=f"{ema[1]:.2f}", **held)
+        if settings.deadline:
+            now = time.monotonic()
+            if step - leg == SKIP_STEPS:
+                probe_from = now
+            elif probe_from is not None and step - leg == SKIP_STEPS + PROBE_STEPS:
+                fitted = fit_deadline(step, total, (now - probe_from) / PROBE_STEPS, now, settings.deadline)
+                if fitted < total:
+                    tqdm.write(f"{desc}: {(now - probe_from) / PROBE_STEPS * 1000:.0f} ms a step; the time budget "
+                               f"fits {fitted} of {total} steps: the schedule now ends at step {fitted}")
+                    total = bar.total = fitted
+            if now >= settings.deadline and step < total:
+                tqdm.write(f"{desc}: time budget spent at step {step} of {total}: stopping here")
+                total = bar.total = step
         if step % 25 == 0:
             curve.append({"step": step, "loss": round(ema[0], 4), "acc1": round(ema[1], 4)})
         if step % settings.save_every == 0 or step == total:

