@@ -31,8 +31,9 @@ from pathlib import Path
 
 import torch
 
+from actors.drafter_kinds.eagle3 import eagle3_folder
 from actors.drafting.eagle3_drafter import Eagle3Drafter
-from actors.drafting.eagle3_head import Eagle3Head, eagle3_config
+from actors.drafting.eagle3_head import Eagle3Head, eagle3_config, load_eagle3_head
 from actors.drafting.eagle_head import HeadShape, target_parts
 from actors.drafting.head_files import aux_layers
 from jobs.distill.eagle import CLIP, STEP_DECAY, EagleDistillConfig, HeadRecipe, run_head_distill
@@ -90,9 +91,6 @@ def warm_start(init_from: str, target) -> tuple[Eagle3Head, list[int]]:
     """(head, kept): the EAGLE-3 head ``init_from`` names, loaded and checked against ``target``
     (``load_eagle3_head``), in float32 for training, with its draft vocabulary as sorted target ids (rows of
     ``lm_head`` reordered to match, ``d2t`` rebuilt) — a head trained on keeps its vocabulary and auxiliary layers."""
-    from actors.drafter_kinds.eagle3 import eagle3_folder
-    from actors.drafting.eagle3_head import load_eagle3_head
-
     head = load_eagle3_head(eagle3_folder(init_from), target).float().train()
     ids = head.target_ids()
     order = torch.argsort(ids)
