@@ -7,7 +7,7 @@ import json
 import pytest
 
 from actors.core.engine import SpecEngine
-from actors.costs.batch_costs import measure_batch_costs
+from actors.costs.batch_costs import measure_batch_costs, positive_times
 from actors.costs.probe import probe_runs, row_lengths
 from actors.drafting.drafters import ModelDrafter, NgramDrafter
 from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
@@ -180,3 +180,10 @@ def test_a_surface_entry_never_stores_a_negative_draft_part():
     # refitted through the origin (≈ Σ k·t / Σ k² = 3.67 ms; the first step's prompt catch-up column takes a little),
     # not the unconstrained slope of 4 ms that clipping d₀ alone would have kept
     assert 3.6e-3 < e["draft"] < 3.8e-3
+
+
+def test_a_forward_fitted_at_or_below_zero_takes_the_least_positive_time():
+    assert positive_times([-0.002, 0.0, 0.004, 0.003]) == [0.003, 0.003, 0.004, 0.003]
+    assert positive_times([0.001, 0.002]) == [0.001, 0.002]
+    assert positive_times([-1.0, 0.0]) == [1e-9, 1e-9]          # nothing resolved: still a time the format accepts
+

@@ -32,13 +32,21 @@ from policies.costs import monotone
 WIDTHS = tuple(range(1, 10))
 
 
+def positive_times(fitted: Sequence[float], least: float = 1e-9) -> list[float]:
+    """Fitted forward times with every value ≤ 0 raised to the least positive one (``least`` when none is): a forward
+    never costs nothing, and a knot fitted at ≤ 0 — few steps at a width, or steps of microseconds where timer noise
+    outweighs the work, with interpolated widths pulling on it — says only that its cost was not resolved."""
+    floor = min((v for v in fitted if v > 0), default=least)
+    return [float(v) if v > 0 else floor for v in fitted]
+
+
 def surface_entry(runs, widths: Sequence[int]) -> dict:
     """One batch size's entry from the harness's runs at that size (the module docstring's rule)."""
     seen = {s.drafted + 1 for _, g in runs for s in g.steps}
     model = fit_cost_model(runs, knots=[w for w in widths if w in seen] or None, context_terms=False,
                            draft_nonneg=("per_step", "per_proposal"))     # stored as times: none fitted below 0
     # a width no step ran at (a drafter that proposed fewer) is read off the fitted table, never left at 0
-    raw = [max(0.0, model.verify_time(w, 0)) for w in widths]
+    raw = positive_times([model.verify_time(w, 0) for w in widths])
     fitted = monotone(dict(zip(widths, raw)))                 # a wider forward never costs less
     return {"knots": list(widths), "values": [fitted[w] for w in widths], "raw": raw,
             "draft": max(0.0, model.draft.get("per_proposal", 0.0)),
