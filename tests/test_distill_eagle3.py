@@ -170,11 +170,16 @@ def test_a_time_budget_cuts_the_schedule_so_it_still_decays_to_zero(tmp_path, mo
     state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
     assert state["step"] == 95 and state["sched"]["_last_lr"][0] < 1e-9
     assert (folder / "model.safetensors").exists()
+    # the same command again (after a crash in the held-out estimate, say) resumes a finished run: nothing more
+    train_eagle3(cfg, target, init_eagle3_head(target, kept), samples, feats, kept, None, tmp_path)
+    assert torch.load(tmp_path / "checkpoint.pt", weights_only=True)["step"] == 95
 
 
 @pytest.mark.parametrize("flags, msg", [(["--prompt-set", "web"], "--prompt-set must be one of builtin, varied"),
                                         (["--unroll", "17"], "--unroll must be >= 1 and <= 16"),
-                                        (["--minutes", "-1"], "--minutes must be >= 0 and <= 1000000")])
+                                        (["--minutes", "-1"], "--minutes must be >= 0 and <= 1000000"),
+                                        (["--init-from", "no-such-head"],
+                                         "--init-from 'no-such-head' names no EAGLE-3 head")])
 def test_distill_eagle3_refuses_bad_settings_in_one_line(tmp_path, capsys, flags, msg):
     from jobs.cli import main
 

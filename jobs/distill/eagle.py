@@ -175,7 +175,7 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
     estimate = held_out_estimate(cfg, target, tok, recipe.drafter(folder, target))
     curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
     ckpt = out / "checkpoint.pt"                # a time budget (--minutes) may have ended training before --steps
-    step = torch.load(ckpt, weights_only=True)["step"] if ckpt.exists() else cfg.steps
+    step = torch.load(ckpt, weights_only=True, map_location="cpu")["step"] if ckpt.exists() else cfg.steps
     recipe.export(cfg, head, subset, out, step, curve, estimate)
     print(f"held-out mean accepted length at γ={estimate['gamma']}: {estimate['mean_accepted_length']:.3f} "
           f"(95 % CI {estimate['ci95'][0]:.3f}–{estimate['ci95'][1]:.3f}, {estimate['steps']} steps on "

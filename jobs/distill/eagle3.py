@@ -38,6 +38,7 @@ from actors.drafting.eagle_head import HeadShape, target_parts
 from actors.drafting.head_files import aux_layers
 from jobs.distill.eagle import CLIP, STEP_DECAY, EagleDistillConfig, HeadRecipe, run_head_distill
 from jobs.distill.head_training import LoopSettings, draft_vocab_map, soft_ce, train_loop
+from policies.errors import SpecsweepError
 
 # The learning rate of the public EAGLE-3 training recipes (SpecForge's examples); clipping as EAGLE's.
 EAGLE3_LR = 1e-4
@@ -50,6 +51,13 @@ class Eagle3DistillConfig(EagleDistillConfig):
     unroll: int = EAGLE3_UNROLL
     prompt_set: str = "varied"
     init_from: str = ""            # a head to train on from (a shipped name or eagle3:PATH); "" = a new head
+
+    def validate(self):
+        """The shared checks, and ``--init-from`` naming an EAGLE-3 head folder — before the target loads."""
+        super().validate()
+        if self.init_from and eagle3_folder(self.init_from) is None:
+            raise SpecsweepError(f"distill --init-from {self.init_from!r} names no EAGLE-3 head: use a shipped name "
+                                 "(smollm2-135m-eagle3) or eagle3:PATH")
 
 
 def eagle3_layers(target) -> tuple[int, ...]:
@@ -122,7 +130,9 @@ def train_eagle3(cfg: Eagle3DistillConfig, target, head: Eagle3Head, samples, fe
     settings = LoopSettings(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, warmup=cfg.warmup,
                             save_every=cfg.save_every, seed=cfg.seed, unroll=cfg.unroll, clip=CLIP,
                             deadline=deadline)
-    train_loop(settings, head, target.get_input_embeddings(), samples, feats, draft_vocab_map(sorted(kept), full),
+    # a head with its own token embeddings drafts with them (actors/drafting/eagle_drafter.py), so it trains with them
+    embed = head.embed_tokens if head.embed_tokens is not None else target.get_input_embeddings()
+    train_loop(settings, head, embed, samples, feats, draft_vocab_map(sorted(kept), full),
                eagle3_step_loss(head), lambda step, curve: export_eagle3(cfg, head, subset, out, step, curve), out,
                "eagle3 train")
     return out / "head"

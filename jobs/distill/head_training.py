@@ -187,8 +187,10 @@ class LoopSettings:
 
 
 # Rule for a time budget: the step rate is read over PROBE_STEPS steps after the first SKIP_STEPS of a leg (those
-# carry one-off start-up costs: allocator, kernels' first launch), and only BUDGET_SHARE of the time left is planned,
-# the rest kept for the held-out checks and exports every save_every steps.
+# carry one-off start-up costs: allocator, kernels' first launch), the held-out checks and exports inside that window
+# left out, and only BUDGET_SHARE of the time left is planned, the rest kept for the checks and exports to come.
+# The cut total is stored in checkpoint.pt: a resume with the same --steps keeps it (a larger --steps starts a new
+# leg whose schedule runs to the new --steps).
 SKIP_STEPS, PROBE_STEPS, BUDGET_SHARE = 10, 40, 0.9
 
 
@@ -228,6 +230,8 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
         step = state["step"]
+        if state.get("steps") == settings.steps:     # the same --steps: a step count a time budget cut stays cut
+            total = state.get("total", total)
     train_idx, held_idx = split(samples, settings)
     curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
     dev = next(head.parameters()).device
@@ -238,6 +242,7 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
     head.train()
     leg = step
     probe_from = None
+    paused = paused_at_probe = 0.0              # seconds of held-out checks and exports, left out of the step rate
     while step < total:
         idx = [train_idx[(step * settings.batch_size + j) % len(train_idx)] for j in range(settings.batch_size)]
         batch = make_batch(samples, feats, idx, to_small.cpu()).to(dev)
@@ -255,11 +260,12 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
         if settings.deadline:
             now = time.monotonic()
             if step - leg == SKIP_STEPS:
-                probe_from = now
+                probe_from, paused_at_probe = now, paused
             elif probe_from is not None and step - leg == SKIP_STEPS + PROBE_STEPS:
-                fitted = fit_deadline(step, total, (now - probe_from) / PROBE_STEPS, now, settings.deadline)
+                rate = (now - probe_from - (paused - paused_at_probe)) / PROBE_STEPS
+                fitted = fit_deadline(step, total, rate, now, settings.deadline)
                 if fitted < total:
-                    tqdm.write(f"{desc}: {(now - probe_from) / PROBE_STEPS * 1000:.0f} ms a step; the time budget "
+                    tqdm.write(f"{desc}: {rate * 1000:.0f} ms a step; the time budget "
                                f"fits {fitted} of {total} steps: the schedule now ends at step {fitted}")
                     total = bar.total = fitted
             if now >= settings.deadline and step < total:
@@ -268,6 +274,7 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
         if step % 25 == 0:
             curve.append({"step": step, "loss": round(ema[0], 4), "acc1": round(ema[1], 4)})
         if step % settings.save_every == 0 or step == total:
+            save_from = time.monotonic()
             if held_idx:
                 h = heldout_top1(settings, head, embed, samples, feats, held_idx, to_small, step_loss)
                 held = {"held1": f"{h[0]:.2f}", f"held{settings.unroll}": f"{h[-1]:.2f}"}
@@ -277,11 +284,12 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
                 else:
                     curve.append({"step": step, "loss": round(ema[0], 4), "acc1": round(ema[1], 4),
                                   "heldout_top1": [round(x, 4) for x in h]})
-            torch.save({"model": head.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step},
-                       ckpt.with_suffix(".tmp"))
+            torch.save({"model": head.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step,
+                        "total": total, "steps": settings.steps}, ckpt.with_suffix(".tmp"))
             ckpt.with_suffix(".tmp").replace(ckpt)
             (out / "curve.json").write_text(json.dumps(curve))
             export(step, curve)
+            paused += time.monotonic() - save_from
     bar.close()
     head.eval()
 
