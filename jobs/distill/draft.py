@@ -144,18 +144,21 @@ def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
         gen = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=cfg.max_new_tokens, do_sample=False,
                              output_logits=True, return_dict_in_generate=True, pad_token_id=pad)
-        answers = gen.sequences[:, width:]
-        logits = torch.stack(gen.logits, dim=1).float()            # [B, T, V]
-        top = torch.log_softmax(logits, -1).topk(cfg.topk, dim=-1)
+        answers = gen.sequences[:, width:].tolist()
+        # per generated position [B, V] → top-k, then stacked [B, T, k]: never a float [B, T, V] copy of all logits;
+        # one copy to the host per batch, each sample's rows cloned out of it (a saved view would keep the whole)
+        tops = [torch.log_softmax(step.float(), -1).topk(cfg.topk, dim=-1) for step in gen.logits]
+        del gen
+        top_ids = torch.stack([t.indices for t in tops], 1).to(torch.int32).cpu()
+        top_logp = torch.stack([t.values for t in tops], 1).to(torch.float16).cpu()
         shard = []
         for b, i in enumerate(idx):
-            ans = answers[b].tolist()
+            ans = answers[b]
             n = len(ans)
             if eos in ans:
                 n = ans.index(eos) + 1
             shard.append({"prompt": texts[i], "prompt_ids": prompts[b], "answer_ids": ans[:n],
-                          "top_ids": top.indices[b, :n].to(torch.int32).cpu(),
-                          "top_logp": top.values[b, :n].to(torch.float16).cpu()})
+                          "top_ids": top_ids[b, :n].clone(), "top_logp": top_logp[b, :n].clone()})
         torch.save(shard, out / f"answers-{len(samples):05d}.pt")
         samples += shard
         bar.update(len(idx))

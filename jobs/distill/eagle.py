@@ -157,7 +157,8 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     meta.write_text(json.dumps(key))
     samples = build_data(cfg, target, tok, out)
-    feats = build_features(target, samples, out, layers=layers, topk=cfg.topk)
+    feats = build_features(target, samples, out, layers=layers, topk=cfg.topk,
+                           batch=64 if target.device.type == "cuda" else 16)    # a GPU forward: launch-bound at 16
     full = target.get_output_embeddings().weight.shape[0]
     vm = out / "draft_vocab.json"
     if start:

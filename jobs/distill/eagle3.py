@@ -114,9 +114,10 @@ def eagle3_step_loss(head: Eagle3Head):
     p(t_{j+2}) on the draft vocabulary, response tokens only, × ``STEP_DECAY`` ** (d − 1)."""
 
     def step_loss(d, o, sel, batch):
-        n = o.shape[1]
-        logits = head.lm_head(head.norm(o[sel]))
-        loss, rows, hits = soft_ce(logits, batch.teacher_ids[:, 2:n + 2][sel], batch.teacher_p[:, 2:n + 2][sel])
+        B, n = sel.shape
+        logits = head.lm_head(head.norm(o)).flatten(0, 1)                 # every query, scored where sel (no sync)
+        loss, rows, hits = soft_ce(logits, batch.teacher_ids[:, 2:n + 2].flatten(0, 1),
+                                   batch.teacher_p[:, 2:n + 2].flatten(0, 1), sel.flatten())
         return STEP_DECAY ** (d - 1) * loss, rows, hits
 
     return step_loss

@@ -59,9 +59,9 @@ def build_features(target, samples: list[dict], out: Path, layers: tuple[int, ..
         need_teacher = any("top_ids" not in s for s in chunk)
         # the base model's hidden states are the causal LM's; its LM head runs only for a missing teacher
         res = (target if need_teacher else base)(input_ids=ids.to(device), output_hidden_states=True)
-        hidden = torch.cat([res.hidden_states[i] for i in layers], dim=-1)
+        hidden = torch.cat([res.hidden_states[i] for i in layers], dim=-1).to(torch.float16).cpu()
         for b, (s, seq) in enumerate(zip(chunk, seqs)):
-            pending.append(hidden[b, : len(seq)].to(torch.float16).cpu())
+            pending.append(hidden[b, : len(seq)].clone())           # a clone: a saved view would keep the batch
             if "top_ids" not in s:
                 p, n = len(s["prompt_ids"]), len(s["answer_ids"])
                 logp = torch.log_softmax(res.logits[b, p - 1:p - 1 + n].float(), -1).topk(min(topk, res.logits.shape[-1]))
@@ -86,45 +86,69 @@ class Batch:
     teacher_p: torch.Tensor    # [B, T, K] their probabilities
 
     def to(self, device) -> "Batch":
-        return Batch(*(t.to(device) for t in (self.ids, self.feats, self.scored, self.teacher_ids, self.teacher_p)))
+        """On ``device`` (copies from pinned memory do not block the host), features as float32."""
+        moved = [t.to(device, non_blocking=True) for t in (self.ids, self.feats, self.scored, self.teacher_ids,
+                                                              self.teacher_p)]
+        moved[1] = moved[1].float()
+        return Batch(*moved)
 
 
-def make_batch(samples: list[dict], feats: list[torch.Tensor], idx: list[int], to_small: torch.Tensor) -> Batch:
-    """Right-padded batch of samples ``idx``; ``to_small`` maps a target id to its draft-vocabulary id (−1: none)."""
+def make_batch(samples: list[dict], feats: list[torch.Tensor], idx: list[int], to_small: torch.Tensor,
+               pin: bool = False) -> Batch:
+    """Right-padded batch of samples ``idx``; ``to_small`` maps a target id to its draft-vocabulary id (−1: none).
+    Features stay in their stored fp16 (half the bytes to copy; :meth:`Batch.to` widens them); ``pin``: in pinned
+    host memory, for an asynchronous copy to a GPU."""
     seqs = [samples[i]["prompt_ids"] + samples[i]["answer_ids"] for i in idx]
     B, T = len(idx), max(map(len, seqs))
     K = max(samples[i]["top_ids"].shape[-1] for i in idx)
     ids = torch.zeros(B, T, dtype=torch.long)
-    f = torch.zeros(B, T, feats[idx[0]].shape[-1])
+    f = torch.zeros(B, T, feats[idx[0]].shape[-1], dtype=feats[idx[0]].dtype)
     scored = torch.zeros(B, T, dtype=torch.bool)
     tid = torch.full((B, T, K), -1, dtype=torch.long)
     tp = torch.zeros(B, T, K)
     for b, (i, seq) in enumerate(zip(idx, seqs)):
         s, L, P = samples[i], len(seq), len(samples[i]["prompt_ids"])
         ids[b, :L] = torch.tensor(seq)
-        f[b, :L] = feats[i].float()
+        f[b, :L] = feats[i]
         n = len(s["answer_ids"])
         k = s["top_ids"].shape[-1]
         scored[b, P:P + n] = True
         tid[b, P:P + n, :k] = to_small[s["top_ids"].long()]
         tp[b, P:P + n, :k] = s["top_logp"].float().exp()
-    return Batch(ids, f, scored, tid, tp)
+    batch = Batch(ids, f, scored, tid, tp)
+    return Batch(*(t.pin_memory() for t in (ids, f, scored, tid, tp))) if pin else batch
 
 
-def soft_ce(logits: torch.Tensor, teacher_ids: torch.Tensor, teacher_p: torch.Tensor):
-    """(loss, rows, top-1 hits) of −Σ_k p_k log q(k) over ``logits`` [M, V_draft] rows: the teacher's top-K
-    restricted to the draft vocabulary and renormalized there (the EAGLE-3 draft-vocabulary target; soft labels as
-    EAGLE-1/2 train). A row whose teacher puts no top-K mass in the draft vocabulary is left out of the loss; top-1
-    counts the head's argmax equal to the teacher's top token (a miss when that token is not draftable)."""
+def prefetched(make: Callable[[int], Batch], first: int, last: int, ahead: int = 2):
+    """``make(step)`` for step = ``first`` … ``last`` − 1 in order, each built on a worker thread up to ``ahead``
+    steps before it is taken, so building the next batches on the host overlaps the device's work on this one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        queued = [pool.submit(make, s) for s in range(first, min(first + ahead, last))]
+        for s in range(first, last):
+            if s + ahead < last:
+                queued.append(pool.submit(make, s + ahead))
+            yield queued.pop(0).result()
+
+
+def soft_ce(logits: torch.Tensor, teacher_ids: torch.Tensor, teacher_p: torch.Tensor, sel: torch.Tensor | None = None):
+    """(loss, rows, top-1 hits) of −Σ_k p_k log q(k) over ``logits`` [M, V_draft] rows (those with ``sel`` [M] when
+    given): the teacher's top-K restricted to the draft vocabulary and renormalized there (the EAGLE-3
+    draft-vocabulary target; soft labels as EAGLE-1/2 train). A row whose teacher puts no top-K mass in the draft
+    vocabulary is left out of the loss; top-1 counts the head's argmax equal to the teacher's top token (a miss when
+    that token is not draftable). ``rows`` and ``hits`` are 0-d tensors and no value is read back from the device
+    (no host sync: a training step queues all its kernels), so the row selection is a weight, not an index."""
+    sel = torch.ones(logits.shape[0], dtype=torch.bool, device=logits.device) if sel is None else sel
     p = teacher_p * (teacher_ids >= 0)
     mass = p.sum(-1)
-    keep = mass > 0
+    weight = ((mass > 0) & sel).float()
     logq = F.log_softmax(logits.float(), -1)
     picked = logq.gather(-1, teacher_ids.clamp_min(0))
     loss = -((p / mass.clamp_min(1e-9).unsqueeze(-1)) * picked).sum(-1)
-    loss = loss[keep].mean() if keep.any() else logits.sum() * 0
-    hits = (logits.argmax(-1) == teacher_ids[:, 0]).sum().item()
-    return loss, logits.shape[0], hits
+    loss = (loss * weight).sum() / weight.sum().clamp_min(1.0)
+    hits = ((logits.argmax(-1) == teacher_ids[:, 0]) & sel).sum()
+    return loss, sel.sum(), hits
 
 
 # ---------------------------------------------------------------- training-time test
@@ -192,6 +216,7 @@ class LoopSettings:
 # The cut total is stored in checkpoint.pt: a resume with the same --steps keeps it (a larger --steps starts a new
 # leg whose schedule runs to the new --steps).
 SKIP_STEPS, PROBE_STEPS, BUDGET_SHARE = 10, 40, 0.9
+EMA_READ = 25                  # the loss/top-1 EMAs are read back (a host sync) every this many steps, as the curve
 
 
 def fit_deadline(step: int, total: int, rate_s: float, now: float, deadline: float) -> int:
@@ -237,15 +262,24 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
     dev = next(head.parameters()).device
     to_small = to_small.to(dev)
     bar = tqdm(total=total, initial=step, desc=desc, unit="step")
-    ema = None
+    ema = None                                  # (loss, top-1) EMAs as device tensors, read every EMA_READ steps
+    shown = (0.0, 0.0)
     held = {}
     head.train()
     leg = step
     probe_from = None
     paused = paused_at_probe = 0.0              # seconds of held-out checks and exports, left out of the step rate
-    while step < total:
-        idx = [train_idx[(step * settings.batch_size + j) % len(train_idx)] for j in range(settings.batch_size)]
-        batch = make_batch(samples, feats, idx, to_small.cpu()).to(dev)
+    pin = dev.type == "cuda"
+    small = to_small.cpu()
+
+    def batch_at(s: int) -> Batch:
+        return make_batch(samples, feats, [train_idx[(s * settings.batch_size + j) % len(train_idx)]
+                                           for j in range(settings.batch_size)], small, pin=pin)
+
+    for host_batch in prefetched(batch_at, step, settings.steps):
+        if step >= total:                       # a time budget cut the schedule short
+            break
+        batch = host_batch.to(dev)
         loss, stats = unrolled(head, embed, batch, settings.unroll, step_loss, settings.noise)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -253,10 +287,12 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
         opt.step()
         sched.step()
         step += 1
-        acc = stats[0][1] / max(stats[0][0], 1)
-        ema = (loss.item(), acc) if ema is None else (0.95 * ema[0] + 0.05 * loss.item(), 0.95 * ema[1] + 0.05 * acc)
+        cur = torch.stack([loss.detach().float(), stats[0][1] / stats[0][0].clamp_min(1)])
+        ema = cur if ema is None else 0.95 * ema + 0.05 * cur
         bar.update(1)
-        bar.set_postfix(loss=f"{ema[0]:.3f}", top1=f"{ema[1]:.2f}", **held)
+        if step % EMA_READ == 0 or step == total or step - leg in (SKIP_STEPS, SKIP_STEPS + PROBE_STEPS):
+            shown = tuple(ema.tolist())         # the one read-back (host sync) of a step that has one
+            bar.set_postfix(loss=f"{shown[0]:.3f}", top1=f"{shown[1]:.2f}", **held)
         if settings.deadline:
             now = time.monotonic()
             if step - leg == SKIP_STEPS:
@@ -272,17 +308,17 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
                 tqdm.write(f"{desc}: time budget spent at step {step} of {total}: stopping here")
                 total = bar.total = step
         if step % 25 == 0:
-            curve.append({"step": step, "loss": round(ema[0], 4), "acc1": round(ema[1], 4)})
+            curve.append({"step": step, "loss": round(shown[0], 4), "acc1": round(shown[1], 4)})
         if step % settings.save_every == 0 or step == total:
             save_from = time.monotonic()
             if held_idx:
                 h = heldout_top1(settings, head, embed, samples, feats, held_idx, to_small, step_loss)
                 held = {"held1": f"{h[0]:.2f}", f"held{settings.unroll}": f"{h[-1]:.2f}"}
-                bar.set_postfix(loss=f"{ema[0]:.3f}", top1=f"{ema[1]:.2f}", **held)
+                bar.set_postfix(loss=f"{shown[0]:.3f}", top1=f"{shown[1]:.2f}", **held)
                 if curve and curve[-1]["step"] == step:
                     curve[-1]["heldout_top1"] = [round(x, 4) for x in h]
                 else:
-                    curve.append({"step": step, "loss": round(ema[0], 4), "acc1": round(ema[1], 4),
+                    curve.append({"step": step, "loss": round(shown[0], 4), "acc1": round(shown[1], 4),
                                   "heldout_top1": [round(x, 4) for x in h]})
             torch.save({"model": head.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step,
                         "total": total, "steps": settings.steps}, ckpt.with_suffix(".tmp"))
@@ -305,8 +341,8 @@ def heldout_top1(settings: LoopSettings, head, embed, samples, feats, held_idx, 
         batch = make_batch(samples, feats, held_idx[s:s + settings.batch_size], to_small.cpu()).to(to_small.device)
         _, stats = unrolled(head, embed, batch, settings.unroll, step_loss)
         for d, (r, h) in enumerate(stats):
-            rows[d] += r
-            hits[d] += h
+            rows[d] += int(r)
+            hits[d] += int(h)
     head.train(was)
     return [h / max(r, 1) for r, h in zip(rows, hits)]
 
