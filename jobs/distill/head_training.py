@@ -19,6 +19,7 @@ import json
 import math
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -122,8 +123,6 @@ def make_batch(samples: list[dict], feats: list[torch.Tensor], idx: list[int], t
 def prefetched(make: Callable[[int], Batch], first: int, last: int, ahead: int = 2):
     """``make(step)`` for step = ``first`` … ``last`` − 1 in order, each built on a worker thread up to ``ahead``
     steps before it is taken, so building the next batches on the host overlaps the device's work on this one."""
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=1) as pool:
         queued = [pool.submit(make, s) for s in range(first, min(first + ahead, last))]
         for s in range(first, last):
