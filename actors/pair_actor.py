@@ -53,6 +53,11 @@ from actors.loading.templates import default_template
 from policies.base import BatchPolicy
 from policies.registry import REGISTRY, build
 
+# kept steps per width and repeat of a sweep's batch cost surface: at 2 (the function's default) two runs of the
+# same sweep on the 2-core CPU fitted T_B(1) at B = 4 12 % apart (58.1 vs 65.0 ms; live ar steps ~58 ms), enough to
+# move the γ table's B = 4 prediction from 0.84× to 1.02×; 6 triples the samples behind each knot
+SURFACE_STEPS = 6
+
 
 def versions() -> str:
     """JSON of the torch, transformers and specsweep versions, logged with every row."""
@@ -219,7 +224,8 @@ class PairActor:
             return
         sizes = sorted({rows} - {1} - {int(b) for b in costs.batch})
         if sizes:
-            costs.batch.update(measure_batch_costs(self.pair.engine, sizes=sizes, context=self.calibration_context))
+            costs.batch.update(measure_batch_costs(self.pair.engine, sizes=sizes, context=self.calibration_context,
+                                                   steps=SURFACE_STEPS))
 
     def batch_surface(self, sizes) -> dict:
         """``info()`` after the batch cost surface is measured at every size in ``sizes`` it lacks (sizes > 1 and 1;

@@ -11,7 +11,8 @@ import torch
 from actors.core.engine import SpecEngine
 from actors.drafting.eagle3_drafter import Eagle3Drafter
 from actors.loading.tiny_pair import llama, sharpen
-from jobs.distill.head_training import build_features, draft_vocab_map, make_batch, soft_ce, unroll_masks
+from jobs.distill.head_training import (build_features, draft_vocab_map, make_batch, prefetched, soft_ce,
+                                       unroll_masks)
 from policies import build
 from policies.fixed import TargetOnly
 
@@ -26,6 +27,39 @@ def test_soft_ce_renormalizes_on_the_draft_vocabulary_and_skips_rows_without_mas
     row2 = -(0.5 * logq[2, 1] + 0.5 * logq[2, 2])
     assert torch.isclose(loss, (row0 + row2) / 2)
     assert rows == 3 and hits == 1                                   # row 0: argmax 0 = teacher's top; row 2: 2 ≠ 1
+
+
+def test_soft_ce_with_a_row_selection_equals_the_loss_over_the_selected_rows_alone():
+    g = torch.Generator().manual_seed(3)
+    logits = torch.randn(12, 9, generator=g)
+    ids = torch.randint(-1, 9, (12, 4), generator=g)
+    ids[5] = -1                                                      # a row with no draftable teacher mass
+    p = torch.rand(12, 4, generator=g)
+    sel = torch.tensor([1, 0, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1], dtype=torch.bool)
+    loss, rows, hits = soft_ce(logits, ids, p, sel)                  # the training step's form: a weight, no index
+    ref_loss, ref_rows, ref_hits = soft_ce(logits[sel], ids[sel], p[sel])
+    assert torch.isclose(loss, ref_loss) and int(rows) == int(ref_rows) == 8 and int(hits) == int(ref_hits)
+
+
+def test_batches_come_in_step_order_from_the_worker_thread_and_widen_to_float32_on_the_device():
+    made = []
+
+    def make(step):
+        made.append(step)
+        return step * 10
+
+    assert list(prefetched(make, 3, 9, ahead=2)) == [30, 40, 50, 60, 70, 80]
+    assert sorted(made) == list(range(3, 9))
+    gen = prefetched(make, 0, 100, ahead=2)
+    assert next(gen) == 0
+    gen.close()                                   # a schedule cut short: the queued batches are dropped, no hang
+    samples = [{"prompt_ids": [1, 2], "answer_ids": [3, 4, 5], "top_ids": torch.tensor([[3], [4], [5]]),
+                "top_logp": torch.zeros(3, 1, dtype=torch.float16)}]
+    feats = [torch.randn(5, 6).half()]
+    batch = make_batch(samples, feats, [0], draft_vocab_map(list(range(8)), 8))
+    assert batch.feats.dtype == torch.float16                       # half the bytes to copy
+    moved = batch.to("cpu")
+    assert moved.feats.dtype == torch.float32 and torch.equal(moved.feats[0], feats[0].float())
 
 
 def test_unroll_masks_give_each_query_what_a_live_draft_of_that_depth_sees():
