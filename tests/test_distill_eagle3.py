@@ -4,6 +4,8 @@ EAGLE-3 head trained on a tiny target that drafts losslessly and better than an 
 import importlib.util
 import json
 import random
+import threading
+import time
 
 import pytest
 import torch
@@ -42,16 +44,23 @@ def test_soft_ce_with_a_row_selection_equals_the_loss_over_the_selected_rows_alo
 
 
 def test_batches_come_in_step_order_from_the_worker_thread_and_widen_to_float32_on_the_device():
-    made = []
+    made, threads = [], set()
 
     def make(step):
         made.append(step)
+        threads.add(threading.get_ident())
         return step * 10
 
     assert list(prefetched(make, 3, 9, ahead=2)) == [30, 40, 50, 60, 70, 80]
-    assert sorted(made) == list(range(3, 9))
+    assert sorted(made) == list(range(3, 9)) and threading.get_ident() not in threads    # built on a worker
+    made.clear()
     gen = prefetched(make, 0, 100, ahead=2)
     assert next(gen) == 0
+    for _ in range(200):                          # steps 1 and 2 are built before anyone asks for them
+        if len(made) == 3:
+            break
+        time.sleep(0.01)
+    assert sorted(made) == [0, 1, 2]
     gen.close()                                   # a schedule cut short: the queued batches are dropped, no hang
     samples = [{"prompt_ids": [1, 2], "answer_ids": [3, 4, 5], "top_ids": torch.tensor([[3], [4], [5]]),
                 "top_logp": torch.zeros(3, 1, dtype=torch.float16)}]
@@ -138,6 +147,22 @@ def test_eagle3_training_raises_acceptance_resumes_and_writes_a_loadable_head(tm
 
     export_eagle3(cfg, init_eagle3_head(target, kept), None, tmp_path / "untrained", 0, [])
     assert mal(folder) > mal(tmp_path / "untrained" / "head") + 0.3
+
+
+def test_every_saved_curve_point_holds_the_loss_of_its_own_step(tmp_path):
+    """The loss/top-1 EMAs live on the device and are read back only at some steps: each save still records the value
+    at its step, not an older read or the zero it starts from."""
+    from jobs.distill.eagle3 import Eagle3DistillConfig, eagle3_layers, init_eagle3_head, train_eagle3
+
+    target = _target()
+    samples = _samples(target, n=16)
+    feats = build_features(target, samples, tmp_path, layers=eagle3_layers(target))
+    kept = list(range(70))
+    cfg = Eagle3DistillConfig(out=str(tmp_path), steps=12, batch_size=4, lr=1e-2, warmup=2, save_every=4, unroll=2)
+    train_eagle3(cfg, target, init_eagle3_head(target, kept), samples, feats, kept, None, tmp_path)
+    saved = [c for c in json.loads((tmp_path / "curve.json").read_text()) if "heldout_top1" in c]
+    assert [c["step"] for c in saved] == [4, 8, 12]
+    assert all(c["loss"] > 0 for c in saved) and len({c["loss"] for c in saved}) == 3
 
 
 def test_warm_start_keeps_a_heads_drafts_and_sorts_its_vocabulary(tmp_path):

@@ -35,7 +35,8 @@ from actors.core.engine import SpecEngine
 from actors.pair import eos_ids
 from actors.loading.templates import default_template, render
 from jobs.distill.draft import DistillConfig, build_data, data_key, kept_vocab, prompt_source
-from jobs.distill.head_training import LoopSettings, build_features, draft_vocab_map, soft_ce, train_loop
+from jobs.distill.head_training import (LoopSettings, build_features, draft_vocab_map, scored_rows, soft_ce,
+                                       train_loop)
 from policies import build
 from policies.errors import SpecsweepError
 
@@ -68,7 +69,8 @@ def eagle_step_loss(w_lm: torch.Tensor):
         mf = sel.unsqueeze(-1).float()
         fl = (F.smooth_l1_loss(g, batch.feats[:, 1:n + 1], reduction="none") * mf).sum() \
             / (mf.sum() * g.shape[-1]).clamp_min(1)
-        tl, rows, hits = soft_ce(g[sel] @ w_lm.T, batch.teacher_ids[:, 2:n + 2][sel], batch.teacher_p[:, 2:n + 2][sel])
+        rows_g, (ids, p), weight = scored_rows(g, sel, batch.teacher_ids[:, 2:n + 2], batch.teacher_p[:, 2:n + 2])
+        tl, rows, hits = soft_ce(rows_g @ w_lm.T, ids, p, weight)
         return STEP_DECAY ** (d - 1) * (FEATURE_WEIGHT * fl + TOKEN_WEIGHT * tl), rows, hits
 
     return step_loss

@@ -37,7 +37,7 @@ from actors.drafting.eagle3_head import Eagle3Head, eagle3_config, load_eagle3_h
 from actors.drafting.eagle_head import HeadShape, target_parts
 from actors.drafting.head_files import aux_layers
 from jobs.distill.eagle import CLIP, STEP_DECAY, EagleDistillConfig, HeadRecipe, run_head_distill
-from jobs.distill.head_training import LoopSettings, draft_vocab_map, soft_ce, train_loop
+from jobs.distill.head_training import LoopSettings, draft_vocab_map, scored_rows, soft_ce, train_loop
 from policies.errors import SpecsweepError
 
 # The learning rate of the public EAGLE-3 training recipes (SpecForge's examples); clipping as EAGLE's.
@@ -114,10 +114,9 @@ def eagle3_step_loss(head: Eagle3Head):
     p(t_{j+2}) on the draft vocabulary, response tokens only, × ``STEP_DECAY`` ** (d − 1)."""
 
     def step_loss(d, o, sel, batch):
-        B, n = sel.shape
-        logits = head.lm_head(head.norm(o)).flatten(0, 1)                 # every query, scored where sel (no sync)
-        loss, rows, hits = soft_ce(logits, batch.teacher_ids[:, 2:n + 2].flatten(0, 1),
-                                   batch.teacher_p[:, 2:n + 2].flatten(0, 1), sel.flatten())
+        n = sel.shape[1]
+        rows_o, (ids, p), weight = scored_rows(o, sel, batch.teacher_ids[:, 2:n + 2], batch.teacher_p[:, 2:n + 2])
+        loss, rows, hits = soft_ce(head.lm_head(head.norm(rows_o)), ids, p, weight)
         return STEP_DECAY ** (d - 1) * loss, rows, hits
 
     return step_loss

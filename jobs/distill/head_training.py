@@ -81,7 +81,7 @@ def build_features(target, samples: list[dict], out: Path, layers: tuple[int, ..
 @dataclass
 class Batch:
     ids: torch.Tensor          # [B, T] tokens (0 past a row's end)
-    feats: torch.Tensor        # [B, T, F] target features (float32)
+    feats: torch.Tensor        # [B, T, F] target features (fp16 as stored; float32 once moved by to())
     scored: torch.Tensor       # [B, T] bool: a response token with a teacher
     teacher_ids: torch.Tensor  # [B, T, K] the teacher's top-K ids on the draft vocabulary (−1: not draftable)
     teacher_p: torch.Tensor    # [B, T, K] their probabilities
@@ -136,8 +136,9 @@ def soft_ce(logits: torch.Tensor, teacher_ids: torch.Tensor, teacher_p: torch.Te
     given): the teacher's top-K restricted to the draft vocabulary and renormalized there (the EAGLE-3
     draft-vocabulary target; soft labels as EAGLE-1/2 train). A row whose teacher puts no top-K mass in the draft
     vocabulary is left out of the loss; top-1 counts the head's argmax equal to the teacher's top token (a miss when
-    that token is not draftable). ``rows`` and ``hits`` are 0-d tensors and no value is read back from the device
-    (no host sync: a training step queues all its kernels), so the row selection is a weight, not an index."""
+    that token is not draftable). ``rows`` and ``hits`` are 0-d tensors. With ``sel`` no value is read back from the
+    device (a boolean index would sync the host), so a GPU step queues all its kernels; the price is scoring every
+    row, which on a CPU costs more than the sync saves (:func:`scored_rows` picks the form)."""
     sel = torch.ones(logits.shape[0], dtype=torch.bool, device=logits.device) if sel is None else sel
     p = teacher_p * (teacher_ids >= 0)
     mass = p.sum(-1)
@@ -148,6 +149,15 @@ def soft_ce(logits: torch.Tensor, teacher_ids: torch.Tensor, teacher_p: torch.Te
     loss = (loss * weight).sum() / weight.sum().clamp_min(1.0)
     hits = ((logits.argmax(-1) == teacher_ids[:, 0]) & sel).sum()
     return loss, sel.sum(), hits
+
+
+def scored_rows(out: torch.Tensor, sel: torch.Tensor, *per_row: torch.Tensor):
+    """(rows of ``out`` [B, n, …] to score, their ``per_row`` tensors [B, n, …], the selection for :func:`soft_ce`):
+    on a GPU every row with ``sel`` [B, n] as a weight (no host sync), elsewhere only the selected rows (an index:
+    half the LM-head work and activation memory when prompts are as long as answers)."""
+    if out.is_cuda:
+        return out.flatten(0, 1), [t.flatten(0, 1) for t in per_row], sel.flatten()
+    return out[sel], [t[sel] for t in per_row], None
 
 
 # ---------------------------------------------------------------- training-time test
@@ -215,7 +225,8 @@ class LoopSettings:
 # The cut total is stored in checkpoint.pt: a resume with the same --steps keeps it (a larger --steps starts a new
 # leg whose schedule runs to the new --steps).
 SKIP_STEPS, PROBE_STEPS, BUDGET_SHARE = 10, 40, 0.9
-EMA_READ = 25                  # the loss/top-1 EMAs are read back (a host sync) every this many steps, as the curve
+EMA_READ = 25                  # the loss/top-1 EMAs are read back (a host sync) every this many steps and at saves;
+                               # the curve gets a point every EMA_READ steps
 
 
 def fit_deadline(step: int, total: int, rate_s: float, now: float, deadline: float) -> int:
@@ -236,7 +247,7 @@ def split(samples: list, settings: LoopSettings) -> tuple[list[int], list[int]]:
 def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, step_loss, export: Callable,
                out: Path, desc: str) -> None:
     """AdamW (``betas``, no weight decay), linear warm-up then cosine decay to zero at ``steps``, gradient clipping at
-    ``clip``; ``checkpoint.pt``, ``curve.json`` and ``export(step, curve)`` every ``save_every`` steps and at the end;
+    ``clip``, fp32 weights (on a GPU its matmuls in TF32); ``checkpoint.pt``, ``curve.json`` and ``export(step, curve)`` every ``save_every`` steps and at the end;
     resumes from ``checkpoint.pt``. With ``deadline`` the total is cut once the step rate is measured
     (:func:`fit_deadline`) and training stops, exported, if the deadline passes anyway. The bar shows the loss and
     top-1 (EMA over steps) and the last held-out top-1 at step 1 and at the last unroll step."""
@@ -270,6 +281,8 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
     paused = paused_at_probe = 0.0              # seconds of held-out checks and exports, left out of the step rate
     pin = dev.type == "cuda"
     small = to_small.cpu()
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32 or pin     # a GPU trains its fp32 matmuls on TF32 tensor cores
 
     def batch_at(s: int) -> Batch:
         return make_batch(samples, feats, [train_idx[(s * settings.batch_size + j) % len(train_idx)]
@@ -289,9 +302,8 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
         cur = torch.stack([loss.detach().float(), stats[0][1] / stats[0][0].clamp_min(1)])
         ema = cur if ema is None else 0.95 * ema + 0.05 * cur
         bar.update(1)
-        if step % EMA_READ == 0 or step == total or step - leg in (SKIP_STEPS, SKIP_STEPS + PROBE_STEPS):
-            shown = tuple(ema.tolist())         # the one read-back (host sync) of a step that has one
-            bar.set_postfix(loss=f"{shown[0]:.3f}", top1=f"{shown[1]:.2f}", **held)
+        if step - leg in (SKIP_STEPS, SKIP_STEPS + PROBE_STEPS):
+            ema.tolist()                        # the step rate's window starts and ends with the device caught up
         if settings.deadline:
             now = time.monotonic()
             if step - leg == SKIP_STEPS:
@@ -306,7 +318,10 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
             if now >= settings.deadline and step < total:
                 tqdm.write(f"{desc}: time budget spent at step {step} of {total}: stopping here")
                 total = bar.total = step
-        if step % 25 == 0:
+        if step % EMA_READ == 0 or step % settings.save_every == 0 or step == total:
+            shown = tuple(ema.tolist())         # the one read-back (host sync) of a step that has one
+            bar.set_postfix(loss=f"{shown[0]:.3f}", top1=f"{shown[1]:.2f}", **held)
+        if step % EMA_READ == 0:
             curve.append({"step": step, "loss": round(shown[0], 4), "acc1": round(shown[1], 4)})
         if step % settings.save_every == 0 or step == total:
             save_from = time.monotonic()
@@ -326,6 +341,7 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
             export(step, curve)
             paused += time.monotonic() - save_from
     bar.close()
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     head.eval()
 
 
