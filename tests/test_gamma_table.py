@@ -1,12 +1,13 @@
 """The (batch, context) → γ table (jobs/report/gamma_table.py): hand-worked formula cases and a tiny sweep."""
 import contextlib
 import io
+import re
 
 import pandas as pd
 import pytest
 
-from jobs.report.gamma_table import (BUCKETS, acceptance, gamma_section, speedups, step_time, survival,
-                                     tokens_per_step)
+from jobs.report.gamma_table import (BUCKETS, acceptance, gamma_section, speedups, static_batch_time, step_time,
+                                     survival, tokens_per_step)
 from policies.costs import CostModel
 
 
@@ -54,6 +55,17 @@ def test_context_terms_scale_per_row_from_the_batch_surface_context():
     assert best == sorted(best, reverse=True)
 
 
+def test_a_static_batch_is_priced_at_the_rows_still_running():
+    batch = {2: {"knots": [1, 2, 3], "values": [0.2, 0.22, 0.24], "draft": 0.03},
+             3: {"knots": [1, 2, 3], "values": [0.3, 0.33, 0.36], "draft": 0.04}}
+    m = model(batch=batch)
+    # rows of 2, 5 and 5 steps at K = 2: 2 steps of 3 rows, then 3 steps of 2 rows
+    three, two = 2 * 0.04 + 0.36, 2 * 0.03 + 0.24
+    assert static_batch_time(m, [5, 2, 5], 2, 0) == pytest.approx(2 * three + 3 * two)
+    # ar: one step per token, rows of 3 and 1 tokens: 1 step of 2 rows, then 2 of one row (the single-row model)
+    assert static_batch_time(m, [3, 1], 0, 0) == pytest.approx(0.2 + 2 * 0.10)
+
+
 def test_acceptance_reads_fixed_rows_of_every_batch_size():
     df = pd.DataFrame({"pair": ["p", "p@B2", "p"], "policy": ["fixed", "fixed", "gammatune"],
                        "policy_spec": ["fixed", "fixed", "gammatune"], "gamma": [2, 2, 2], "status": ["ok"] * 3,
@@ -92,6 +104,8 @@ def test_tiny_sweep_table_csv_validation_and_roofline_what_if(swept):
     assert (t[t["K"] == 0]["speedup"] == 1.0).all()
     assert "Best K by batch size and context" in text and "Checked against the live rows" in text
     assert "| tiny | 1 | 1 |" in text                                             # fixed γ=1 ran live at B = 1
+    assert "the same batches as they ran" in text
+    assert re.search(r"^\| tiny \| 1 \| 1 \| .* \| \d+\.\d\d× \| (yes|no|–) \|$", text, re.M)
     roof = gamma_section(swept, rows, "roofline:h100:int4")
     assert "(what-if (roofline h100, int4 target))" in roof and "Checked against" not in roof
     assert (Path(swept) / "gamma_table-roofline-h100-int4.csv").exists()
