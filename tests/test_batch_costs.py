@@ -53,8 +53,11 @@ def test_shape_and_times(surface):
         assert entry["values"] == sorted(entry["values"])        # the monotone fit of the raw values
         assert sum(entry["values"]) == pytest.approx(sum(entry["raw"]))   # pooling keeps the total
         assert entry["knots"] == [1, 2, 4] and len(entry["values"]) == 3
-        assert all(v > 0 for v in entry["values"]) and entry["draft"] > 0
-        assert entry["draft_base"] >= 0 and entry["overhead"] >= 0 and entry["steps"] == 3 * 2 * 2
+        assert all(v > 0 for v in entry["values"])
+        # the tiny draft's level costs microseconds: under load its fit may come out 0 ("costs nothing measurable",
+        # the module's rule), never below
+        assert entry["draft"] >= 0 and entry["draft_base"] >= 0 and entry["overhead"] >= 0
+        assert entry["steps"] == 3 * 2 * 2
 
 
 def test_a_cost_model_reads_the_surface_back(surface):
