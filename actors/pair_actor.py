@@ -57,10 +57,6 @@ from policies.registry import REGISTRY, build
 # same sweep on the 2-core CPU fitted T_B(1) at B = 4 12 % apart (58.1 vs 65.0 ms; live ar steps ~58 ms), enough to
 # move the γ table's B = 4 prediction from 0.84× to 1.02×; 6 triples the samples behind each knot
 SURFACE_STEPS = 6
-# a static batch of B rows shrinks through every size below B as its rows end: up to this B the surface is measured
-# at each of them (B = 4: 2 and 3 too) instead of interpolating between the single-row model and B; above it only
-# the sizes asked for (a GPU sweep's 16 or 32 rows would cost minutes of measuring)
-EVERY_SIZE_UP_TO = 8
 
 
 def versions() -> str:
@@ -219,8 +215,6 @@ class PairActor:
     def _batch_costs(self, rows: int) -> None:
         """Before a batch policy that reads costs (``gt-batch`` with ``c=auto``) first runs at ``rows`` rows, and
         before anything is replayed at ``rows`` rows (replay's clock reads it): the batch cost surface at ``rows``
-        and, up to ``EVERY_SIZE_UP_TO`` rows, at every size below it (a static batch shrinks through them as its
-        rows end)
         (``actors/costs/batch_costs.py``: the engine's own steps at ``rows`` rows, timed by phase as ``calibrate``
         times one row), at the calibration context, added to the pair's cost model once per size
         (outside every timed generation). B = 1 is not measured: the surface's B = 1 member is the calibrated
@@ -228,8 +222,7 @@ class PairActor:
         costs = self.pair.costs
         if costs is None:
             return
-        wanted = set(range(2, rows + 1)) if rows <= EVERY_SIZE_UP_TO else {rows}
-        sizes = sorted(wanted - {int(b) for b in costs.batch})
+        sizes = sorted({rows} - {1} - {int(b) for b in costs.batch})
         if sizes:
             costs.batch.update(measure_batch_costs(self.pair.engine, sizes=sizes, context=self.calibration_context,
                                                    steps=SURFACE_STEPS))

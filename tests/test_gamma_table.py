@@ -163,20 +163,3 @@ def test_report_costs_refuses_anything_but_a_roofline(tmp_path, capsys):
     assert main(["report", str(tmp_path), "--costs", "costs.json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "roofline:GPU" in err[0]
-
-
-def test_a_static_batch_of_three_rows_has_its_two_row_steps_measured(tmp_path):
-    """A batch of 3 rows shrinks to 2 as its rows end: the surface a sweep stores holds B = 2 as well as the swept
-    B = 3 (measured, not interpolated between the single-row model and B = 3)."""
-    from actors.loading.tiny_pair import save_tiny_pair
-    from jobs.config import parse_config
-    from jobs.sweep.driver import run_sweep
-    from tests.sweep_process import tiny_raw
-
-    target, draft = save_tiny_pair(tmp_path / "pair")
-    raw = tiny_raw(tmp_path, target, draft, dataset={"source": "sample", "question_ids": [9017, 9021, 9023]},
-                   gammas=[1], batch_sizes=[1, 3])
-    with contextlib.redirect_stderr(io.StringIO()):
-        res = run_sweep(parse_config(raw), backend="inprocess", log_mlflow=False)
-    assert res["failed_rows"] == 0
-    assert set(stored_model(res["output"]).batch) == {2, 3}
