@@ -22,7 +22,8 @@ mean accepted length (bonus counted) with a 95 % bootstrap interval over questio
 `ar` (mean over questions of per-question tok/s, paired ratio with a 95 % bootstrap interval,
 ``jobs/report/metrics.py``) for `fixed` at each γ and the `eagle2` dynamic tree. All configs of a
 question run back to back, so machine drift hits every config alike. Every output is checked
-against `ar` (lossless column).
+against `ar` (lossless column). Last, the MAL of each drafter's longest chain and of its tree per category of the
+sample questions (steps pooled within the category).
 """
 from __future__ import annotations
 
@@ -120,6 +121,7 @@ def main():
         if by_config[configs[0]]:
             print(f"## {name}: {len(by_config[configs[0]])} prompts")
             table(configs, by_config)
+    by_category(configs, gens["sample"], [q.category for q in spec_bench])
 
 
 def table(configs, gens) -> None:
@@ -142,6 +144,27 @@ def table(configs, gens) -> None:
               f"{f'[{lo:.3f}, {hi:.3f}]':>15s}  {[g.token_ids for g in gens[c]] == ar_out}")
     for kind, (sp, g) in best.items():
         print(f"best chain with {kind}: fixed γ={g}, {sp:.3f}× ar")
+
+
+def by_category(configs, gens, categories: list[str]) -> None:
+    """MAL per category of the sample questions (steps pooled within a category) for each drafter's longest chain
+    and its tree: where a drafter falls short. One question per category by default (``--per-category``), so no
+    interval."""
+    longest = {}
+    for c in configs[1:]:
+        if c[1] == "fixed" and c[2] >= longest.get(c[0], ("", "", 0))[2]:
+            longest[c[0]] = c
+    shown = list(longest.values()) + [c for c in configs[1:] if c[1] != "fixed"]
+    if not shown or not categories:
+        return
+    print("## sample: MAL by category (" + ", ".join(f"{k} {'fixed γ=' + str(g) if s == 'fixed' else s}"
+                                                    for k, s, g in shown) + ")")
+    for cat in dict.fromkeys(categories):
+        cells = []
+        for c in shown:
+            lengths = [a for g, q in zip(gens[c], categories) if q == cat for a in g.accept_lengths]
+            cells.append(f"{sum(lengths) / max(len(lengths), 1):5.2f}")
+        print(f"{cat:16s} " + " ".join(cells))
 
 
 if __name__ == "__main__":
