@@ -154,13 +154,12 @@ def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
         width = max(map(len, prompts))
         ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=device)
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
-        sampling = {}
+        decoding = {"do_sample": False}
         if cfg.answer_temperature > 0:
             torch.manual_seed(cfg.seed * 1_000_003 + idx[0])
-            sampling = {"do_sample": True, "temperature": float(cfg.answer_temperature), "top_k": 0, "top_p": 1.0}
-        gen = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=cfg.max_new_tokens,
-                             **(sampling or {"do_sample": False}), output_logits=True, return_dict_in_generate=True,
-                             pad_token_id=pad)
+            decoding = {"do_sample": True, "temperature": float(cfg.answer_temperature), "top_k": 0, "top_p": 1.0}
+        gen = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=cfg.max_new_tokens, **decoding,
+                             output_logits=True, return_dict_in_generate=True, pad_token_id=pad)
         answers = gen.sequences[:, width:].tolist()
         # per generated position [B, V] → top-k, then stacked [B, T, k]: never a float [B, T, V] copy of all logits;
         # one copy to the host per batch, each sample's rows cloned out of it (a saved view would keep the whole)

@@ -116,8 +116,7 @@ def make_batch(samples: list[dict], feats: list[torch.Tensor], idx: list[int], t
         scored[b, P:P + n] = True
         tid[b, P:P + n, :k] = to_small[s["top_ids"].long()]
         tp[b, P:P + n, :k] = s["top_logp"].float().exp()
-    batch = Batch(ids, f, scored, tid, tp)
-    return Batch(*(t.pin_memory() for t in (ids, f, scored, tid, tp))) if pin else batch
+    return Batch(*(t.pin_memory() if pin else t for t in (ids, f, scored, tid, tp)))
 
 
 def prefetched(make: Callable[[int], Batch], first: int, last: int, ahead: int = 2):
@@ -247,8 +246,8 @@ def split(samples: list, settings: LoopSettings) -> tuple[list[int], list[int]]:
 def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, step_loss, export: Callable,
                out: Path, desc: str) -> None:
     """AdamW (``betas``, no weight decay), linear warm-up then cosine decay to zero at ``steps``, gradient clipping at
-    ``clip``, fp32 weights (on a GPU its matmuls in TF32); ``checkpoint.pt``, ``curve.json`` and ``export(step, curve)`` every ``save_every`` steps and at the end;
-    resumes from ``checkpoint.pt``. With ``deadline`` the total is cut once the step rate is measured
+    ``clip``, fp32 weights (on a GPU its matmuls in TF32); ``checkpoint.pt``, ``curve.json`` and ``export(step,
+    curve)`` every ``save_every`` steps and at the end; resumes from ``checkpoint.pt``. With ``deadline`` the total is cut once the step rate is measured
     (:func:`fit_deadline`) and training stops, exported, if the deadline passes anyway. The bar shows the loss and
     top-1 (EMA over steps) and the last held-out top-1 at step 1 and at the last unroll step."""
     if len(samples) < 2:
