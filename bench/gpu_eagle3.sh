@@ -11,8 +11,10 @@
 # Settings by environment: PROMPTS, NEW_TOKENS, GEN_BATCH, STEPS, BATCH, LR, UNROLL, SAVE_EVERY, MINUTES (the
 # distill budget), HARD_S (a hard limit in seconds), DEVICE, RUN (the run folder), SITE, HOME_DIR, SEED and INIT_FROM
 # (train on from a head, e.g. smollm2-135m-eagle3, instead of a new one; its model.safetensors parked by an earlier
-# call under $PARKED/assets/<name>/, default /tmp/park) and ANSWER_T (answers sampled at that temperature, a new
-# run folder: RUN=/tmp/eagle3_sampled). The shipped head: two sessions, its README.
+# call under $PARKED/assets/<name>/, default /tmp/park), ANSWER_T (answers sampled at that temperature, a new
+# run folder: RUN=/tmp/eagle3_sampled) and OWN_TEXTS (reading tasks around that many texts the target writes
+# first, `--own-texts`: content the pool's hand-written passages cannot supply; a new run folder). The shipped
+# head: two sessions, its README.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 SITE=${SITE:-/tmp/site}
@@ -38,7 +40,8 @@ timeout "${HARD_S:-540}" python3 -c "$DISTILL" distill --kind eagle3 --target sm
     --prompts "${PROMPTS:-8000}" --max-new-tokens "${NEW_TOKENS:-96}" --gen-batch "${GEN_BATCH:-400}" \
     --vocab 8192 --steps "${STEPS:-20000}" --unroll "${UNROLL:-7}" --lr "${LR:-5e-4}" --batch-size "${BATCH:-32}" \
     --save-every "${SAVE_EVERY:-500}" --seed "${SEED:-0}" --device "${DEVICE:-cuda}" --minutes "${MINUTES:-7}" \
-    ${INIT_FROM:+--init-from "$INIT_FROM"} ${ANSWER_T:+--answer-temperature "$ANSWER_T"} 2>&1 \
+    ${INIT_FROM:+--init-from "$INIT_FROM"} ${ANSWER_T:+--answer-temperature "$ANSWER_T"} \
+    ${OWN_TEXTS:+--own-texts "$OWN_TEXTS"} 2>&1 \
     | tr '\r' '\n' | grep -v "^\s*$" | awk 'NR % 250 == 1 || /budget|written|accepted length|Error|error|Traceback|100%/' \
     | tee "$OUT/distill.log"
 rc=${PIPESTATUS[0]}

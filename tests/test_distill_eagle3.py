@@ -308,4 +308,7 @@ def test_distill_trains_on_from_the_shipped_eagle3_head(tmp_path):
     assert torch.equal(trained["d2t"], shipped["d2t"])
     assert torch.allclose(trained["lm_head.weight"].float(), shipped["lm_head.weight"].float(), atol=1e-3)
     assert json.loads((tmp_path / "run" / "distill_config.json").read_text())["init_from"] == "smollm2-135m-eagle3"
-    assert json.loads((folder / "specsweep_distill.json").read_text())["step"] == 3      # the step training reached
+    note = json.loads((folder / "specsweep_distill.json").read_text())
+    assert note["step"] == 3                                                             # the step training reached
+    for estimate in (note["held_out"], note["held_out"]["sample"]):                      # pool prompts, sample questions
+        assert estimate["prompts"] == 1 and estimate["mean_accepted_length"] >= 1.0 and estimate["gamma"] == 6

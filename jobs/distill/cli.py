@@ -25,7 +25,8 @@ def cmd_distill(a) -> int:
     """Run the trainer of ``a.kind`` with the flags given and print where its output went."""
     common = dict(target=a.target, out=a.out, vocab=a.vocab, prompts=a.prompts, extra_text=tuple(a.extra_text or ()),
                   max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, save_every=a.save_every, seed=a.seed,
-                  device=a.device, gen_batch=a.gen_batch, minutes=a.minutes, answer_temperature=a.answer_temperature)
+                  device=a.device, gen_batch=a.gen_batch, minutes=a.minutes, answer_temperature=a.answer_temperature,
+                  own_texts=a.own_texts)
     if a.init_from and a.kind != "eagle3":
         raise SpecsweepError("distill --init-from applies to --kind eagle3 (an EAGLE-3 head to train on)")
     if a.kind == "eagle":
@@ -78,6 +79,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--gen-batch", type=int, default=32)
     d.add_argument("--answer-temperature", type=float, default=0.0, help="0 (default): the target's greedy answers; "
                    "T in (0, 2]: answers sampled at T (the teacher stays the target's own distribution)")
+    d.add_argument("--own-texts", type=int, default=0, help="the target first writes this many short texts (sampled), "
+                   "each then wrapped in a reading task and answered like the other prompts: content no hand-written "
+                   "list repeats (default 0)")
     d.add_argument("--steps", type=int, default=None, help="training steps (default 2000; eagle, eagle3 1500)")
     d.add_argument("--batch-size", type=int, default=8)
     d.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-4; eagle 3e-5; eagle3 1e-4)")

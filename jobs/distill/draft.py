@@ -3,7 +3,8 @@
 Pipeline (every phase resumes from what ``--out`` already holds):
 
 1. **data** — the target answers the prompt set of ``actors/loading/builtin_prompts.py``
-   (plus optional local text files) greedily; for every answer position we keep the
+   (plus optional local text files, and with ``--own-texts N`` reading tasks around N texts the target
+   wrote itself, ``jobs/distill/own_texts.py``) greedily; for every answer position we keep the
    target's top-``topk`` next-token log-probabilities from that same forward, so the
    teacher is never run again. Written to ``answers-*.pt`` shards.
 2. **vocab** — optionally keep only the ``vocab`` most frequent target tokens in the
@@ -36,6 +37,7 @@ from tqdm import tqdm
 from actors.loading.builtin_prompts import distill_prompts
 from actors.loading.instruction_pool import varied_prompts
 from actors.loading.templates import default_template, render
+from jobs.distill.own_texts import own_text_prompts
 from jobs.inputs import check_text_file
 from jobs.store.output import check_writable
 from policies.errors import SpecsweepError
@@ -63,6 +65,7 @@ class DistillConfig:
     minutes: float = 0.0         # heads: wall-time budget of answers + features + training (0 = none)
     prompt_set: str = "builtin"  # builtin: actors/loading/builtin_prompts.py; varied: actors/loading/instruction_pool/
     answer_temperature: float = 0.0  # 0: the target's greedy answers; > 0: answers sampled at this temperature
+    own_texts: int = 0           # texts the target writes, then reads (jobs/distill/own_texts.py); 0 = none
 
     def validate(self):
         """Every setting within :data:`LIMITS` (a documented range each), ``--out`` a folder that can be made and
@@ -93,13 +96,14 @@ class DistillConfig:
 LIMITS = {"layers": (1, 256), "prompts": (1, 1_000_000), "max_new_tokens": (1, 8192), "gen_batch": (1, 4096),
           "topk": (1, 4096), "steps": (1, 10_000_000), "batch_size": (1, 4096), "save_every": (1, 10_000_000),
           "vocab": (0, 2 ** 24), "warmup": (0, 10_000_000), "unroll": (1, 16), "eval_prompts": (1, 100_000),
-          "eval_gamma": (1, 64)}
+          "eval_gamma": (1, 64), "own_texts": (0, 1_000_000)}
 
 
 PROMPT_SETS = ("builtin", "varied")
 MAX_ANSWER_TEMPERATURE = 2.0     # past it a small target's samples are mostly noise
 # The settings the data phase's output depends on: a folder holding another's answers is refused.
-DATA_KEYS = ("target", "vocab", "prompts", "max_new_tokens", "topk", "seed", "prompt_set", "answer_temperature")
+DATA_KEYS = ("target", "vocab", "prompts", "max_new_tokens", "topk", "seed", "prompt_set", "answer_temperature",
+             "own_texts")
 
 
 def data_key(cfg: DistillConfig, *more: str) -> dict:
@@ -108,8 +112,9 @@ def data_key(cfg: DistillConfig, *more: str) -> dict:
     key = {k: v for k, v in asdict(cfg).items() if k in DATA_KEYS + more}
     if key.get("prompt_set") == "builtin":
         del key["prompt_set"]
-    if not key.get("answer_temperature"):
-        key.pop("answer_temperature", None)
+    for optional in ("answer_temperature", "own_texts"):      # recorded only when used: older folders resume
+        if not key.get(optional):
+            key.pop(optional, None)
     return key
 
 
@@ -138,7 +143,7 @@ def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
     would."""
 
     template = default_template(cfg.target, tok)
-    texts = _prompt_texts(cfg)
+    texts = _prompt_texts(cfg) + own_text_prompts(cfg.own_texts, cfg.seed, cfg.target, model, tok, out, cfg.gen_batch)
     shards = sorted(out.glob("answers-*.pt"))
     samples: list[dict] = []
     for s in shards:

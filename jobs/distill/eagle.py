@@ -14,8 +14,9 @@ Pipeline (every phase resumes from what ``--out`` already holds):
    released recipe. ``unroll`` > 1 adds training-time test on the head's own predicted features
    (``jobs/distill/head_training.py``). Linear warm-up, cosine decay; ``checkpoint.pt`` and the
    release-layout folder ``head/`` every ``save_every`` steps, with the held-out top-1.
-5. **estimate** — greedy chains of ``gamma`` on held-out prompts through the real engine: the mean
-   accepted length (bonus counted) printed at the end and stored in ``head/specsweep_distill.json``.
+5. **estimate** — greedy chains of ``gamma`` through the real engine on held-out prompts of the prompt set and on
+   the ``sample`` questions' first turns: the mean accepted length (bonus counted) of each, printed at the end and
+   stored in ``head/specsweep_distill.json``.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from actors.drafting.eagle_head import EagleHead, init_head, save_head, target_p
 from actors.core.engine import SpecEngine
 from actors.pair import eos_ids
 from actors.loading.templates import default_template, render
+from jobs.dataset import CATEGORIES, load_questions
 from jobs.distill.draft import DistillConfig, build_data, data_key, kept_vocab, prompt_source
 from jobs.distill.head_training import (LoopSettings, build_features, draft_vocab_map, scored_rows, soft_ce,
                                        train_loop)
@@ -101,23 +103,34 @@ def _export(cfg, head, kept, out: Path, step: int, curve: list, estimate: dict |
 
 
 # ---------------------------------------------------------------- phase 5: held-out estimate
+SAMPLE_TOKENS = 64      # the sample questions' answers as bench.eagle measures them (issue goals: 64 tokens)
+
+
 def held_out_estimate(cfg: EagleDistillConfig, target, tok, drafter) -> dict:
-    """Greedy chains of ``eval_gamma`` with ``drafter`` through the live engine on prompts outside the training set."""
+    """Greedy chains of ``eval_gamma`` with ``drafter`` through the live engine on prompts outside the training set:
+    varied-pool prompts of the run's own prompt set, and — the measure that tells generalisation from memorised
+    pool content — the first turns of the ``sample`` questions (never in any training set; at most
+    ``eval_prompts`` of each), ``SAMPLE_TOKENS`` each."""
     compose = prompt_source(cfg)
     seen = set(compose(cfg.prompts, seed=cfg.seed))
     held = [p for p in compose(cfg.prompts + 4 * cfg.eval_prompts, seed=cfg.seed + 1) if p not in seen]
     held = held[: cfg.eval_prompts]
+    sample = [q.turns[0] for q in load_questions("sample") if q.category in CATEGORIES][: cfg.eval_prompts]
     template = default_template(cfg.target, tok)
     engine = SpecEngine(target, drafter, eos_ids(tok, target))
-    lengths = []
-    for text in tqdm(held, desc="eagle held-out estimate", unit="prompt"):
-        ids = render(template, tok, [{"role": "user", "content": text}])
-        lengths += engine.generate(ids, build("fixed", cfg.eval_gamma), max_new_tokens=cfg.max_new_tokens).accept_lengths
-    mal = sum(lengths) / max(len(lengths), 1)
-    sd = (sum((x - mal) ** 2 for x in lengths) / max(len(lengths) - 1, 1)) ** 0.5
-    half = 1.96 * sd / max(len(lengths), 1) ** 0.5
-    return {"prompts": len(held), "gamma": cfg.eval_gamma, "steps": len(lengths), "mean_accepted_length": round(mal, 3),
-            "ci95": [round(mal - half, 3), round(mal + half, 3)]}
+
+    def mal(prompts: list[str], tokens: int, label: str) -> dict:
+        lengths = []
+        for text in tqdm(prompts, desc=f"eagle held-out estimate ({label})", unit="prompt"):
+            ids = render(template, tok, [{"role": "user", "content": text}])
+            lengths += engine.generate(ids, build("fixed", cfg.eval_gamma), max_new_tokens=tokens).accept_lengths
+        m = sum(lengths) / max(len(lengths), 1)
+        sd = (sum((x - m) ** 2 for x in lengths) / max(len(lengths) - 1, 1)) ** 0.5
+        half = 1.96 * sd / max(len(lengths), 1) ** 0.5
+        return {"prompts": len(prompts), "gamma": cfg.eval_gamma, "steps": len(lengths),
+                "mean_accepted_length": round(m, 3), "ci95": [round(m - half, 3), round(m + half, 3)]}
+
+    return {**mal(held, cfg.max_new_tokens, "prompt set"), "sample": mal(sample, SAMPLE_TOKENS, "sample questions")}
 
 
 @dataclass(frozen=True)
@@ -180,9 +193,9 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
     ckpt = out / "checkpoint.pt"                # a time budget (--minutes) may have ended training before --steps
     step = torch.load(ckpt, weights_only=True, map_location="cpu")["step"] if ckpt.exists() else cfg.steps
     recipe.export(cfg, head, subset, out, step, curve, estimate)
-    print(f"held-out mean accepted length at γ={estimate['gamma']}: {estimate['mean_accepted_length']:.3f} "
-          f"(95 % CI {estimate['ci95'][0]:.3f}–{estimate['ci95'][1]:.3f}, {estimate['steps']} steps on "
-          f"{estimate['prompts']} prompts)")
+    for label, e in (("prompt set", estimate), ("sample questions", estimate["sample"])):
+        print(f"held-out mean accepted length at γ={e['gamma']} ({label}): {e['mean_accepted_length']:.3f} "
+              f"(95 % CI {e['ci95'][0]:.3f}–{e['ci95'][1]:.3f}, {e['steps']} steps on {e['prompts']} prompts)")
     return folder
 
 
