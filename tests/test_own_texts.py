@@ -18,11 +18,13 @@ from policies.errors import SpecsweepError
 def test_requests_and_wraps_share_no_six_words_with_a_sample_question():
     held = stage.held_out_runs()
     assert len(held) > 300
-    for request in pool_own.writer_prompts(5000, seed=3):
-        assert not pool_own.shares_six_words(request, held), request
-    for _, frame in pool_own.WRAPS:
-        for part in frame.split("{text}"):
-            assert not pool_own.shares_six_words(part, held), frame
+    for t in pool_own.WRITER_TEMPLATES:                             # every request the templates compose
+        for i in range(t.size):
+            assert not pool_own.shares_six_words(t.render(i), held), t.render(i)
+    for _, frame in pool_own.WRAPS:                                 # every wrap, its question filled in
+        for question in pool_own.QUESTIONS:
+            for part in frame.replace("{question}", question).split("{text}"):
+                assert not pool_own.shares_six_words(part, held), (frame, question)
     turn = load_questions("sample")[0].turns[0]
     assert pool_own.shares_six_words("As the traveller said: " + turn, held)        # the filter does catch one
 
@@ -50,6 +52,9 @@ def test_clean_text_cuts_after_the_last_full_sentence_and_drops_short_ones():
     assert pool_own.clean_text(f"{long} with no sentence end") is None
     assert pool_own.clean_text("Too short. Far too short.") is None
     assert pool_own.clean_text(f"{long} costs 3.5 euros") is None                 # a decimal point is no sentence end
+    steps = f"{long}. Steps:\n1. Remove the wheel.\n2. Take the tube out\n3. Patch"
+    assert pool_own.clean_text(steps) == f"{long}. Steps:\n1. Remove the wheel."       # no dangling "3."
+    assert pool_own.clean_text(f"{long}, she said. \u201cGo home.\u201d Then") == f"{long}, she said. \u201cGo home.\u201d"
     looping = "It is made of a piece of craftsmanship, with a beautiful piece of craftsmanship. " * 3
     assert pool_own.clean_text(looping) is None
 
@@ -72,6 +77,24 @@ def test_own_texts_are_seeded_resume_without_generating_and_refuse_another_runs_
     assert stage.write_texts(7, 5, target_dir, model, tok, tmp_path / "b", batch=3) == first   # seeded per batch
     assert stage.write_texts(7, 6, target_dir, model, tok, tmp_path / "c", batch=3) != first    # another seed
 
+    calls = []
+    real = model.generate
+
+    def crash_on_second_batch(*a, **k):                            # a run killed after its first batch
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(model, "generate", crash_on_second_batch)
+    (tmp_path / "d").mkdir()
+    with pytest.raises(KeyboardInterrupt):
+        stage.write_texts(7, 5, target_dir, model, tok, tmp_path / "d", batch=3)
+    assert json.loads((tmp_path / "d" / stage.FILE).read_text())["done"] == 3
+    monkeypatch.setattr(model, "generate", real)
+    resumed = stage.write_texts(7, 5, target_dir, model, tok, tmp_path / "d", batch=5)    # another --gen-batch
+    assert resumed == first                                         # the batches it was started with, same samples
+
     def no_generation(*a, **k):
         raise AssertionError("a finished phase generated again")
 
@@ -92,6 +115,11 @@ def test_build_data_answers_the_wrapped_own_texts_after_the_prompt_set(tiny, tmp
     assert len(samples) == 3 + len(texts) and len(texts) >= 3
     assert all(t in s["prompt"] for t, s in zip(texts, samples[3:]))
     assert data_key(cfg)["own_texts"] == 4 and "own_texts" not in data_key(DistillConfig(target=target_dir))
+    state = json.loads((tmp_path / stage.FILE).read_text())
+    state["texts"][0] += " Changed."                               # the file edited: answer 3 is another prompt's
+    (tmp_path / stage.FILE).write_text(json.dumps(state))
+    with pytest.raises(SpecsweepError, match="holds an answer to another prompt at index 3"):
+        build_data(cfg, model, tok, tmp_path)
     with pytest.raises(SpecsweepError, match="--own-texts must be >= 0"):
         DistillConfig(target=target_dir, out=str(tmp_path / "x"), own_texts=-1).validate()
 

@@ -148,6 +148,10 @@ def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
     samples: list[dict] = []
     for s in shards:
         samples += torch.load(s)
+    for i, s in enumerate(samples):             # answers line up with prompts, or the folder is another run's
+        if i >= len(texts) or s.get("prompt", texts[i]) != texts[i]:
+            raise SpecsweepError(f"distill --out {out} holds an answer to another prompt at index {i} (an --extra-text "
+                                 "file or own_texts.json changed since): use a new --out")
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     eos = tok.eos_token_id
     device = model.device

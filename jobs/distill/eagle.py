@@ -108,14 +108,15 @@ SAMPLE_TOKENS = 64      # the sample questions' answers as bench.eagle measures 
 
 def held_out_estimate(cfg: EagleDistillConfig, target, tok, drafter) -> dict:
     """Greedy chains of ``eval_gamma`` with ``drafter`` through the live engine on prompts outside the training set:
-    varied-pool prompts of the run's own prompt set, and — the measure that tells generalisation from memorised
+    prompts of the run's own prompt set, and — the measure that tells generalisation from memorised
     pool content — the first turns of the ``sample`` questions (never in any training set; at most
     ``eval_prompts`` of each), ``SAMPLE_TOKENS`` each."""
     compose = prompt_source(cfg)
     seen = set(compose(cfg.prompts, seed=cfg.seed))
     held = [p for p in compose(cfg.prompts + 4 * cfg.eval_prompts, seed=cfg.seed + 1) if p not in seen]
     held = held[: cfg.eval_prompts]
-    sample = [q.turns[0] for q in load_questions("sample") if q.category in CATEGORIES][: cfg.eval_prompts]
+    sample = [q.turns[0] for q in load_questions("sample", categories=CATEGORIES, limit_per_category=1)]
+    sample = sample[: cfg.eval_prompts]        # bench.eagle's 13 questions: one per Spec-Bench category
     template = default_template(cfg.target, tok)
     engine = SpecEngine(target, drafter, eos_ids(tok, target))
 

@@ -2,10 +2,10 @@
 task and answered like every other prompt (``actors/loading/instruction_pool/own_texts.py`` has the why).
 
 Each text is the target's answer to a writer request, sampled at :data:`WRITE_TEMPERATURE` with nucleus mass
-:data:`WRITE_TOP_P` (seeded per batch from ``seed`` and the batch's first index, so a resumed run writes what an
-uninterrupted one would), cut at its last full sentence; texts too short, or sharing a six-word run with a
-``sample`` question, are dropped and counted. ``own_texts.json`` in the run folder holds the texts written so far
-and resumes the phase.
+:data:`WRITE_TOP_P` (seeded per batch from ``seed`` and the batch's first index), cut at its last full sentence;
+texts too short, looping, or sharing a six-word run with a ``sample`` question are dropped and counted (not
+replaced). ``own_texts.json`` in the run folder holds the texts written so far and the batch size they were written
+in, so a resumed run keeps that batch size and writes what an uninterrupted one would.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ WRITE_TEMPERATURE = 0.8
 WRITE_TOP_P = 0.95
 WRITE_TOKENS = 128          # a paragraph of 60-100 words
 FILE = "own_texts.json"
+SEED_OFFSET = 500_009       # keeps these samples' random streams apart from the sampled answers' (same formula)
 
 
 def held_out_runs() -> set[tuple[str, ...]]:
@@ -36,12 +37,13 @@ def write_texts(n: int, seed: int, target: str, model, tok, out: Path, batch: in
     """The kept texts of ``n`` writer requests (fewer than ``n`` when some are dropped), resumed from ``out/own_texts.json``."""
     path = out / FILE
     key = {"n": n, "seed": seed, "temperature": WRITE_TEMPERATURE, "top_p": WRITE_TOP_P, "tokens": WRITE_TOKENS}
-    state = {"key": key, "done": 0, "texts": [], "dropped": 0}
+    state = {"key": key, "batch": batch, "done": 0, "texts": [], "dropped": 0}
     if path.exists():
         state = json.loads(path.read_text())
         if state.get("key") != key:
             raise SpecsweepError(f"distill --out {out} holds own texts written with {state.get('key')}, not {key}: "
                                  "use a new --out")
+    batch = state["batch"]                      # a resumed phase keeps its batches, hence its seeded samples
     requests = writer_prompts(n, seed)
     template = default_template(target, tok)
     held = held_out_runs()
@@ -54,7 +56,7 @@ def write_texts(n: int, seed: int, target: str, model, tok, out: Path, batch: in
         width = max(map(len, prompts))
         ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=model.device)
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=model.device)
-        torch.manual_seed(seed * 1_000_003 + first)
+        torch.manual_seed(seed * 1_000_003 + first + SEED_OFFSET)
         gen = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=WRITE_TOKENS, do_sample=True,
                              temperature=WRITE_TEMPERATURE, top_p=WRITE_TOP_P, top_k=0, pad_token_id=pad)
         for row in gen[:, width:].tolist():

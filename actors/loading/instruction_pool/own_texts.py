@@ -120,14 +120,17 @@ def wrap(texts: list[str], seed: int = 0) -> list[tuple[str, str]]:
 # Keeping a written text: cut at its last full sentence, long enough, no six-word run shared with held-out text
 # ==============================================================================================================
 MIN_WORDS = 25
+LIST_MARKER = re.compile(r"(?:^|\n)\s*\d+[.)]$")    # "3." opening a list item is no sentence end
 MIN_DISTINCT = 0.8      # distinct three-word runs over all of them: below it a small model's text is looping
 
 
 def clean_text(raw: str) -> str | None:
-    """The text cut after its last sentence end (. ! ?), whitespace runs kept as written; ``None`` when fewer than
+    """The text cut after its last sentence end (. ! ? and a closing quote or bracket; a numbered list's item marker
+    is none), whitespace runs kept as written; ``None`` when fewer than
     :data:`MIN_WORDS` words remain or the text loops (under :data:`MIN_DISTINCT` of its three-word runs distinct)."""
     raw = raw.strip()
-    ends = [m.end() for m in re.finditer(r"[.!?][\"')\]]?(?=\s|$)", raw)]
+    ends = [m.end() for m in re.finditer(r"[.!?][\"')\]\u201d\u2019\u00bb]?(?=\s|$)", raw)
+            if not LIST_MARKER.search(raw, 0, m.end())]
     text = raw[:ends[-1]] if ends else ""
     words = text.lower().split()
     if len(words) < MIN_WORDS:
@@ -143,4 +146,5 @@ def six_word_runs(text: str) -> set[tuple[str, ...]]:
 
 
 def shares_six_words(text: str, held: set[tuple[str, ...]]) -> bool:
+    """Whether ``text`` holds any of the six-word runs ``held`` (as :func:`six_word_runs` spells them)."""
     return bool(six_word_runs(text) & held)
