@@ -43,7 +43,7 @@ def write_texts(n: int, seed: int, target: str, model, tok, out: Path, batch: in
         if state.get("key") != key:
             raise SpecsweepError(f"distill --out {out} holds own texts written with {state.get('key')}, not {key}: "
                                  "use a new --out")
-    batch = state["batch"]                      # a resumed phase keeps its batches, hence its seeded samples
+    batch = state.get("batch", batch)           # a resumed phase keeps its batches, hence its seeded samples
     requests = writer_prompts(n, seed)
     template = default_template(target, tok)
     held = held_out_runs()
