@@ -31,25 +31,20 @@ import argparse
 import sys
 import time
 
-import numpy as np
 import torch
 
 from actors.pair import Pair, PairConfig
 from actors.loading.templates import default_template, render
 from jobs.dataset import CATEGORIES, SAMPLE_EXTRA, load_questions
 from jobs.report.derived import summarize
-from jobs.report.intervals import bootstrap_weights, percentile_interval
+from jobs.report.intervals import paired_ratio
 from jobs.report.metrics import speedup
 from policies.registry import build
 
 
 def mal_interval(gens) -> tuple[float, float, float]:
     """Pooled mean accepted length and its 95 % bootstrap interval over questions."""
-    sums = np.array([sum(g.accept_lengths) for g in gens], float)
-    steps = np.array([len(g.accept_lengths) for g in gens], float)
-    w = bootstrap_weights(len(gens))
-    lo, hi = percentile_interval((w @ sums) / (w @ steps))
-    return float(sums.sum() / steps.sum()), float(lo), float(hi)
+    return paired_ratio([sum(g.accept_lengths) for g in gens], [len(g.accept_lengths) for g in gens])
 
 
 def main():

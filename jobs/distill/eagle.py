@@ -39,6 +39,7 @@ from jobs.dataset import CATEGORIES, load_questions
 from jobs.distill.draft import DistillConfig, build_data, data_key, kept_vocab, prompt_source
 from jobs.distill.head_training import (LoopSettings, build_features, draft_vocab_map, scored_rows, soft_ce,
                                        train_loop)
+from jobs.report.intervals import paired_ratio
 from policies import build
 from policies.errors import SpecsweepError
 
@@ -110,7 +111,8 @@ def held_out_estimate(cfg: EagleDistillConfig, target, tok, drafter) -> dict:
     """Greedy chains of ``eval_gamma`` with ``drafter`` through the live engine on prompts outside the training set:
     prompts of the run's own prompt set, and — the measure that tells generalisation from memorised
     pool content — the first turns of the ``sample`` questions (never in any training set; at most
-    ``eval_prompts`` of each), ``SAMPLE_TOKENS`` each."""
+    ``eval_prompts`` of each), ``SAMPLE_TOKENS`` each. Each MAL is pooled over the prompts' steps, its 95 % interval
+    the percentile bootstrap over prompts (``jobs/report/intervals.py``: steps of one answer are not independent)."""
     compose = prompt_source(cfg)
     seen = set(compose(cfg.prompts, seed=cfg.seed))
     held = [p for p in compose(cfg.prompts + 4 * cfg.eval_prompts, seed=cfg.seed + 1) if p not in seen]
@@ -121,15 +123,15 @@ def held_out_estimate(cfg: EagleDistillConfig, target, tok, drafter) -> dict:
     engine = SpecEngine(target, drafter, eos_ids(tok, target))
 
     def mal(prompts: list[str], tokens: int, label: str) -> dict:
-        lengths = []
+        accepted, steps = [], []                 # per prompt: the pooled MAL's interval resamples prompts
         for text in tqdm(prompts, desc=f"eagle held-out estimate ({label})", unit="prompt"):
             ids = render(template, tok, [{"role": "user", "content": text}])
-            lengths += engine.generate(ids, build("fixed", cfg.eval_gamma), max_new_tokens=tokens).accept_lengths
-        m = sum(lengths) / max(len(lengths), 1)
-        sd = (sum((x - m) ** 2 for x in lengths) / max(len(lengths) - 1, 1)) ** 0.5
-        half = 1.96 * sd / max(len(lengths), 1) ** 0.5
-        return {"prompts": len(prompts), "gamma": cfg.eval_gamma, "steps": len(lengths),
-                "mean_accepted_length": round(m, 3), "ci95": [round(m - half, 3), round(m + half, 3)]}
+            lengths = engine.generate(ids, build("fixed", cfg.eval_gamma), max_new_tokens=tokens).accept_lengths
+            accepted.append(sum(lengths))
+            steps.append(len(lengths))
+        m, lo, hi = paired_ratio(accepted, steps)
+        return {"prompts": len(prompts), "gamma": cfg.eval_gamma, "steps": sum(steps),
+                "mean_accepted_length": round(m, 3), "ci95": [round(lo, 3), round(hi, 3)]}
 
     return {**mal(held, cfg.max_new_tokens, "prompt set"), "sample": mal(sample, SAMPLE_TOKENS, "sample questions")}
 
