@@ -38,6 +38,7 @@ from actors.loading.builtin_prompts import distill_prompts
 from actors.loading.instruction_pool import varied_prompts
 from actors.loading.templates import default_template, render
 from jobs.distill.own_texts import own_text_prompts
+from jobs.distill.padding import left_padded
 from jobs.inputs import check_text_file
 from jobs.store.output import check_writable
 from policies.errors import SpecsweepError
@@ -160,9 +161,8 @@ def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
     for start in range(0, len(todo), cfg.gen_batch):
         idx = todo[start:start + cfg.gen_batch]
         prompts = [render(template, tok, [{"role": "user", "content": texts[i]}]) for i in idx]
-        width = max(map(len, prompts))
-        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=device)
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
+        ids, mask = left_padded(prompts, pad, device)
+        width = ids.shape[1]
         decoding = {"do_sample": False}
         if cfg.answer_temperature > 0:
             torch.manual_seed(cfg.seed * 1_000_003 + idx[0])

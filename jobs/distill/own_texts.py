@@ -18,6 +18,7 @@ from tqdm import tqdm
 from actors.loading.instruction_pool.own_texts import clean_text, shares_six_words, six_word_runs, wrap, writer_prompts
 from actors.loading.templates import default_template, render
 from jobs.dataset import load_questions
+from jobs.distill.padding import left_padded
 from policies.errors import SpecsweepError
 
 WRITE_TEMPERATURE = 0.8
@@ -53,9 +54,8 @@ def write_texts(n: int, seed: int, target: str, model, tok, out: Path, batch: in
         first = state["done"]
         chunk = requests[first:first + batch]
         prompts = [render(template, tok, [{"role": "user", "content": r}]) for r in chunk]
-        width = max(map(len, prompts))
-        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=model.device)
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=model.device)
+        ids, mask = left_padded(prompts, pad, model.device)
+        width = ids.shape[1]
         torch.manual_seed(seed * 1_000_003 + first + SEED_OFFSET)
         gen = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=WRITE_TOKENS, do_sample=True,
                              temperature=WRITE_TEMPERATURE, top_p=WRITE_TOP_P, top_k=0, pad_token_id=pad)
