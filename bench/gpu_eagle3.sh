@@ -13,7 +13,8 @@
 # (train on from a head, e.g. smollm2-135m-eagle3, instead of a new one; its model.safetensors parked by an earlier
 # call under $PARKED/assets/<name>/, default /tmp/park), ANSWER_T (answers sampled at that temperature, a new
 # run folder: RUN=/tmp/eagle3_sampled) and OWN_TEXTS (reading tasks around that many texts the target writes
-# first, `--own-texts`: content the pool's hand-written passages cannot supply; a new run folder). The shipped
+# first, `--own-texts`: content the pool's hand-written passages cannot supply; a new run folder) and VOCAB (the
+# draft vocabulary of a new head, default 8192; a head trained on from INIT_FROM keeps its own). The shipped
 # head: two sessions, its README.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
@@ -38,7 +39,7 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null
 python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
 timeout "${HARD_S:-540}" python3 -c "$DISTILL" distill --kind eagle3 --target smollm2-135m --out "$RUN" \
     --prompts "${PROMPTS:-8000}" --max-new-tokens "${NEW_TOKENS:-96}" --gen-batch "${GEN_BATCH:-400}" \
-    --vocab 8192 --steps "${STEPS:-20000}" --unroll "${UNROLL:-7}" --lr "${LR:-5e-4}" --batch-size "${BATCH:-32}" \
+    --vocab "${VOCAB:-8192}" --steps "${STEPS:-20000}" --unroll "${UNROLL:-7}" --lr "${LR:-5e-4}" --batch-size "${BATCH:-32}" \
     --save-every "${SAVE_EVERY:-500}" --seed "${SEED:-0}" --device "${DEVICE:-cuda}" --minutes "${MINUTES:-7}" \
     ${INIT_FROM:+--init-from "$INIT_FROM"} ${ANSWER_T:+--answer-temperature "$ANSWER_T"} \
     ${OWN_TEXTS:+--own-texts "$OWN_TEXTS"} 2>&1 \
