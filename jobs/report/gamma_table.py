@@ -18,7 +18,8 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
   ``batch_draft``, ``batch_overhead``: the surface each actor
   measured at the swept batch sizes, stored in ``actors.json`` after the tasks by ``jobs/sweep/actor_info.py``;
   without a measured batch table they fall back to the single-row model over B·L tokens, as the cost model says). A draft's catch-up after a
-  fully accepted step (d₂, d₃) is left out.
+  fully accepted step (d₂, d₃) is left out: a width-2 first draft level costs about 1 % of a step more than width 1
+  (``python -m bench.batch_catchup``).
 - **speedup vs K = 0** (decoding only): (t(B, 0, C) / 1) / (t(B, K, C) / E_K) — time per emitted token of ``ar``
   over that of K. The best K maximises it; each context bucket (≤ 512, ≤ 2k, ≤ 8k tokens) is evaluated at its
   midpoint (256, 1280, 5120).
