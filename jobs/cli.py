@@ -40,7 +40,7 @@ from jobs.report.derived import summarize
 from jobs.report_cli import main as report_main
 from jobs.store.answers import answer_records, write_answers
 from jobs.store.output import check_writable
-from jobs.inputs import DEFAULT_TARGET, OneLineParser, read_cost_file
+from jobs.inputs import BACKEND_HELP, DEFAULT_TARGET, OneLineParser, read_cost_file
 from policies.costs import CostModel
 from policies.phi import NO_KNEE
 from policies.errors import SpecsweepError
@@ -239,7 +239,8 @@ def cmd_sweep(a) -> int:
 
     argv = [a.config] + (["--address", a.address] if a.address else []) \
         + (["--dry-run"] if a.dry_run else []) + (["--fresh"] if a.fresh else []) \
-        + (["--verbose"] if a.verbose else []) + (["--json"] if a.json else [])
+        + (["--verbose"] if a.verbose else []) + (["--json"] if a.json else []) \
+        + (["--backend", a.backend] if a.backend != "ray" else [])
     return sweep_main(argv)
 
 
@@ -283,6 +284,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--dry-run", action="store_true")
     s.add_argument("--fresh", action="store_true")
     s.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
+    s.add_argument("--backend", choices=["ray", "inprocess"], default="ray", help=BACKEND_HELP)
     s.set_defaults(fn=cmd_sweep)
     r = sub.add_parser("report", help="print the paper-style tables of a sweep")
     r.add_argument("--experiment", default=None)

@@ -13,6 +13,9 @@ from policies.costs import CostModel
 from policies.errors import SpecsweepError
 
 DEFAULT_TARGET = "smollm2-135m"                  # the embedded pair's target (an alias of actors/loading/models.py)
+BACKEND_HELP = ("ray (default): every pair's actors side by side on a Ray cluster; inprocess: the same actors and tasks "
+                "in this process, one task at a time, no Ray (tests, debugging, and timings that must not share the CPU "
+                "cores with the other pairs' actors: docs/sweeps.md)")
 
 
 class OneLineParser(argparse.ArgumentParser):

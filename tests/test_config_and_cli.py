@@ -83,12 +83,24 @@ def cli_in_process(capsys, *args) -> tuple[int, str]:
     (["generate", "--prompt", "x", "--policy", "bogus"], "valid policies are"),
     (["generate", "--prompt", "x", "--target", "/does/not/exist"], "does not exist"),
     (["sweep", "/no/such.yaml"], "does not exist"),
+    (["sweep", "c.yaml", "--backend", "threads"], "invalid choice: 'threads'"),
 ])
 def test_cli_bad_input_is_one_line(capsys, args, msg):
     code, err = cli_in_process(capsys, *args)
     assert code == 2
     assert msg in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_sweep_hands_its_flags_to_the_driver(monkeypatch):
+    import jobs.sweep.command as command
+    from jobs.cli import main
+
+    seen = []
+    monkeypatch.setattr(command, "main", lambda argv: seen.append(argv) or 0)
+    assert main(["sweep", "c.yaml", "--backend", "inprocess", "--fresh"]) == 0
+    assert main(["sweep", "c.yaml"]) == 0
+    assert seen == [["c.yaml", "--fresh", "--backend", "inprocess"], ["c.yaml"]]
 
 
 def test_cli_bad_input_in_a_fresh_interpreter_is_one_line():

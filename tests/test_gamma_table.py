@@ -6,8 +6,8 @@ import re
 import pandas as pd
 import pytest
 
-from jobs.report.gamma_table import (BUCKETS, acceptance, gamma_section, speedups, static_batch_time, step_time,
-                                     survival, tokens_per_step)
+from jobs.report.gamma_table import (BUCKETS, acceptance, full_phase, full_phase_totals, gamma_section, speedups,
+                                     static_batch_time, step_time, survival, tokens_per_step)
 from policies.costs import CostModel
 
 
@@ -66,6 +66,17 @@ def test_a_static_batch_is_priced_at_the_rows_still_running():
     assert static_batch_time(m, [3, 1], 0, 0) == pytest.approx(0.2 + 2 * 0.10)
 
 
+def test_the_full_phase_ends_with_the_first_row_and_counts_every_rows_tokens_until_then():
+    # one static batch of 3 rows: 2, 4 and 3 steps; the first row ends 0.5 s after a 0.1 s prefill
+    rows = pd.DataFrame({"task_key": ["t"] * 3, "turn": [0] * 3, "repeat": [0] * 3,
+                         "accept_lengths": [[3, 1], [1, 1, 2, 1], [2, 2, 1]], "wall_time": [0.6, 1.1, 0.9],
+                         "prefill_time": [0.1] * 3})
+    assert full_phase(rows) == (3 + 1 + 1 + 1 + 2 + 2, pytest.approx(0.5))
+    other = rows.assign(task_key="u", accept_lengths=[[1] * 5, [1] * 6, [1] * 5], wall_time=[0.7, 0.8, 0.7])
+    tok, t = full_phase_totals(pd.concat([rows, other]), [("u", 0, 0), ("t", 0, 0), ("v", 0, 0)])
+    assert list(tok) == [15, 10, 0] and t == pytest.approx([0.6, 0.5, 0.0])       # "v" did not run: 0
+
+
 def test_acceptance_reads_fixed_rows_of_every_batch_size():
     df = pd.DataFrame({"pair": ["p", "p@B2", "p"], "policy": ["fixed", "fixed", "gammatune"],
                        "policy_spec": ["fixed", "fixed", "gammatune"], "gamma": [2, 2, 2], "status": ["ok"] * 3,
@@ -106,6 +117,8 @@ def test_tiny_sweep_table_csv_validation_and_roofline_what_if(swept):
     assert "| tiny | 1 | 1 |" in text                                             # fixed γ=1 ran live at B = 1
     assert "the same batches as they ran" in text
     assert re.search(r"^\| tiny \| 1 \| 1 \| .* \| \d+\.\d\d× \| (yes|no|–) \|$", text, re.M)
+    assert "while every row runs" in text
+    assert re.search(r"^\| tiny \| 2 \| 1 \| \d+ \| \d+\.\d\d× \| \d+\.\d\d×( \[.*\])? \| .* \| (yes|no|–) \|$", text, re.M)
     roof = gamma_section(swept, rows, "roofline:h100:int4")
     assert "(what-if (roofline h100, int4 target))" in roof and "Checked against" not in roof
     assert (Path(swept) / "gamma_table-roofline-h100-int4.csv").exists()

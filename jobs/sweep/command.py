@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jobs.config import SweepConfig
 from jobs.config.lists import load_configs
-from jobs.inputs import OneLineParser
+from jobs.inputs import BACKEND_HELP, OneLineParser
 from jobs.report.temperatures import figure3_table, figure3_text
 from jobs.store.failures import internal_error_log, root_cause
 from jobs.sweep.driver import EXIT_BAD_INPUT, EXIT_FAILED_ROWS, EXIT_INTERNAL, EXIT_OK, outcome, run_sweep  # noqa: F401  (EXIT_FAILED_ROWS: the statuses main returns)
@@ -26,8 +26,7 @@ def _parser() -> OneLineParser:
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     ap.add_argument("--verbose", action="store_true", help="also print the per-γ, replay and cost tables at the end")
     ap.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
-    ap.add_argument("--backend", choices=["ray", "inprocess"], default="ray",
-                    help="inprocess: the same actors and tasks in this process, no Ray (tests, debugging)")
+    ap.add_argument("--backend", choices=["ray", "inprocess"], default="ray", help=BACKEND_HELP)
     return ap
 
 
