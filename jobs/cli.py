@@ -2,7 +2,7 @@
 
     specsweep generate  [--target M] [--draft M|ngram|suffix] [--policy P] [--gamma G] --prompt TEXT
                         (or --prompt-file FILE [--batch-size B] [--json]: one prompt per line, batched)
-    specsweep sweep     CONFIG.yaml [--address ADDR] [--dry-run] [--fresh]   (a re-run resumes)
+    specsweep sweep     CONFIG.yaml [--address ADDR] [--dry-run] [--fresh] [--backend inprocess]   (a re-run resumes)
     specsweep report    (--experiment NAME [--output DIR] | --parquet DIR | DIR) [--format md|csv] [--specbench]
     specsweep replay    OUTPUT --policies FILE.yaml [--costs ACTORS.json|COSTS.json] [--format md|csv]
     specsweep plan      CONFIG.yaml [--json]   (GPU memory per pair from config.json; which GPUs it fits)
