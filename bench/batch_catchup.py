@@ -9,8 +9,8 @@ one B-row step of K = 3 (draft levels 1 + 3·T_draft(B, 1) + the target forward 
 
 Rule: per batch size, B rows of ``--context`` random tokens are prefilled once; each round times (interleaved, in
 alternating order) one draft forward of width 1, one of width 2 and one target forward of width 4, every row fed,
-the cache rolled back after each; medians over ``--rounds`` rounds, and the extra's 95 % interval by a percentile
-bootstrap over rounds (width 1 and width 2 of a round paired).
+the cache rolled back after each; each width's median over ``--rounds`` rounds, and the extra as the mean paired
+difference (width 2 − width 1 of a round) with its 95 % percentile-bootstrap interval over rounds.
 
     python -m bench.batch_catchup [--sizes 1 4 8] [--context 128] [--rounds 40]     # ~1 min on the 2-core CPU
 """

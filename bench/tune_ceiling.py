@@ -3,14 +3,13 @@ oracle bound, on a sweep's stored traces (no model loaded).
 
 Why: ``specsweep tune``'s goal is a tuned policy at ≥ 90 % of the oracle bound on held-out questions. The ``gt``
 rule forecasts a prefix's acceptance as α̂_i = Π_{j ≤ i} q(x_j) ("Max-Speedup Speculative Sampling: A Generic
-Tree Construction Principle", Eq. 5). This script replaces q by a *calibrated* forecast and asks how much that
-could ever add, by fitting the calibration on data a real policy could not have:
+Tree Construction Principle", Eq. 5). This script replaces q by a *calibrated* forecast, a binned map from q to
+the acceptance rate, and asks how much that adds, also with the map fitted on data a real policy could not have:
 
 - **calibrated on training questions**: a real, causal option — P(accept | q) fitted on the tune split's training
   questions (``jobs/tune/cli.py::split_questions``), then used on the held-out ones;
-- **calibrated on the held-out questions** (foresight of the questions' acceptance statistics) and **calibrated on
-  each turn itself** (foresight of that turn's statistics): not causal, ceilings for any rule that forecasts a
-  prefix as a product of per-token acceptance probabilities read from q.
+- **calibrated on the held-out questions** and **calibrated on each turn itself**: fitted with foresight (of the
+  questions' or the turn's own acceptance), not causal — the best such a binned map of q can do.
 
 Calibration rule: proposals at position i of the rollout at reference position j whose earlier proposals all equal
 the reference (the events greedy verification would have judged), binned by q at the quantiles of q; each bin's

@@ -18,7 +18,7 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
   ``batch_draft``, ``batch_overhead``: the surface each actor
   measured at the swept batch sizes, stored in ``actors.json`` after the tasks by ``jobs/sweep/actor_info.py``;
   without a measured batch table they fall back to the single-row model over B·L tokens, as the cost model says). A draft's catch-up after a
-  fully accepted step (d₂, d₃) is left out: a width-2 first draft level costs about 1 % of a step more than width 1
+  fully accepted step (d₂, d₃) is left out: a width-2 first draft level costs 1–2 % of a step more than width 1
   (``python -m bench.batch_catchup``).
 - **speedup vs K = 0** (decoding only): (t(B, 0, C) / 1) / (t(B, K, C) / E_K) — time per emitted token of ``ar``
   over that of K. The best K maximises it; each context bucket (≤ 512, ≤ 2k, ≤ 8k tokens) is evaluated at its
@@ -31,9 +31,11 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
 - **while every row runs** (the like-for-like check of a table made for a batch that stays full): a static batch is
   full from its first step until its first row ends, n_min = the fewest steps of its rows. Over that phase the
   live batch emitted Σ_rows Σ_{s ≤ n_min} (accepted + 1) tokens in W_min − P seconds (W_min: the first row's
-  latency from the batch's start, P: the batch's prefill). Measured: the decoding throughput of ``fixed`` γ = K
-  over that of ``ar`` in their full phases, 95 % interval over batches; predicted: t(B, 0, C)·E_K / t(B, K, C) at C =
-  the mean prompt + half the tokens a row emits in ``ar``'s full phase; within noise as above.
+  latency from the batch's start, P: the batch's prefill). Measured: the throughput of ``fixed`` γ = K over that
+  of ``ar`` in their full phases, 95 % interval over batches; predicted: t(B, 0, C)·E_K / t(B, K, C) at C = the mean
+  prompt + half the tokens a row emits in ``ar``'s full phase; within noise as above (the floor is the whole
+  batches': a shorter phase carries more noise). The phase holds the draft's first level, which catches up on the
+  whole prompt once per batch; the table does not price that.
 - **the same batches as they ran** (beside the validation; the table itself is for a batch that stays full, as
   continuous batching keeps it): a live batch is static — it runs until its slowest row ends, shrinking as rows
   finish. Its time under the same cost model is P + Σ_phases (n_i − n_{i−1})·t(B_i, K, C), the rows' step counts
@@ -109,7 +111,10 @@ def static_batch_time(model: CostModel, steps: list[int], k: int, context: float
 
 
 def full_phase(rows: pd.DataFrame) -> tuple[int, float]:
-    """(tokens, decoding seconds) of one static batch's ``rows`` while every row runs (module docstring)."""
+    """(tokens, decoding seconds) of one static batch's ``rows`` while every row runs (module docstring); (0, 0) when
+    a row has no step record."""
+    if any(a is None for a in rows["accept_lengths"]):
+        return 0, 0.0
     n_min = min(len(a) for a in rows["accept_lengths"])
     tokens = sum(int(sum(a[:n_min])) for a in rows["accept_lengths"])
     return tokens, float(rows["wall_time"].min()) - float(rows["prefill_time"].fillna(0).max())
@@ -190,8 +195,8 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
                      for u, rows in same[same["policy"] == "ar"].groupby(UNIT)}
         units = [tuple(u) for u in same[UNIT].drop_duplicates().itertuples(index=False)]
         ar_full = full_phase_totals(same[same["policy"] == "ar"], units)
-        ran = ar_full[1] > 0
-        per_row = ar_full[0][ran].sum() / max(1, int(ran.sum()) * int(size))
+        ar_units = same[same["policy"] == "ar"].groupby(UNIT).size()           # rows per batch (a last one may be short)
+        per_row = ar_full[0].sum() / max(1, sum(int(ar_units.get(u, 0)) for u in units))
         full_ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + per_row / 2)
         full_opts = {k: (e, t) for k, e, t, _ in speedups(models[pair], accept[pair], int(size), full_ctx)}
         for (policy, spec, gamma), (tok, t) in totals.items():
@@ -202,7 +207,7 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
             e, tk = opts[int(gamma)]
             pred = (pre + tokens * opts[0][1]) / (pre + tokens * tk / e)
             fl = floors.get(label, np.nan)
-            runs = same[(same["policy"] == "fixed") & (same["gamma"] == gamma)]
+            runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
             k_static = {u: pre + static_batch_time(models[pair], [len(a) for a in rows["accept_lengths"]], int(gamma),
                                                    ctx) for u, rows in runs.groupby(UNIT)}
             both = [u for u in k_static if u in ar_static]
