@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from jobs.report.gamma_table import (BUCKETS, acceptance, full_phase, full_phase_totals, gamma_section, speedups,
-                                     static_batch_time, step_time, survival, tokens_per_step)
+                                     static_batch_time, step_time, survival, tally, tokens_per_step)
 from policies.costs import CostModel
 
 
@@ -77,6 +77,11 @@ def test_the_full_phase_ends_with_the_first_row_and_counts_every_rows_tokens_unt
     assert list(tok) == [15, 10, 0] and t == pytest.approx([0.6, 0.5, 0.0])       # "v" did not run: 0
 
 
+def test_tally_counts_only_rows_with_a_verdict():
+    assert tally([True, False, None, True]) == "2 of 3 rows within the live noise floor."
+    assert tally(pd.Series([None, None], dtype=object)) == "0 of 0 rows within the live noise floor."
+
+
 def test_acceptance_reads_fixed_rows_of_every_batch_size():
     df = pd.DataFrame({"pair": ["p", "p@B2", "p"], "policy": ["fixed", "fixed", "gammatune"],
                        "policy_spec": ["fixed", "fixed", "gammatune"], "gamma": [2, 2, 2], "status": ["ok"] * 3,
@@ -118,6 +123,8 @@ def test_tiny_sweep_table_csv_validation_and_roofline_what_if(swept):
     assert "the same batches as they ran" in text
     assert re.search(r"^\| tiny \| 1 \| 1 \| .* \| \d+\.\d\d× \| (yes|no|–) \|$", text, re.M)
     assert "while every row runs" in text
+    assert len(re.findall(r"^\d+ of \d+ rows within the live noise floor\.$", text, re.M)) == 1      # the while-full tally
+    assert re.search(r"^\d+ of \d+ rows within the live noise floor\. The table's prediction", text, re.M)
     assert re.search(r"^\| tiny \| 2 \| 1 \| \d+ \| \d+\.\d\d× \| \d+\.\d\d×( \[.*\])? \| .* \| (yes|no|–) \|$", text, re.M)
     roof = gamma_section(swept, rows, "roofline:h100:int4")
     assert "(what-if (roofline h100, int4 target))" in roof and "Checked against" not in roof

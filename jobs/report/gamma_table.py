@@ -229,6 +229,12 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
     return pd.DataFrame(out)
 
 
+def tally(flags) -> str:
+    """"n of m rows within the live noise floor." over the rows that have a verdict (a floor)."""
+    judged = [bool(f) for f in flags if f is not None and f == f]
+    return f"{sum(judged)} of {len(judged)} rows within the live noise floor."
+
+
 def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
     """The report section: best K per pair × batch size × bucket, then the validation rows."""
     if t.empty:
@@ -259,9 +265,9 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
             run = f"{r.as_run:.2f}×" if r.as_run == r.as_run else "–"
             lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {r.predicted:.2f}× | {r.measured:.2f}×{ci} "
                          f"| {fl} | {yes(r.within_noise)} | {run} | {yes(r.as_run_within)} |")
-        lines.append("\nThe table's prediction is for a batch that stays full (continuous batching); a live batch here is "
-                     "static and runs until its slowest row ends, which the last two columns price with the same cost "
-                     "model.")
+        lines.append(f"\n{tally(v['within_noise'])} The table's prediction is for a batch that stays full (continuous "
+                     "batching); a live batch here is static and runs until its slowest row ends, which the last two "
+                     "columns price with the same cost model.")
         lines += ["\nThe like-for-like check: the same live batches while every row runs (from the first step until "
                   "the first row ends), decoding only, against the table's speedup at that context:\n",
                   "| pair | B | K | context | predicted | measured while full [95 %] | floor | within noise |",
@@ -271,6 +277,7 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
             fl = f"{r.floor:.1%}" if r.floor == r.floor else "–"
             lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.full_context} | {r.full_predicted:.2f}× | "
                          f"{r.full_measured:.2f}×{ci} | {fl} | {yes(r.full_within)} |")
+        lines.append(f"\n{tally(v['full_within'])}")
     return head + "\n".join(lines) + "\n"
 
 
