@@ -191,11 +191,12 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         label = batch_label(pair, int(size))
         same = live[(base_pairs(live["pair"]) == pair) & (live["batch_size"] == size)
                     & (live["ar_timing"].fillna("") != "last")]
+        ar_same = same[same["policy"] == "ar"]
         ar_static = {u: pre + static_batch_time(models[pair], list(rows["new_tokens"]), 0, ctx)
-                     for u, rows in same[same["policy"] == "ar"].groupby(UNIT)}
+                     for u, rows in ar_same.groupby(UNIT)}
         units = [tuple(u) for u in same[UNIT].drop_duplicates().itertuples(index=False)]
-        ar_full = full_phase_totals(same[same["policy"] == "ar"], units)
-        ar_units = same[same["policy"] == "ar"].groupby(UNIT).size()           # rows per batch (a last one may be short)
+        ar_full = full_phase_totals(ar_same, units)
+        ar_units = ar_same.groupby(UNIT).size()                                 # rows per batch (a last one may be short)
         per_row = ar_full[0].sum() / max(1, sum(int(ar_units.get(u, 0)) for u in units))
         full_ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + per_row / 2)
         full_opts = {k: (e, t) for k, e, t, _ in speedups(models[pair], accept[pair], int(size), full_ctx)}
@@ -219,14 +220,18 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
             full_pred = full_opts[0][1] * fe / ft
             out.append({"pair": pair, "batch_size": int(size), "K": int(gamma), "context": round(ctx),
                         "predicted": pred, "measured": float(sp[0]), "measured_lo": lo, "measured_hi": hi,
-                        "floor": fl, "within_noise": bool(abs(pred / sp[0] - 1) <= fl) if fl == fl else None,
-                        "as_run": static,
-                        "as_run_within": bool(abs(static / sp[0] - 1) <= fl) if fl == fl and static == static
-                        else None,
+                        "floor": fl, "within_noise": within(pred, sp[0], fl), "as_run": static,
+                        "as_run_within": within(static, sp[0], fl),
                         "full_context": round(full_ctx), "full_predicted": full_pred, "full_measured": float(full_sp[0]),
-                        "full_lo": full_lo, "full_hi": full_hi,
-                        "full_within": bool(abs(full_pred / full_sp[0] - 1) <= fl) if fl == fl else None})
+                        "full_lo": full_lo, "full_hi": full_hi, "full_within": within(full_pred, full_sp[0], fl)})
     return pd.DataFrame(out)
+
+
+def within(predicted: float, measured: float, floor: float) -> bool | None:
+    """|predicted / measured − 1| ≤ ``floor``; None when there is no floor or no prediction."""
+    if floor != floor or predicted != predicted:
+        return None
+    return bool(abs(predicted / measured - 1) <= floor)
 
 
 def tally(flags) -> str:
@@ -259,9 +264,11 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
         def yes(flag) -> str:
             return "–" if flag is None else ("yes" if flag else "no")
 
+        def floor_text(r) -> str:
+            return f"{r.floor:.1%}" if r.floor == r.floor else "–"
+
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
-            ci = interval_text(r.measured_lo, r.measured_hi)
-            fl = f"{r.floor:.1%}" if r.floor == r.floor else "–"
+            ci, fl = interval_text(r.measured_lo, r.measured_hi), floor_text(r)
             run = f"{r.as_run:.2f}×" if r.as_run == r.as_run else "–"
             lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {r.predicted:.2f}× | {r.measured:.2f}×{ci} "
                          f"| {fl} | {yes(r.within_noise)} | {run} | {yes(r.as_run_within)} |")
@@ -273,10 +280,9 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
                   "| pair | B | K | context | predicted | measured while full [95 %] | floor | within noise |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
-            ci = interval_text(r.full_lo, r.full_hi)
-            fl = f"{r.floor:.1%}" if r.floor == r.floor else "–"
             lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.full_context} | {r.full_predicted:.2f}× | "
-                         f"{r.full_measured:.2f}×{ci} | {fl} | {yes(r.full_within)} |")
+                         f"{r.full_measured:.2f}×{interval_text(r.full_lo, r.full_hi)} | {floor_text(r)} | "
+                         f"{yes(r.full_within)} |")
         lines.append(f"\n{tally(v['full_within'])}")
     return head + "\n".join(lines) + "\n"
 
