@@ -11,6 +11,7 @@ from actors.core.engine import SpecEngine
 from actors.loading.models import (ModelSpec, check_same_tokenizer, check_target_files, load_model, load_tokenizer,
                            resolve_source)
 from actors.loading.placement import Shape, kv_bytes, weight_bytes
+from actors.runtime.cpu_pack import PACK_MODES, pack_linears, packable, packing_pays
 from actors.runtime.runners import ENGINES, EagerRunner, default_engine
 from actors.loading.templates import default_template, render
 from policies.errors import SpecsweepError
@@ -33,7 +34,7 @@ class PairConfig:
     name: str = ""
     engine: str | None = None                # eager | static | compiled; None = compiled on CUDA, eager on CPU
     inductor: bool | None = None             # torch.compile before CUDA-graph capture (compiled engine)
-    cpu_pack: bool = True                    # eager CPU float32: linear weights packed once (actors/runtime/cpu_pack.py)
+    cpu_pack: str = "auto"                   # eager CPU float32: auto (a layer shape packed where measured faster) | always | never (actors/runtime/cpu_pack.py)
     quant_backend: str = "torchao"           # torchao | optimum-quanto (quantization of target and draft)
     num_gpus: int = 1                        # GPUs the target is sharded over (draft on the first)
     max_context: int = 2048                  # static KV cache positions: prompt + generation (every forward attends over all of them)
@@ -88,6 +89,8 @@ class Pair:
                                  "(or leave it unset: compiled on CUDA, eager on CPU)")
         if not isinstance(cfg.max_context, int) or cfg.max_context < 2:
             raise SpecsweepError(f"max_context {cfg.max_context!r} is not valid: use an integer >= 2")
+        if cfg.cpu_pack not in PACK_MODES:
+            raise SpecsweepError(f"cpu_pack {cfg.cpu_pack!r} is not valid: use one of {', '.join(PACK_MODES)}")
         self.cfg = cfg
         check_draft_files(cfg.draft, check_target_files(cfg.target))      # every local file, before any weight
         tspec = cfg.target_spec()
@@ -109,7 +112,7 @@ class Pair:
         self.engine = SpecEngine(self.target, self.drafter, self.eos_ids, engine=engine, capacity=self.capacity,
                                  max_draft=cfg.max_draft, inductor=cfg.inductor)
         self._params = self._count_params()            # before packing: a packed layer holds no weight parameter
-        self.packed = self._pack(engine) if cfg.cpu_pack else 0
+        self.packed = self._pack(engine, cfg.cpu_pack)
 
     def check_length(self, prompt_tokens: int, max_new_tokens: int) -> None:
         """One line when prompt + new tokens cannot fit the target's positions (or the static cache's capacity)."""
@@ -147,12 +150,15 @@ class Pair:
             self.measure_rank_acceptance()
         return self.costs
 
-    def _pack(self, engine: str) -> int:
+    def _pack(self, engine: str, mode: str) -> int:
         """On an eager CPU float32 pair, the target's and the draft LM's linear weights packed once for the CPU
-        (``actors/runtime/cpu_pack.py``), after the drafter has read what it borrows; how many layers were packed."""
-        from actors.runtime.cpu_pack import pack_linears, packable  # heavy: torch
-
-        return sum(pack_linears(m) for m in (self.target, self.draft_model) if m is not None and packable(m, engine))
+        (``actors/runtime/cpu_pack.py``) — mode ``auto``: the layer shapes this machine runs faster packed, ``always``:
+        every layer, ``never``: none — after the drafter has read what it borrows; how many layers were packed."""
+        if mode == "never":
+            return 0
+        where = packing_pays if mode == "auto" else None
+        return sum(pack_linears(m, where) for m in (self.target, self.draft_model)
+                   if m is not None and packable(m, engine))
 
     def param_counts(self) -> dict[str, int]:
         """{"target": n, "draft": n}: the target's parameters and the draft module's own (a draft LM's, an EAGLE head's

@@ -1,14 +1,16 @@
 """Does prepacking the target's linear weights for oneDNN make a CPU verify forward over m tokens cheaper?
 
-On this project's 2-core CPU, one forward of SmolLM2-135M over m = 2 tokens costs 1.6 × m = 1 and m = 3 costs
-more than m = 4 (``docs/replay.md``, "Time"): for m ≥ 2 the dense fp32 matmul repacks every weight matrix on each
-call, m = 1 takes the matrix-vector path. A weight packed once into oneDNN's blocked layout
-(``actors/runtime/cpu_pack.py``, which every eager CPU float32 pair now runs) is read as it lies. This script measures, in one process and interleaved
+On some CPUs one forward of SmolLM2-135M over m = 2 tokens costs 1.6 × m = 1 and m = 3 costs more than m = 4
+(``docs/replay.md``, "Time"): for m ≥ 2 the dense fp32 matmul repacks every weight matrix on each call, m = 1 takes
+the matrix-vector path, and a weight packed once into oneDNN's blocked layout is read as it lies; on others the packed
+call is slower at every width (``actors/runtime/cpu_pack.py``, which packs a pair's layer shapes where its probe
+finds them faster). This script measures the whole model with every layer packed, in one process and interleaved
 (dense, packed, dense, packed … so drift hits both alike), T(m) = one forward of m new tokens after a
-``--context``-token prefill, for each m, on a dense copy and a packed copy of the target; prints the medians,
-T(m)/T(1) for both, packed/dense per m with a 95 % bootstrap interval over the repeats, and whether the packed
-copy's greedy token at every position equals the dense copy's (the kernels differ, so logits may differ in the
-last bits).
+``--context``-token prefill, for each m, on a dense copy, a copy with every layer packed and the copy a pair runs by
+default (``auto``: the layer shapes its probe finds faster packed); prints the medians, T(m)/T(1), packed/dense and
+auto/dense per m with 95 % bootstrap intervals over the repeats, how many layers ``auto`` packed, and whether the
+packed copy's greedy token at every position equals the dense copy's (the kernels differ, so logits may differ in
+the last bits).
 
     python -m bench.cpu_prepack [--target smollm2-135m] [--context 128] [--repeats 12] [--widths 1 2 3 4 5 8]
 """
@@ -23,14 +25,13 @@ import numpy as np
 import torch
 
 from actors.loading.models import ModelSpec, load_model
-from actors.runtime.cpu_pack import pack_linears
+from actors.runtime.cpu_pack import pack_linears, packing_pays
 
 
-def packed_copy(model: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``model`` with its linear layers packed (``actors/runtime/cpu_pack.py``, what a CPU pair runs)."""
+def packed_copy(model: torch.nn.Module, where=None) -> tuple[torch.nn.Module, int]:
+    """A copy of ``model`` with its linear layers packed where ``where`` holds (every one when None), and how many."""
     out = copy.deepcopy(model)
-    pack_linears(out)
-    return out
+    return out, pack_linears(out, where)
 
 
 @torch.no_grad()
@@ -70,34 +71,42 @@ def main(argv=None) -> None:
     if next(dense.parameters()).dtype != torch.float32:
         raise SystemExit(f"bench.cpu_prepack: {a.target} loads as {next(dense.parameters()).dtype}; oneDNN packing "
                          "here is for float32 weights")
-    packed = packed_copy(dense)
+    packed, n_all = packed_copy(dense)
+    auto, n_auto = packed_copy(dense, packing_pays)
+    forms = {"dense": dense, "packed": packed, "auto": auto}
     prompt = torch.randint(0, 1000, (1, a.context), generator=torch.Generator().manual_seed(1))
     gen = torch.Generator().manual_seed(2)
-    times = {w: {"dense": [], "packed": []} for w in a.widths}
+    times = {w: {k: [] for k in forms} for w in a.widths}
     same, positions, worst = 0, 0, 0.0
-    for r in range(a.repeats + 2):                     # the first two rounds warm both copies up: discarded
+    for r in range(a.repeats + 2):                     # the first two rounds warm every copy up: discarded
         for w in a.widths:
             state = gen.get_state()
-            td, ld = forward_seconds(dense, prompt, w, gen)
-            gen.set_state(state)                       # the same new tokens for both copies
-            tp, lp = forward_seconds(packed, prompt, w, gen)
+            logits = {}
+            for k, model in forms.items():
+                gen.set_state(state)                   # the same new tokens for every copy
+                t, logits[k] = forward_seconds(model, prompt, w, gen)
+                if r >= 2:
+                    times[w][k].append(t)
             if r >= 2:
-                times[w]["dense"].append(td)
-                times[w]["packed"].append(tp)
-                same += int((ld.argmax(-1) == lp.argmax(-1)).sum())
+                same += int((logits["dense"].argmax(-1) == logits["packed"].argmax(-1)).sum())
                 positions += w
-                worst = max(worst, float((ld - lp).abs().max()))
+                worst = max(worst, float((logits["dense"] - logits["packed"]).abs().max()))
     print(f"# bench.cpu_prepack {time.strftime('%Y-%m-%d %H:%M')}: {a.target}, context {a.context}, "
-          f"{a.repeats} interleaved repeats, {a.threads} torch thread(s), float32")
-    print(f"{'m':>3s} {'dense ms':>9s} {'packed ms':>10s} {'dense T(m)/T(1)':>16s} {'packed T(m)/T(1)':>17s} "
-          f"{'packed/dense [95 %]':>24s}")
-    one = {k: statistics.median(times[a.widths[0]][k]) for k in ("dense", "packed")}
+          f"{a.repeats} interleaved repeats, {a.threads} torch thread(s), float32; auto packed {n_auto} of {n_all} "
+          "linear layers")
+    print(f"{'m':>3s} {'dense ms':>9s} {'packed ms':>10s} {'auto ms':>8s} {'dense T(m)/T(1)':>16s} "
+          f"{'packed T(m)/T(1)':>17s} {'packed/dense [95 %]':>24s} {'auto/dense [95 %]':>24s}")
+    one = {k: statistics.median(times[a.widths[0]][k]) for k in forms}
     for w in a.widths:
-        d, p = statistics.median(times[w]["dense"]), statistics.median(times[w]["packed"])
-        ratios = [y / x for x, y in zip(times[w]["dense"], times[w]["packed"])]
-        lo, hi = interval(ratios)
-        print(f"{w:3d} {d * 1e3:9.1f} {p * 1e3:10.1f} {d / one['dense']:16.2f} {p / one['packed']:17.2f} "
-              f"{statistics.mean(ratios):8.3f} [{lo:.3f}, {hi:.3f}]")
+        med = {k: statistics.median(times[w][k]) for k in forms}
+        cells = []
+        for k in ("packed", "auto"):
+            ratios = [y / x for x, y in zip(times[w]["dense"], times[w][k])]
+            lo, hi = interval(ratios)
+            cells.append(f"{statistics.mean(ratios):8.3f} [{lo:.3f}, {hi:.3f}]")
+        print(f"{w:3d} {med['dense'] * 1e3:9.1f} {med['packed'] * 1e3:10.1f} {med['auto'] * 1e3:8.1f} "
+              f"{med['dense'] / one['dense']:16.2f} {med['packed'] / one['packed']:17.2f} {cells[0]:>24s} "
+              f"{cells[1]:>24s}")
     print(f"greedy token equal at {same} of {positions} positions; largest |logit difference| {worst:.2e}")
 
 

@@ -56,8 +56,10 @@ def test_cpu_prepack_copy_keeps_the_models_answers():
     dense = llama(vocab=64, layers=2, hidden=32, seed=3)
     assert packable(dense, "eager") and not packable(dense, "static") and not packable(dense.half(), "eager")
     dense = dense.float()
-    packed = packed_copy(dense)
-    assert any(isinstance(m, PackedLinear) for m in packed.modules())
+    packed, n = packed_copy(dense)
+    assert n == sum(isinstance(m, PackedLinear) for m in packed.modules()) > 0
+    _, none = packed_copy(dense, lambda layer: False)
+    assert none == 0
     assert not any(type(m) is torch.nn.Linear for m in packed.modules())
     assert any(type(m) is torch.nn.Linear for m in dense.modules())
     head = packed.get_output_embeddings()
