@@ -1,7 +1,8 @@
 """A loaded target/draft pair with its engine and (lazily measured) cost model."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 from actors.loading.builtin_prompts import distill_prompts
 from actors.costs.calibrate import calibrate, rank_acceptance
@@ -34,7 +35,9 @@ class PairConfig:
     name: str = ""
     engine: str | None = None                # eager | static | compiled; None = compiled on CUDA, eager on CPU
     inductor: bool | None = None             # torch.compile before CUDA-graph capture (compiled engine)
-    cpu_pack: str = "auto"                   # eager CPU float32: auto (a layer shape packed where measured faster) | always | never (actors/runtime/cpu_pack.py)
+    # eager CPU float32: auto (a layer shape packed where measured faster) | always | never (actors/runtime/cpu_pack.py);
+    # the default is $SPECSWEEP_CPU_PACK when set (tests pin it), else auto
+    cpu_pack: str = field(default_factory=lambda: os.environ.get("SPECSWEEP_CPU_PACK") or "auto")
     quant_backend: str = "torchao"           # torchao | optimum-quanto (quantization of target and draft)
     num_gpus: int = 1                        # GPUs the target is sharded over (draft on the first)
     max_context: int = 2048                  # static KV cache positions: prompt + generation (every forward attends over all of them)

@@ -157,9 +157,9 @@ def _pair(a, target: str, draft: str | None):
 def load_costs(pair, path: str, model: CostModel) -> None:
     """Attach ``model`` (read from ``path`` by ``jobs/inputs.py``) to ``pair``, or measure again (one line saying
     why) when it was measured on a different machine (``actors/costs/machine.py``)."""
-    from actors.costs.machine import machine_differences, machine_facts  # heavy: torch
+    from actors.costs.machine import engine_models, machine_differences, machine_facts  # heavy: torch
 
-    here = machine_facts(pair.target.device, pair.cfg.dtype)
+    here = machine_facts(pair.target.device, pair.cfg.dtype, engine_models(pair.engine))
     diff = machine_differences(model.machine, here) if model.machine else ["no machine recorded"]
     if diff:
         print(f"specsweep: {path} was measured on another machine ({'; '.join(diff)}); measuring again",

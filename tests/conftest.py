@@ -16,6 +16,7 @@ if os.environ.get("PYTEST_XDIST_WORKER") and int(os.environ.get("PYTEST_XDIST_WO
     os.environ.setdefault("OMP_NUM_THREADS", "1")      # one torch thread per worker: workers share the cores
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("SPECSWEEP_CPU_PACK", "never")   # pairs run dense unless a test asks: no timing probe decides
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 

@@ -4,12 +4,14 @@ verdict, the stored machine facts and the one-line errors for foreign cost files
 import json
 
 import pytest
+import torch
 
 from actors.costs.calibrate import CONTEXT_EFFECT, calibrate, fit_engine_costs, judge
 from actors.costs.probe import probe_lengths, probe_runs
 from actors.drafting.drafters import ModelDrafter, NgramDrafter
 from actors.core.engine import SpecEngine
 from actors.costs.machine import machine_differences, machine_facts
+from actors.runtime.cpu_pack import pack_linears
 from actors.core.step import Generation
 from actors.loading.tiny_pair import llama, perturbed
 from policies.base import Step
@@ -174,6 +176,13 @@ def test_machine_facts_and_their_differences():
     other = {**here, "threads": here["threads"] + 1, "host": "elsewhere", "load_avg": 9.0}
     assert machine_differences(here, here) == []
     assert machine_differences(here, other) == [f"threads: {here['threads']!r} → {here['threads'] + 1!r}"]
+    assert here["packed_layers"] == 0                     # no model given: nothing packed
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 4))
+    pack_linears(model)
+    packed = machine_facts("cpu", "torch.float32", (model, model, None))   # a module met twice counts once
+    assert packed["packed_layers"] == 2
+    assert machine_differences(here, packed) == ["packed_layers: 0 → 2"]     # a cost model made dense is not reused
+    assert "packed_layers: None → 0" in machine_differences({k: v for k, v in here.items() if k != "packed_layers"}, here)
 
 
 @pytest.mark.parametrize("d, says", [

@@ -67,39 +67,64 @@ def test_a_packed_pair_samples_from_the_packed_targets_distribution():
     assert chi_square_pvalue(runs, probs) > 1e-3
 
 
-def test_packing_pays_only_below_the_margin_and_measures_each_shape_once(monkeypatch):
+def fake_probe(table, calls=None):
+    """A probe answering [(dense, packed) seconds per width] from ``table`` by (in, out, bias)."""
+    def probe(linear):
+        key = (linear.in_features, linear.out_features, linear.bias is not None)
+        if calls is not None:
+            calls.append(key)
+        return table[key]
+    return probe
+
+
+def test_packing_pays_only_below_the_margin_at_every_width_and_measures_each_shape_once(monkeypatch):
     monkeypatch.setattr(cpu_pack, "_verdicts", {})
     calls = []
-
-    def probe(linear):                      # (dense, packed) seconds: packed wins only for the 8 → 16 shape
-        calls.append((linear.in_features, linear.out_features))
-        return {(8, 16): (1.0, 0.5), (16, 8): (1.0, 1.5), (8, 8): (1.0, 0.95)}[calls[-1]]
-
-    layers = [torch.nn.Linear(8, 16), torch.nn.Linear(16, 8), torch.nn.Linear(8, 8), torch.nn.Linear(8, 16, bias=True)]
-    verdicts = [cpu_pack.packing_pays(layer, probe) for layer in layers]
-    assert verdicts == [True, False, False, True]            # 0.95 is inside the margin: a near tie stays dense
-    assert calls == [(8, 16), (16, 8), (8, 8)]                # the second 8 → 16 layer reuses the verdict
+    probe = fake_probe({(8, 16, True): [(1.0, 0.5), (2.0, 1.0)],      # packed wins at both widths
+                        (8, 16, False): [(1.0, 1.2), (2.0, 1.0)],     # loses the one-row call: stays dense
+                        (16, 8, True): [(1.0, 1.5), (2.0, 3.0)],
+                        (8, 8, True): [(1.0, 0.95), (2.0, 1.9)]}, calls)  # 0.95: inside the margin, a near tie
+    layers = [torch.nn.Linear(8, 16), torch.nn.Linear(8, 16, bias=False), torch.nn.Linear(16, 8),
+              torch.nn.Linear(8, 8), torch.nn.Linear(8, 16)]
+    assert [cpu_pack.packing_pays(layer, probe) for layer in layers] == [True, False, False, False, True]
+    assert calls == [(8, 16, True), (8, 16, False), (16, 8, True), (8, 8, True)]   # the last layer reuses a verdict
     model = torch.nn.Sequential(*layers)
     assert cpu_pack.pack_linears(model, lambda layer: cpu_pack.packing_pays(layer, probe)) == 2
-    assert [type(m) is PackedLinear for m in model] == [True, False, False, True]
+    assert [type(m) is PackedLinear for m in model] == [True, False, False, False, True]
+    assert cpu_pack.packed_layers(model, model, None) == 2
 
 
-def test_probe_seconds_times_both_forms_on_this_machine():
-    dense_s, packed_s = cpu_pack.probe_seconds(torch.nn.Linear(32, 64))
-    assert 0 < dense_s < 1 and 0 < packed_s < 1
+def test_probe_seconds_times_both_forms_at_each_width_on_this_machine():
+    times = cpu_pack.probe_seconds(torch.nn.Linear(32, 64))
+    assert len(times) == len(cpu_pack.PROBE_WIDTHS) and all(0 < t < 1 for pair in times for t in pair)
 
 
-def test_an_auto_pair_packs_exactly_the_shapes_measured_faster_and_decodes_the_same(paths, monkeypatch):
+def test_an_auto_pair_packs_exactly_the_shapes_its_probe_finds_faster(paths, monkeypatch):
+    """The pair's default mode (``auto``) asks :func:`packing_pays`, which reads the probe: a probe saying that only
+    layers widening their input pay packs exactly those, in the target and the draft LM; decoding is unchanged."""
     target, draft, _ = paths
     monkeypatch.setattr(cpu_pack, "_verdicts", {})
-    auto = Pair(PairConfig(target=target, draft=draft))                      # the default: auto
+    monkeypatch.setattr(cpu_pack, "probe_seconds",
+                        lambda linear: [(1.0, 0.5 if linear.out_features > linear.in_features else 2.0)])
+    auto = Pair(PairConfig(target=target, draft=draft, cpu_pack="auto"))
     plain = Pair(PairConfig(target=target, draft=draft, cpu_pack="never"))
-    expected = sum(cpu_pack.packing_pays(m) for model in (plain.target, plain.draft_model) for m in model.modules()
-                   if type(m) is torch.nn.Linear)                           # the verdicts auto used, kept per shape
-    assert auto.packed == expected
+    for packed_model, dense_model in ((auto.target, plain.target), (auto.draft_model, plain.draft_model)):
+        was = {name: (m.in_features, m.out_features) for name, m in dense_model.named_modules()
+               if type(m) is torch.nn.Linear}
+        now = {name for name, m in packed_model.named_modules() if isinstance(m, PackedLinear)}
+        assert now == {name for name, (i, o) in was.items() if o > i} and now      # some, not all
+        assert len(now) < len(was)
+    assert auto.packed == cpu_pack.packed_layers(auto.target, auto.draft_model) > 0
     ids = auto.tokenizer("hello there, how are you")["input_ids"]
     out = [p.engine.generate(ids, build("fixed", 3), max_new_tokens=10).token_ids for p in (auto, plain)]
     assert out[0] == out[1]
+
+
+def test_the_default_mode_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SPECSWEEP_CPU_PACK", "always")
+    assert PairConfig().cpu_pack == "always"
+    monkeypatch.delenv("SPECSWEEP_CPU_PACK")
+    assert PairConfig().cpu_pack == "auto"
 
 
 def test_a_bad_cpu_pack_mode_is_one_line(paths):

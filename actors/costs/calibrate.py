@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from actors.core.engine import SpecEngine
-from actors.costs.machine import busy_cpus, cpu_times, machine_facts
+from actors.costs.machine import busy_cpus, cpu_times, engine_models, machine_facts
 from actors.costs.probe import WARMUP_STEPS, block_prompt, eos_ignored, probe_runs
 from policies.cost_fit import MIN_KNOT_STEPS, fit_cost_model
 from policies.costs import CostModel, monotone
@@ -158,7 +158,7 @@ def calibrate(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, r
     own = (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
     busy = busy_cpus(ticks, cpu_times(), os.cpu_count() or 1)
     dtype = next(engine.target.parameters()).dtype
-    machine = machine_facts(engine.device, dtype)
+    machine = machine_facts(engine.device, dtype, engine_models(engine))
     if busy is not None:
         machine["busy_cpus"] = round(busy, 2)
     model = fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine,

@@ -1,7 +1,8 @@
 """What a cost model was measured on, and whether another machine is the same for timing purposes.
 
-A step time belongs to the device, the dtype, the thread count and the torch build that produced
-it; :func:`machine_facts` records those (plus the host and load average, for the record) and
+A step time belongs to the device, the dtype, the thread count, the torch build and how many of the pair's linear
+layers were packed for the CPU (``actors/runtime/cpu_pack.py``) that produced it; :func:`machine_facts` records those
+(plus the host and load average, for the record) and
 :func:`machine_differences` names the facts in which two records differ. The host and the load
 are not compared: two nodes of one kind time alike, and load is judged when measuring
 (``actors/costs/calibrate.py``).
@@ -14,7 +15,9 @@ import socket
 
 import torch
 
-COMPARED = ("device_name", "dtype", "threads", "torch", "cpu_count")
+from actors.runtime.cpu_pack import packed_layers
+
+COMPARED = ("device_name", "dtype", "threads", "torch", "cpu_count", "packed_layers")
 
 
 def _cpu_name() -> str:
@@ -28,13 +31,20 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def machine_facts(device, dtype) -> dict:
-    """The facts a step time depends on, and the host and 1-minute load average when measured."""
+def machine_facts(device, dtype, models=()) -> dict:
+    """The facts a step time depends on (``models``: the pair's modules whose packed layers count), and the host and
+    1-minute load average when measured."""
     device = torch.device(device)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name()
     return {"device": str(device), "device_name": name, "dtype": str(dtype).replace("torch.", ""),
             "threads": torch.get_num_threads(), "torch": torch.__version__, "cpu_count": os.cpu_count(),
-            "host": socket.gethostname(), "load_avg": round(os.getloadavg()[0], 2)}
+            "packed_layers": packed_layers(*models), "host": socket.gethostname(),
+            "load_avg": round(os.getloadavg()[0], 2)}
+
+
+def engine_models(engine) -> tuple:
+    """The modules whose packed layers :func:`machine_facts` counts: the engine's target and its drafter's model."""
+    return engine.target, getattr(engine.drafter, "model", None)
 
 
 def machine_differences(stored: dict, here: dict) -> list[str]:

@@ -7,9 +7,13 @@ width. Measured on SmolLM2-135M (``python -m bench.cpu_prepack``, 2 threads, 202
 T(2)/T(1) = 1.64 and T(3)/T(1) = 2.00 dense, 1.16 and 1.16 packed; on another (AVX-512 FP16) the packed forward took
 1.64× the dense one at m = 1 and 1.98× at m = 2, and every packed layer shape lost alone too. So the choice is
 measured, not assumed: :func:`packing_pays` times one layer of each distinct shape dense and packed (interleaved,
-``PROBE_REPEATS`` calls at each of ``PROBE_WIDTHS`` rows, medians summed) and packs that shape only when packed takes
-at most ``MARGIN`` of dense — near a tie the layer stays dense, the default every machine runs alike. The verdict is
-kept per (shape, bias, threads) for the process, so every layer of a shape and every later pair agree.
+the median of ``PROBE_REPEATS`` calls at each of ``PROBE_WIDTHS`` rows) and packs that shape only when packed takes at
+most ``MARGIN`` of dense at every width — a shape that would slow the one-token step of ``ar`` stays dense, and so
+does one near a tie. The verdict is kept per (shape, bias, threads) for the process, so every layer of a shape and
+every later pair of the process agree; separate processes (Ray actors) measure for themselves and may differ on a
+shape near the margin, which is why the cost model records how many layers its pair had packed
+(``actors/costs/machine.py``: a stored model is reused only under the same count). Tests pin the mode through
+``SPECSWEEP_CPU_PACK`` (the default of ``PairConfig.cpu_pack``).
 
 :func:`packable` says when packing can apply at all: a model on the CPU whose parameters are all float32, run by the
 eager runner (the static and compiled runners trace their own graphs), with oneDNN available. Only plain
@@ -61,12 +65,12 @@ def packable(model: torch.nn.Module, engine: str) -> bool:
             and all(p.device.type == "cpu" and p.dtype == torch.float32 for p in params))
 
 
-def probe_seconds(linear: torch.nn.Linear) -> tuple[float, float]:
-    """(dense, packed) seconds of ``linear`` on random input: per width in ``PROBE_WIDTHS`` the median of
-    ``PROBE_REPEATS`` interleaved calls of each form, summed over the widths."""
+def probe_seconds(linear: torch.nn.Linear) -> list[tuple[float, float]]:
+    """[(dense, packed) seconds] of ``linear`` on random input, one pair per width in ``PROBE_WIDTHS``: the median of
+    ``PROBE_REPEATS`` interleaved calls of each form."""
     packed = torch.utils.mkldnn.MkldnnLinear(linear, torch.float32)
     gen = torch.Generator().manual_seed(0)
-    dense_s = packed_s = 0.0
+    out = []
     with torch.inference_mode():
         for m in PROBE_WIDTHS:
             x = torch.randn(m, linear.in_features, generator=gen)
@@ -77,20 +81,26 @@ def probe_seconds(linear: torch.nn.Linear) -> tuple[float, float]:
                     t = time.perf_counter()
                     f(x)
                     times[form].append(time.perf_counter() - t)
-            dense_s += statistics.median(times["dense"])
-            packed_s += statistics.median(times["packed"])
-    return dense_s, packed_s
+            out.append((statistics.median(times["dense"]), statistics.median(times["packed"])))
+    return out
 
 
 def packing_pays(linear: torch.nn.Linear,
-                 probe: Callable[[torch.nn.Linear], tuple[float, float]] = probe_seconds) -> bool:
-    """True when packed ≤ ``MARGIN`` × dense for ``linear``'s shape on this machine (module docstring); measured once
-    per (in, out, bias, threads) in this process."""
+                 probe: Callable[[torch.nn.Linear], list[tuple[float, float]]] | None = None) -> bool:
+    """True when packed ≤ ``MARGIN`` × dense at every probed width for ``linear``'s shape on this machine (module
+    docstring; ``probe`` defaults to :func:`probe_seconds`); measured once per (in, out, bias, threads) in this
+    process."""
     key = (linear.in_features, linear.out_features, linear.bias is not None, torch.get_num_threads())
     if key not in _verdicts:
-        dense_s, packed_s = probe(linear)
-        _verdicts[key] = packed_s <= MARGIN * dense_s
+        _verdicts[key] = all(p <= MARGIN * d for d, p in (probe or probe_seconds)(linear))
     return _verdicts[key]
+
+
+def packed_layers(*models) -> int:
+    """How many :class:`PackedLinear` modules the ``models`` hold (what is no module skipped), each counted once."""
+    seen = {id(m): m for model in models if isinstance(model, torch.nn.Module) for m in model.modules()
+            if isinstance(m, PackedLinear)}
+    return len(seen)
 
 
 def pack_linears(model: torch.nn.Module, where: Callable[[torch.nn.Linear], bool] | None = None) -> int:
