@@ -49,6 +49,7 @@ def test_a_static_pair_is_not_packed(paths):
     assert all(p.dtype == torch.float32 for p in pair.target.parameters())
 
 
+@pytest.mark.slow                       # a chi-square run (13 s on a 2-core Xeon): CI runs it
 def test_a_packed_pair_samples_from_the_packed_targets_distribution():
     """Sampling on packed weights: the first 3 emitted tokens follow the packed target's exact joint distribution
     (chi-square, the lossless tier's test on the pair as a CPU pair now runs)."""

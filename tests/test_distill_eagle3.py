@@ -115,6 +115,7 @@ def test_feature_forward_stores_the_layers_asked_and_the_targets_own_teacher(tmp
     assert ((batch.teacher_ids[0, P] >= 0) == (samples[0]["top_ids"][0] % 2 == 0)).all()   # odd ids not draftable
 
 
+@pytest.mark.slow
 def test_eagle3_training_raises_acceptance_resumes_and_writes_a_loadable_head(tmp_path):
     from jobs.distill.eagle3 import Eagle3DistillConfig, eagle3_layers, init_eagle3_head, train_eagle3
 

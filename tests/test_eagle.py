@@ -112,7 +112,7 @@ def _sampling_head(tmp_path, kept=None):
     return target, EagleDrafter.from_folder(folder, target)
 
 
-@pytest.mark.parametrize("spec,kept", [("fixed", [0, 2, 3]),                   # the tree case: slow tier (CI runs both)
+@pytest.mark.parametrize("spec,kept", [pytest.param("fixed", [0, 2, 3], marks=pytest.mark.slow),   # both: slow tier
                                        pytest.param("sequoia:accept=0.5/0.3/0.2,budget=8,depth=2", None,
                                                     marks=pytest.mark.slow)])
 def test_sampling_keeps_the_target_distribution(spec, kept, tmp_path):

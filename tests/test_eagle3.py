@@ -144,7 +144,7 @@ def _sampling_target():
     return sharpen(llama(vocab=5, layers=4, hidden=16, seed=11), 2.0)
 
 
-@pytest.mark.parametrize("rows", [1, 4])
+@pytest.mark.parametrize("rows", [pytest.param(1, marks=pytest.mark.slow), 4])   # B = 1: slow tier (CI runs both)
 def test_eagle3_sampling_keeps_the_target_distribution(rows, tmp_path):
     """The first three sampled tokens follow the target's exact joint distribution at B = 1 and B = 4 (rows of a
     batch: independent generators, each row the target's), drafting over 3 of the 5 tokens."""
@@ -162,7 +162,7 @@ def test_eagle3_sampling_keeps_the_target_distribution(rows, tmp_path):
     assert chi_square_pvalue(runs, probs) > 1e-3
 
 
-@pytest.mark.parametrize("layout", ["eagle12", "eagle3"])
+@pytest.mark.parametrize("layout", ["eagle12", pytest.param("eagle3", marks=pytest.mark.slow)])
 def test_sampling_on_a_static_tree_and_eagle12_batches(layout, tmp_path):
     """A static tree (sequoia) at B = 1 and EAGLE-1/2 chains at B = 4 keep the target's distribution too."""
     target = _sampling_target()

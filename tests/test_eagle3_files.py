@@ -177,6 +177,7 @@ def test_pair_from_eagle3_path_generates_and_replays(tmp_path):
     assert rep.token_ids == live.token_ids and rep.accepted == live.accepted
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_an_eagle3_pair_live_and_replayed_at_b1_and_b4(tmp_path):
     """``mode: both`` in process: every row succeeds at B = 1 and B = 4 (chains and the eagle2 tree), and each replayed
     chain row equals its live twin token for token."""

@@ -156,6 +156,7 @@ def test_the_kind_loads_a_suffix_drafter():
     assert drafter.deterministic and kind_of("suffix").record_rollouts is not None
 
 
+@pytest.mark.slow                       # a CLI subprocess (8 s); the fast tier runs `generate` in test_config_and_cli
 def test_generate_with_draft_suffix(tmp_path):
     target, _ = save_tiny_pair(tmp_path)
     r = subprocess.run([sys.executable, "-m", "jobs.cli", "generate", "--prompt", "hello hello hello", "--target",

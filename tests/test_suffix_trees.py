@@ -83,7 +83,7 @@ def _sampled(policy, rows_per_batch: int, runs: int):
         assert chi_square_pvalue(samples[i], exact[i]) > 1e-3, (policy, i)
 
 
-@pytest.mark.parametrize("policy", ["fixed", "eagle2:depth=2,topk=3,n=8"])     # ~2 s each on a quiet 2-core CPU
+@pytest.mark.parametrize("policy", ["fixed", pytest.param("eagle2:depth=2,topk=3,n=8", marks=pytest.mark.slow)])
 def test_sampled_rows_follow_the_target_at_one_row(policy):
     _sampled(policy, 1, RUNS)
 

@@ -77,7 +77,7 @@ def test_broken_sibling_rule_fails_the_same_test(monkeypatch):
     assert chi_square_pvalue(sample_runs(engine, build(SAMPLED[0], 1), PROMPT, 3, SAMPLED_RUNS, seed0=5), probs) < 1e-6
 
 
-DYNAMIC = ["eagle2:depth=2,topk=2,n=4", "gt-dynamic:c=0.02,topk=3,n_max=8"]
+DYNAMIC = [pytest.param("eagle2:depth=2,topk=2,n=4", marks=pytest.mark.slow), "gt-dynamic:c=0.02,topk=3,n_max=8"]
 
 
 @pytest.mark.parametrize("spec", DYNAMIC)
