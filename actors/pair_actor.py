@@ -4,7 +4,9 @@ Models load once per actor, the cost model is measured once (``actors/costs/cali
 and warm-up generations are discarded, as Spec-Bench does: ``warmup`` runs of ``ar``
 when the actor starts, and ``warmup`` runs of each policy the first time the actor
 meets it, so the method under test is warm before it is timed. A task is one
-question (all its turns) × a block of configs, timed in this order: ``ar`` first, the
+question (all its turns) × a block of configs; ``task_warmup`` untimed ``ar`` runs of its own questions come first
+(a question's first run is slower: its prompt's shapes are new to the process, so without them the baseline of
+every ratio runs cold — docs/uncertainty.md), then the timed order: ``ar`` first, the
 live configs shuffled with the sweep seed (a fixed order would favour whichever config
 always runs in the same slot), ``ar`` again last. The two ``ar`` runs are recorded as
 such (``ar_timing`` = first / last): the first is the baseline of every ratio, the pair
@@ -72,7 +74,7 @@ class PairActor:
     replays the ``replay`` configs from the first ``ar`` run's traces (see the module docstring)."""
 
     def __init__(self, pair: dict, label: str, *, calibrate: dict | None = None, warmup_question: dict | None = None,
-                 warmup: int = 3, generation: dict | None = None, threads: int | None = None,
+                 warmup: int = 3, task_warmup: int = 0, generation: dict | None = None, threads: int | None = None,
                  replay: dict | None = None, learnt: list | None = None, sibling_cpus: float = 0.0):
         quiet_third_party(os.environ.get(VERBOSE_ENV) == "1")
         if threads:
@@ -91,6 +93,7 @@ class PairActor:
         self.versions = versions()
         self.policies: dict[str, object] = {}      # one instance per config: persist=true carries state across generations
         self.warmup = warmup
+        self.task_warmup = task_warmup
         self.warmup_question = _question(warmup_question) if warmup_question else None
         self.warm_tokens = min(32, (generation or {}).get("max_new_tokens", 32))
         self.warmed: set[str] = set()
@@ -157,6 +160,11 @@ class PairActor:
         own = [q.question_id for q in qs]
         self._forget(own)
         why = "the traced ar run failed; nothing to replay"
+        for _ in range(self.task_warmup):           # untimed: the task's own prompt shapes warm before ar is timed
+            try:
+                self._turns(qs, build(("ar", {}), 1), ("ar", {}, 0), task["seed"], gen)
+            except Exception:                        # the timed ar run that follows meets and records the same error
+                break
         for rep in range(task["repeats"]):
             random.Random(f"{task['seed']}|{task['task_key']}|{rep}").shuffle(live)
             timed = [("ar", {}, 0, "first")] + [(*c, "") for c in live] + [("ar", {}, 0, "last")]

@@ -50,6 +50,22 @@ def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
     assert sorted(warmed) == ["fixed", "gammatune"]
 
 
+
+def test_task_warmup_runs_the_tasks_own_questions_with_ar_before_timing(actor, monkeypatch):
+    """``task_warmup`` N: N untimed ``ar`` runs of the task's own questions come before its first timed ``ar``; they
+    add no row, and the timed order is unchanged."""
+    calls = []
+    real = pair_actor.run_questions
+    monkeypatch.setattr(pair_actor, "run_questions", lambda pair, qs, policies, **kw: (
+        calls.append((policies(1)[0].name, [tuple(q) for q in qs])), real(pair, qs, policies, **kw))[1])
+    cold = order(actor.run_task(task())["rows"])
+    n_cold = len(calls)
+    monkeypatch.setattr(actor, "task_warmup", 2)
+    calls.clear()
+    warm = order(actor.run_task(task())["rows"])
+    assert warm == cold and len(calls) == n_cold + 2
+    assert calls[:3] == [("ar", [tuple(QUESTION["turns"])])] * 3       # two untimed, then the timed first ar
+
 def test_report_from_a_logged_task(actor, tmp_path, capsys):
     """Actor tables → Parquet log → ``specsweep report``: intervals and the noise floor are printed."""
     import argparse

@@ -125,6 +125,7 @@ class SweepConfig(BaseModel):
     repeats: int = Field(1, ge=1, le=1000)
     seed: int = Field(0, ge=0, le=SEED_MAX)
     warmup: int = Field(3, ge=0, le=1000)
+    task_warmup: int = Field(1, ge=0, le=100)   # untimed ar runs of a task's own questions before its first timed ar
     output: str = Field("runs/sweep", min_length=1, pattern=r"\S")
     tracking_uri: str = Field("sqlite:///mlflow.db", min_length=1)
     experiment: str = ""
@@ -151,6 +152,8 @@ class SweepConfig(BaseModel):
         d = self.plain()
         for k in ("output", "tracking_uri", "experiment"):
             d.pop(k)
+        if d["task_warmup"] == 1:      # the default keeps older outputs' fingerprints (their later tasks run warmed)
+            d.pop("task_warmup")
         if d["batch_sizes"] == [1]:    # batch-1 sweeps keep the fingerprints they had before batches existed
             d.pop("batch_sizes")
         if d["mode"] == "live":        # live sweeps keep the fingerprints they had before replay existed

@@ -64,7 +64,7 @@ def actor_specs(cfg: SweepConfig, warmup_question: dict, learnt: dict | None = N
     label, the responses of the tasks a resumed sweep already ran (:func:`learnt_before`)."""
 
     return [ActorSpec(p.label, {"pair": _pair_kwargs(p, cfg.gammas), "label": p.label, "calibrate": cfg.calibrate_settings(),
-                                "warmup_question": warmup_question, "warmup": cfg.warmup,
+                                "warmup_question": warmup_question, "warmup": cfg.warmup, "task_warmup": cfg.task_warmup,
                                 "generation": cfg.generation, "replay": cfg.replay_settings(),
                                 **({"learnt": learnt[p.label]} if learnt and learnt.get(p.label) else {})},
                       copies=p.actors, num_gpus=p.num_gpus, num_cpus=p.num_cpus,
