@@ -21,7 +21,8 @@ For each drafter: c (draft per token over a plain target step, measured on the e
 mean accepted length (bonus counted) with a 95 % bootstrap interval over questions, and speedup vs
 `ar` (mean over questions of per-question tok/s, paired ratio with a 95 % bootstrap interval,
 ``jobs/report/metrics.py``) for `fixed` at each γ and the `eagle2` dynamic tree. All configs of a
-question run back to back, so machine drift hits every config alike. Every output is checked
+question run back to back, so machine drift hits every config alike. With both heads, the EAGLE-3 head's MAL over the
+EAGLE-1/2 head's per config (paired bootstrap over prompts: MAL does not depend on timing). Every output is checked
 against `ar` (lossless column). Last, the MAL of each drafter's longest chain and of its tree per category of the
 sample questions (steps pooled within the category).
 """
@@ -31,13 +32,14 @@ import argparse
 import sys
 import time
 
+import numpy as np
 import torch
 
 from actors.pair import Pair, PairConfig
 from actors.loading.templates import default_template, render
 from jobs.dataset import CATEGORIES, SAMPLE_EXTRA, load_questions
 from jobs.report.derived import summarize
-from jobs.report.intervals import paired_ratio
+from jobs.report.intervals import bootstrap_weights, paired_ratio, percentile_interval, ratio
 from jobs.report.metrics import speedup
 from policies.registry import build
 
@@ -45,6 +47,19 @@ from policies.registry import build
 def mal_interval(gens) -> tuple[float, float, float]:
     """Pooled mean accepted length and its 95 % bootstrap interval over questions."""
     return paired_ratio([sum(g.accept_lengths) for g in gens], [len(g.accept_lengths) for g in gens])
+
+
+def mal_ratio(gens_a, gens_b) -> tuple[float, float, float]:
+    """MAL of ``gens_a`` over MAL of ``gens_b`` (each pooled: Σ accepted lengths / Σ steps over the same questions),
+    with a 95 % bootstrap interval that resamples the questions once for both sides (paired)."""
+    acc_a, n_a = (np.array([f(g) for g in gens_a], float) for f in (lambda g: sum(g.accept_lengths),
+                                                                      lambda g: len(g.accept_lengths)))
+    acc_b, n_b = (np.array([f(g) for g in gens_b], float) for f in (lambda g: sum(g.accept_lengths),
+                                                                      lambda g: len(g.accept_lengths)))
+    w = bootstrap_weights(len(acc_a))
+    point = (acc_a.sum() / n_a.sum()) / (acc_b.sum() / n_b.sum())
+    lo, hi = percentile_interval(ratio(ratio(w @ acc_a, w @ n_a), ratio(w @ acc_b, w @ n_b)))
+    return float(point), float(lo), float(hi)
 
 
 def main():
@@ -115,12 +130,13 @@ def main():
     for name, by_config in gens.items():
         if by_config[configs[0]]:
             print(f"## {name}: {len(by_config[configs[0]])} prompts")
-            table(configs, by_config)
+            table(configs, by_config, None if a.no_head else ("eagle3", "eagle"))
     by_category(configs, gens["sample"], [q.category for q in spec_bench])
 
 
-def table(configs, gens) -> None:
-    """One prompt set's rows: tok/s, MAL with its interval, speedup vs ar with its interval, lossless."""
+def table(configs, gens, ratio: tuple[str, str] | None = None) -> None:
+    """One prompt set's rows: tok/s, MAL with its interval, speedup vs ar with its interval, lossless; with ``ratio``
+    = (a, b), drafter a's MAL over drafter b's per config (:func:`mal_ratio`)."""
     ar = summarize(gens[configs[0]])
     ar_out = [g.token_ids for g in gens[configs[0]]]
     print(f"{'drafter':7s} {'config':16s} {'tok/s':>7s} {'MAL':>6s} {'MAL 95 %':>15s} {'vs ar':>7s} {'95 % interval':>15s}"
@@ -139,6 +155,13 @@ def table(configs, gens) -> None:
               f"{f'[{lo:.3f}, {hi:.3f}]':>15s}  {[g.token_ids for g in gens[c]] == ar_out}")
     for kind, (sp, g) in best.items():
         print(f"best chain with {kind}: fixed γ={g}, {sp:.3f}× ar")
+    if ratio:                                                  # issue 42's bar: the EAGLE-3 head's MAL over EAGLE-1/2's
+        top, bottom = ratio
+        for c in configs[1:]:
+            if c[0] == top and (bottom, *c[1:]) in gens:
+                r, lo, hi = mal_ratio(gens[c], gens[(bottom, *c[1:])])
+                label = f"fixed γ={c[2]}" if c[1] == "fixed" else c[1]
+                print(f"MAL {top} / {bottom}, {label}: {r:.3f} [{lo:.3f}, {hi:.3f}] (paired over prompts)")
 
 
 def by_category(configs, gens, categories: list[str]) -> None:

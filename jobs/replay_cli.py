@@ -69,7 +69,7 @@ def load_policy_file(path: str) -> tuple[list[tuple[str, dict]], list[int]]:
         raise SpecsweepError(f"{path}: {e}") from None
 
 
-def _read_json(path: Path, what: str):
+def read_json(path: Path, what: str):
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as e:
@@ -158,7 +158,7 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
         for g in gammas:
             check_replayable(build((name, params), g))
     source = roofline_label(*roof) if roof else (costs_file or str(out / "actors.json"))
-    infos = None if roof else _read_json(Path(source), "actor costs")
+    infos = None if roof else read_json(Path(source), "actor costs")
     if infos is not None:
         check_costs(infos, source)                # every stored time checked before a trace is read
     t0 = time.perf_counter()

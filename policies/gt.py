@@ -10,6 +10,12 @@ check than it is expected to return). The initial γ is ignored; ``cap`` bounds 
 target parameters (the paper's A.8 / Table 10 for a draft inside the target, e.g. an EAGLE head), Φ priced
 from the cost model; a number = a fixed threshold as the paper's Table 4 sweeps it, no Φ (no cost model).
 
+``ahead`` = q̂ in (0, 1] (0, the default, is off) adds a look-ahead stop (ours, not in the GT paper): after token i
+passes, the next is drafted only if it could pass with q(x_{i+1}) = q̂, i.e. STOP (verify the i drafted) when
+α̂_i·q̂ ≤ price_{i+1} − ε. In a chain the draft forward that reveals q(x_{i+1}) is paid before Eq. 5 can judge it,
+so a proposal that fails is a draft forward spent for nothing; q̂ = 1 skips only the proposals that no q could let
+pass (the verified tokens are exactly GT's), q̂ < 1 also those a typical q would not.
+
 Under sampling the engine verifies that last token instead of dropping it: dropping a sampled token because
 of its own probability would bias the output (``actors/drafting/drafters.py::record_proposal``); greedy decoding drops
 it as Eq. 5 says.
@@ -17,7 +23,7 @@ it as Eq. 5 says.
 from __future__ import annotations
 
 from policies import phi as gt_phi
-from policies.base import DISCARD, MORE, GenerationContext, SequencePolicy
+from policies.base import DISCARD, MORE, STOP, GenerationContext, SequencePolicy
 from policies.errors import SpecsweepError
 
 C_CHOICES = ("auto", "params")
@@ -45,12 +51,13 @@ def phi_share(m, i: int, k_knee: int) -> float:
 
 class GT(SequencePolicy):
     """Sequence GT principle (the GT paper, Eq. 5 with Eq. 2's price): draft while α̂_i = Π_{j≤i} q(x_j) >
-    c + (Φ(i) − Φ(i − 1)) / M_T − ε; the first token failing it is not verified; k_max = ``cap``."""
+    c + (Φ(i) − Φ(i − 1)) / M_T − ε; the first token failing it is not verified; k_max = ``cap``. With ``ahead`` = q̂ > 0:
+    STOP after token i when α̂_i·q̂ ≤ price_{i+1} − ε (the module docstring's look-ahead)."""
 
     name = "gt"
 
-    def __init__(self, gamma: int = 0, c: float | str = "auto", eps: float = 0.0, cap: int = 32):
-        self.c_param, self.eps, self.cap = c, eps, cap
+    def __init__(self, gamma: int = 0, c: float | str = "auto", eps: float = 0.0, cap: int = 32, ahead: float = 0.0):
+        self.c_param, self.eps, self.cap, self.ahead = c, eps, cap, ahead
         self.c = None if c in C_CHOICES else float(c)
         self.gamma = cap
         self.needs_costs = self.c is None
@@ -75,7 +82,12 @@ class GT(SequencePolicy):
 
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         self.alpha = q_token if i == 1 else self.alpha * q_token     # α̂_i = Π_{j ≤ i} q(x_j)
-        return MORE if self.alpha > self.price(i) - self.eps else DISCARD
+        if self.alpha <= self.price(i) - self.eps:
+            return DISCARD
+        if self.ahead > 0 and i < self.cap and self.alpha * self.ahead <= self.price(i + 1) - self.eps:
+            return STOP                                               # token i + 1 could not pass with q = q̂
+        return MORE
 
     def params(self) -> dict:
-        return {"c": self.c_param if self.c is None else round(self.c, 6), "eps": self.eps, "cap": self.cap}
+        return {"c": self.c_param if self.c is None else round(self.c, 6), "eps": self.eps, "cap": self.cap,
+                "ahead": self.ahead}

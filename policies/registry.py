@@ -73,8 +73,10 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                    "GammaTune + stop when the draft's top probability < τ (stop_on=token: q(x_i) < τ)"),
     "gt": (GT, {"c": GT_C,
                 "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
-                "cap": Param(int, 32, lambda v: v >= 1, ">= 1")},
-           "draft while Π q > the token's price c + ΔΦ/M_T − ε, Φ = 0 below the knee (GT Eq. 5 with Eq. 2, 18)"),
+                "cap": Param(int, 32, lambda v: v >= 1, ">= 1"),
+                "ahead": Param(float, 0.0, _prob, "in [0, 1] (0 = off)")},
+           "draft while Π q > the token's price c + ΔΦ/M_T − ε, Φ = 0 below the knee (GT Eq. 5 with Eq. 2, 18); "
+           "ahead=q̂ > 0: stop before a token that could not pass with q = q̂"),
     "oracle": (Oracle, {"cap": Param(int, 64, lambda v: v >= 1, ">= 1")}, "drafts exactly what will be accepted (greedy)"),
     "goodput": (Goodput, {"cap": Param(int, 16, lambda v: v >= 1, ">= 1"),
                           "decay": Param(float, 0.95, lambda v: 0 < v <= 1, "in (0, 1]"),

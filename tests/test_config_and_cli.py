@@ -174,6 +174,11 @@ def test_config_fingerprints_are_pinned():
     assert parse_config(raw).fingerprint() == "e561d54115ce943c"
     assert parse_config({**raw, "mode": "replay", "validate": 0.5, "rollout_length": 16}).fingerprint() == "ffb6fd761c1a8a6e"
     assert parse_config({**raw, "output": "elsewhere", "experiment": "e"}).fingerprint() == "e561d54115ce943c"
+    # a parameter added later (gt's ahead) keeps the fingerprint at its default and changes it otherwise
+    with_gt = {**raw, "policies": ["fixed", "gt"]}
+    assert parse_config({**with_gt, "policies": ["fixed", "gt:ahead=0"]}).fingerprint() == parse_config(with_gt).fingerprint()
+    assert parse_config({**with_gt, "policies": ["fixed", "gt:ahead=0.5"]}).fingerprint() != parse_config(with_gt).fingerprint()
+    assert parse_config({**raw, "task_warmup": 0}).fingerprint() != "e561d54115ce943c"
 
 
 # (γ or generation setting, bad value, the rule every entry point quotes)

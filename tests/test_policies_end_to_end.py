@@ -21,7 +21,8 @@ NEW_POLICIES = ["svip", "svip:h=0.1", "adaedl", "adaedl:lam=0.9", "dv-threshold"
 # p ≈ 3e-5 at 800 runs (measured 2026-11-25), below the 1e-3 these tests require. The acceptance-rule tests
 # themselves (test_lossless_sampling, test_trees) draw 1200 to reject a wrong rule at p < 1e-6.
 SAMPLED = ([(p, 800, 101) for p in POLICIES if p != "oracle"]
-           + [(p, 800, 301) for p in ("svip", "adaedl", "dv-threshold", "bandit", "ema-steps:warmup=0,interval=1")])
+           + [(p, 800, 301) for p in ("svip", "adaedl", "dv-threshold", "bandit", "ema-steps:warmup=0,interval=1",
+                                  "gt:c=0.05,ahead=0.5")])
 # the fast tier samples two policies of different kinds (fixed, learning); the slow tier (CI runs both) every policy
 # and variant
 FAST_SAMPLED = ("fixed", "bandit")

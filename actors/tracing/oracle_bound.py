@@ -84,7 +84,7 @@ class OracleBound:
         return len(self.schedule)
 
 
-def _options(trace: Trace, reference: list[int], j: int, budget: int, max_draft: int | None) -> dict:
+def step_options(trace: Trace, reference: list[int], j: int, budget: int, max_draft: int | None) -> dict:
     """{(k, p): (n accepted, tokens emitted)} of every step a chain policy can take at reference position j —
     the acceptance rule of ``actors/core/acceptance.py`` and the emit rule of ``actors/core/step.py``, as replay applies them."""
     rollout, remaining, eos = trace.rollouts[j], budget - j, frozenset(trace.eos_ids)
@@ -103,7 +103,7 @@ def _options(trace: Trace, reference: list[int], j: int, budget: int, max_draft:
     return out
 
 
-def _next_lag(lag, base: int, k: int, p: int, n: int, e: int):
+def next_lag(lag, base: int, k: int, p: int, n: int, e: int):
     """The draft-cache lag after a step from context ``base`` (``actors/tracing/replay.py`` ``CostClock``'s dlen rule)."""
     if p == 0:
         return lag + e
@@ -111,9 +111,20 @@ def _next_lag(lag, base: int, k: int, p: int, n: int, e: int):
     return base + e - dlen - 1
 
 
-def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | None = None,
-                 max_draft: int | None = None, scale: float = 1.0) -> OracleBound:
-    """The least predicted time over every chain schedule on ``trace`` (module docstring), and that schedule.
+@dataclass
+class ValueTable:
+    """The bound's dynamic programme on one trace: ``best[j, ℓ]`` the least predicted time from reference position j
+    at draft-cache lag ℓ to the end, ``choice[j, ℓ]`` the (k, p) that reaches it, ``options[j]`` every step a chain
+    policy can take at j (:func:`step_options`)."""
+
+    best: np.ndarray         # [positions + 1, lags]
+    choice: np.ndarray       # [positions + 1, lags, 2]
+    options: list[dict]
+
+
+def value_table(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | None = None,
+                max_draft: int | None = None, scale: float = 1.0) -> ValueTable:
+    """The least predicted time from every (position, lag) of ``trace`` to its end (module docstring's programme).
 
     ``max_draft``: K, the largest cap a step may use (None: as many proposals as the trace recorded)."""
     budget = check_trace(trace, max_new_tokens=max_new_tokens)
@@ -124,7 +135,7 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
     lags = np.arange(size)
     best = np.zeros((n_pos + 1, size))
     choice = np.zeros((n_pos + 1, size, 2), dtype=np.int64)
-    options = [_options(trace, reference, j, budget, max_draft) for j in range(n_pos)]
+    options = [step_options(trace, reference, j, budget, max_draft) for j in range(n_pos)]
     for j in range(n_pos - 1, -1, -1):
         base = plen + j
         row = np.full(size, np.inf)
@@ -132,21 +143,32 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
         for (k, p), (n, e) in options[j].items():
             verify = cost_model.verify_time(k + 1, base) + cost_model.overhead
             if p == 0:
-                draft, nxt = 0.0, best[j + e, np.minimum(_next_lag(lags, base, k, p, n, e), size - 1)]
+                draft, nxt = 0.0, best[j + e, np.minimum(next_lag(lags, base, k, p, n, e), size - 1)]
             else:
                 draft = cost_model.draft_time(p, lags, base)         # every lag at once (policies/costs.py's rule)
-                nxt = best[j + e, _next_lag(None, base, k, p, n, e)]
+                nxt = best[j + e, next_lag(None, base, k, p, n, e)]
             cand = scale * (draft + verify) + nxt
             better = cand < row
             row = np.where(better, cand, row)
             pick[better] = (k, p)
         best[j], choice[j] = row, pick
+    return ValueTable(best, choice, options)
+
+
+def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | None = None,
+                 max_draft: int | None = None, scale: float = 1.0) -> OracleBound:
+    """The least predicted time over every chain schedule on ``trace`` (module docstring), and that schedule.
+
+    ``max_draft``: K, the largest cap a step may use (None: as many proposals as the trace recorded)."""
+    table = value_table(trace, cost_model, max_new_tokens=max_new_tokens, max_draft=max_draft, scale=scale)
+    best, choice, options = table.best, table.choice, table.options
+    n_pos, plen = best.shape[0] - 1, len(trace.prompt_ids)
     schedule, j, lag = [], 0, plen - 1
     while j < n_pos:
         k, p = (int(x) for x in choice[j, lag])
         n, e = options[j][(k, p)]
         schedule.append((k, p))
-        lag = _next_lag(lag, plen + j, k, p, n, e)
+        lag = next_lag(lag, plen + j, k, p, n, e)
         j += e
     step_time = float(best[0, plen - 1])
     prefill = trace.prefill_time if plen > 1 else 0.0

@@ -86,6 +86,8 @@ class PairEntry(BaseModel):
 
 
 ENGINE_DEFAULTS = {"engine": None, "inductor": None, "quant_backend": "torchao", "max_context": 2048}
+# policy parameters added after sweeps were fingerprinted: left at these values they keep the older fingerprints
+LATER_PARAMS = {"gt": {"ahead": 0.0}}
 
 
 class Dataset(BaseModel):
@@ -159,6 +161,8 @@ class SweepConfig(BaseModel):
         if d["mode"] == "live":        # live sweeps keep the fingerprints they had before replay existed
             for k in ("mode", "validate", "rollout_length"):
                 d.pop(k)
+        d["policies"] = [(name, {k: v for k, v in params.items() if LATER_PARAMS.get(name, {}).get(k, object()) != v})
+                         for name, params in d["policies"]]
         for pair in d["pairs"]:        # engine options left at their defaults keep older outputs' fingerprints
             for k, default in ENGINE_DEFAULTS.items():
                 if pair.get(k) == default:
