@@ -48,15 +48,16 @@ MODELS = {
 OPTIONS = [(k, p) for k in range(4) for p in (k, k + 1) if p > 0 or k == 0]
 
 
-def brute_force(trace, model) -> list[tuple[float, list]]:
-    """(replayed wall time, plan) of every plan that finishes the turn, found by extending plans until done."""
-    done, stack = [], [[]]
+def brute_force(trace, model, options=OPTIONS, prefix=()) -> list[tuple[float, list]]:
+    """(replayed wall time, plan) of every plan that starts with ``prefix`` and finishes the turn, found by extending
+    plans by each of ``options`` until done."""
+    done, stack = [], [list(prefix)]
     while stack:
         plan = stack.pop()
         try:
             g = replay(trace, Plan(plan), cost_model=model)
         except ScheduleExhausted:
-            stack += [plan + [o] for o in OPTIONS]
+            stack += [plan + [o] for o in options]
             continue
         except SpecsweepError:       # asked the trace for more proposals than it recorded: not a schedule
             continue

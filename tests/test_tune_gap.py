@@ -7,14 +7,14 @@ import pytest
 import torch
 
 from actors.rollouts import Rollout, Trace, read_traces, write_traces
-from actors.tracing.oracle_bound import SchedulePolicy, ScheduleExhausted, oracle_bound
+from actors.tracing.oracle_bound import SchedulePolicy, oracle_bound
 from actors.tracing.replay import replay
 from bench.tune_gap import CLASSES, DEFAULT_POLICIES, gap, main, step_records, value_table
 from jobs.tune.cli import split_questions
 from policies import build
 from policies.costs import CostModel
-from policies.errors import SpecsweepError
 from policies.registry import parse
+from tests.test_oracle_bound import brute_force
 
 EOS = 9
 CHEAP = CostModel(draft={"per_step": 0.002, "per_proposal": 0.004, "per_catchup": 0.003, "per_catchup_token": 0.001,
@@ -115,19 +115,8 @@ def test_step_regrets_add_up_to_time_minus_the_bound_and_are_not_negative(record
 
 
 def _completions(trace, prefix, model, options) -> float:
-    """The least replayed time of every schedule that starts with ``prefix`` and finishes the turn (brute force)."""
-    best, stack = float("inf"), [list(prefix)]
-    while stack:
-        plan = stack.pop()
-        try:
-            g = replay(trace, SchedulePolicy(plan), cost_model=model)
-        except ScheduleExhausted:
-            stack += [plan + [o] for o in options]
-            continue
-        except SpecsweepError:               # more proposals than the trace recorded there: not a schedule
-            continue
-        best = min(best, g.wall_time - g.prefill_time)
-    return best
+    """The least replayed time (prefill excluded) of every schedule that starts with ``prefix`` and finishes the turn."""
+    return min(t for t, _ in brute_force(trace, model, options, prefix)) - trace.prefill_time
 
 
 def test_the_value_of_each_state_a_policy_reaches_is_the_best_completion_from_there():
