@@ -5,8 +5,8 @@ and warm-up generations are discarded, as Spec-Bench does: ``warmup`` runs of ``
 when the actor starts, and ``warmup`` runs of each policy the first time the actor
 meets it, so the method under test is warm before it is timed. A task is one
 question (all its turns) × a block of configs; ``task_warmup`` untimed ``ar`` runs of its own questions come first
-(a question's first run is slower: its prompt's shapes are new to the process, so without them the baseline of
-every ratio runs cold — docs/uncertainty.md), then the timed order: ``ar`` first, the
+(timed cold, a question's first ``ar`` ran its prefill slower than the closing one, so the baseline of every ratio
+was slow — docs/uncertainty.md), then the timed order: ``ar`` first, the
 live configs shuffled with the sweep seed (a fixed order would favour whichever config
 always runs in the same slot), ``ar`` again last. The two ``ar`` runs are recorded as
 such (``ar_timing`` = first / last): the first is the baseline of every ratio, the pair
@@ -160,7 +160,7 @@ class PairActor:
         own = [q.question_id for q in qs]
         self._forget(own)
         why = "the traced ar run failed; nothing to replay"
-        for _ in range(self.task_warmup):           # untimed: the task's own prompt shapes warm before ar is timed
+        for _ in range(self.task_warmup):           # untimed: the task's own questions run once before ar is timed
             try:
                 self._turns(qs, build(("ar", {}), 1), ("ar", {}, 0), task["seed"], gen)
             except Exception:                        # the timed ar run that follows meets and records the same error
