@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from actors.loading.tiny_pair import llama, perturbed, sharpen
+from actors.tracing.oracle_bound import SchedulePolicy, ScheduleExhausted
+from actors.tracing.replay import replay
 from policies import GenerationContext, Step
+from policies.errors import SpecsweepError
 from policies.costs import CostModel
 
 # ---------------------------------------------------------------- a pair whose draft is often rejected
@@ -53,3 +56,20 @@ def q_rows(policy, gamma, tok_s, al=None, timing="", pair="p", task=None):
         d = row(policy, policy, gamma, qid, "qa", 0, 10, 10 / r, (al or {}).get(qid, [1] * 10))
         out.append({**d, "pair": pair, "ar_timing": timing, "task_key": task or f"{pair}|{qid}"})
     return out
+
+
+def brute_force(trace, model, options, prefix=()) -> list[tuple[float, list]]:
+    """(replayed wall time, plan) of every plan that starts with ``prefix`` and finishes the turn, found by extending
+    plans by each of ``options`` until done."""
+    done, stack = [], [list(prefix)]
+    while stack:
+        plan = stack.pop()
+        try:
+            g = replay(trace, SchedulePolicy(plan), cost_model=model)
+        except ScheduleExhausted:
+            stack += [plan + [o] for o in options]
+            continue
+        except SpecsweepError:       # asked the trace for more proposals than it recorded: not a schedule
+            continue
+        done.append((g.wall_time, plan))
+    return done

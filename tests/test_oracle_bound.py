@@ -3,12 +3,12 @@ import random
 
 import pytest
 
-from actors.tracing.oracle_bound import SchedulePolicy as Plan, ScheduleExhausted, oracle_bound, replay_bound
+from actors.tracing.oracle_bound import oracle_bound, replay_bound
 from actors.tracing.replay import replay
 from actors.rollouts import Rollout, Trace
 from policies import build
 from policies.costs import CostModel
-from policies.errors import SpecsweepError
+from tests.helpers import brute_force
 
 EOS = 9
 
@@ -48,30 +48,13 @@ MODELS = {
 OPTIONS = [(k, p) for k in range(4) for p in (k, k + 1) if p > 0 or k == 0]
 
 
-def brute_force(trace, model, options=OPTIONS, prefix=()) -> list[tuple[float, list]]:
-    """(replayed wall time, plan) of every plan that starts with ``prefix`` and finishes the turn, found by extending
-    plans by each of ``options`` until done."""
-    done, stack = [], [list(prefix)]
-    while stack:
-        plan = stack.pop()
-        try:
-            g = replay(trace, Plan(plan), cost_model=model)
-        except ScheduleExhausted:
-            stack += [plan + [o] for o in options]
-            continue
-        except SpecsweepError:       # asked the trace for more proposals than it recorded: not a schedule
-            continue
-        done.append((g.wall_time, plan))
-    return done
-
-
 @pytest.mark.parametrize("model", list(MODELS), ids=list(MODELS))
 @pytest.mark.parametrize("seed,eos", [(0, False), (1, False), (2, True), (3, True)])
 def test_bound_is_the_best_schedule_and_replays_to_itself(model, seed, eos):
     trace, cost = make_trace(seed, eos_at_end=eos), MODELS[model]
     bound = oracle_bound(trace, cost, max_draft=3)                      # the caps OPTIONS tries
     assert oracle_bound(trace, cost).wall_time <= bound.wall_time      # more room can only help
-    times = brute_force(trace, cost)
+    times = brute_force(trace, cost, OPTIONS)
     assert len(times) > 50
     assert bound.wall_time == pytest.approx(min(t for t, _ in times), rel=1e-9)
     assert all(bound.wall_time <= t + 1e-12 for t, _ in times)

@@ -14,7 +14,7 @@ from jobs.tune.cli import split_questions
 from policies import build
 from policies.costs import CostModel
 from policies.registry import parse
-from tests.test_oracle_bound import brute_force
+from tests.helpers import brute_force
 
 EOS = 9
 CHEAP = CostModel(draft={"per_step": 0.002, "per_proposal": 0.004, "per_catchup": 0.003, "per_catchup_token": 0.001,
