@@ -34,8 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from actors.tracing.oracle_bound import SchedulePolicy, next_lag, oracle_bound
-from actors.tracing.oracle_bound import value_table as bound_values
+from actors.tracing.oracle_bound import SchedulePolicy, bound_of, next_lag, value_table
 from actors.tracing.replay import replay
 from actors.tracing.traces import Trace, read_traces
 from jobs.replay_cli import read_json, actor_costs
@@ -48,10 +47,6 @@ DEFAULT_POLICIES = ("gt", "gt:eps=0.05", "oracle")
 CLASSES = ("rejected drafts", "stopped short", "exact")
 
 
-def value_table(trace: Trace, model) -> tuple[np.ndarray, list[dict]]:
-    """V[j, ℓ] (the bound's programme, ``actors/tracing/oracle_bound.py``) and each position's step options."""
-    table = bound_values(trace, model)
-    return table.best, table.options
 
 
 def accepted_run(options: dict) -> int:
@@ -106,7 +101,15 @@ def gap(output: str, policies=DEFAULT_POLICIES, seed: int = 0) -> list[dict]:
     for pair in sorted({t.pair for t in traces}):
         curve, model = actor_costs(infos, pair, str(out / "actors.json"))
         he = [t for t in traces if t.pair == pair and _qid(t) in held]
-        tables = {t.key: value_table(t, model) for t in he}
+        per_trace, bound_parts = {}, {"plain": 0.0, "draft": 0.0, "phi": 0.0}
+        for t in he:                                  # the bound's programme, schedule and parts: once per trace
+            table = value_table(t, model)
+            bound = bound_of(t, table)
+            per_trace[t.key] = (table.best, table.options, bound)
+            g = replay(t, SchedulePolicy(bound.schedule), cost_model=model)
+            for r in step_records(t, g.steps, model, table.best, table.options):
+                for name in bound_parts:
+                    bound_parts[name] += r[name]
         for spec in policies:
             qids = sorted({_qid(t) for t in he})
             acc = {q: {"bound": 0.0, "policy": 0.0, "plain": 0.0, "draft": 0.0, "phi": 0.0,
@@ -114,8 +117,7 @@ def gap(output: str, policies=DEFAULT_POLICIES, seed: int = 0) -> list[dict]:
             steps_n, k_vs = {c: 0 for c in CLASSES}, {"below": 0, "equal": 0, "above": 0}
             drafted = rejected = discarded = 0
             for t in he:
-                best, opts = tables[t.key]
-                bound = oracle_bound(t, model)
+                best, opts, bound = per_trace[t.key]
                 g = replay(t, build(parse(spec), 1), costs=curve, cost_model=model)
                 recs = step_records(t, g.steps, model, best, opts)
                 a = acc[_qid(t)]
@@ -144,14 +146,6 @@ def gap(output: str, policies=DEFAULT_POLICIES, seed: int = 0) -> list[dict]:
                                                                                        steps_n.items()}, **k_vs}
             for name in ("policy", "plain", "draft", "phi", *CLASSES):
                 row["time" if name == "policy" else name] = _mean_ci(np.array([acc[q][name] for q in qids]), den)
-            bound_parts = {"plain": 0.0, "draft": 0.0, "phi": 0.0}
-            for t in he:
-                best, opts = tables[t.key]
-                bnd = oracle_bound(t, model)
-                g = replay(t, SchedulePolicy(bnd.schedule), cost_model=model)
-                for r in step_records(t, g.steps, model, best, opts):
-                    for name in bound_parts:
-                        bound_parts[name] += r[name]
             row["bound_parts"] = {k: v / den.sum() for k, v in bound_parts.items()}
             rows.append(row)
     return rows

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from actors.rollouts import Rollout, Trace, read_traces, write_traces
-from actors.tracing.oracle_bound import SchedulePolicy, oracle_bound
+from actors.tracing.oracle_bound import SchedulePolicy, oracle_bound, value_table
 from actors.tracing.replay import replay
-from bench.tune_gap import CLASSES, DEFAULT_POLICIES, gap, main, step_records, value_table
+from bench.tune_gap import CLASSES, DEFAULT_POLICIES, gap, main, step_records
 from jobs.tune.cli import split_questions
 from policies import build
 from policies.costs import CostModel
@@ -86,7 +86,8 @@ def _turns(recorded):
 
 
 def _records(trace, policy, model):
-    best, opts = value_table(trace, model)
+    table = value_table(trace, model)
+    best, opts = table.best, table.options
     g = replay(trace, policy, costs=model, cost_model=model)
     return g, step_records(trace, g.steps, model, best, opts), best
 
@@ -97,7 +98,8 @@ def test_step_regrets_add_up_to_time_minus_the_bound_and_are_not_negative(record
     m = MODELS[model]
     for trace in _turns(recorded):
         bound = oracle_bound(trace, m)
-        best, opts = value_table(trace, m)
+        table = value_table(trace, m)
+        best, opts = table.best, table.options
         assert best[0, len(trace.prompt_ids) - 1] == pytest.approx(bound.step_time, rel=1e-12)
         for spec, gamma in POLICIES:
             g = replay(trace, build(parse(spec), gamma), costs=m, cost_model=m)

@@ -160,7 +160,13 @@ def oracle_bound(trace: Trace, cost_model: CostModel, *, max_new_tokens: int | N
     """The least predicted time over every chain schedule on ``trace`` (module docstring), and that schedule.
 
     ``max_draft``: K, the largest cap a step may use (None: as many proposals as the trace recorded)."""
-    table = value_table(trace, cost_model, max_new_tokens=max_new_tokens, max_draft=max_draft, scale=scale)
+    return bound_of(trace, value_table(trace, cost_model, max_new_tokens=max_new_tokens, max_draft=max_draft,
+                                       scale=scale))
+
+
+def bound_of(trace: Trace, table: ValueTable) -> OracleBound:
+    """The bound read off ``trace``'s programme ``table`` (:func:`value_table`): its time and the schedule that
+    reaches it from the start state."""
     best, choice, options = table.best, table.choice, table.options
     n_pos, plen = best.shape[0] - 1, len(trace.prompt_ids)
     schedule, j, lag = [], 0, plen - 1
