@@ -82,6 +82,11 @@ class GT(SequencePolicy):
 
     def after_draft(self, i, token, q_token, q_max, entropy=0.0) -> str:
         self.alpha = q_token if i == 1 else self.alpha * q_token     # α̂_i = Π_{j ≤ i} q(x_j)
+        return self.judge(i)
+
+    def judge(self, i: int) -> str:
+        """Eq. 5 on the forecast ``self.alpha`` of the first i tokens: DISCARD token i when α̂_i ≤ price_i − ε, else
+        STOP when the look-ahead says token i + 1 could not pass, else MORE."""
         if self.alpha <= self.price(i) - self.eps:
             return DISCARD
         if self.ahead > 0 and i < self.cap and self.alpha * self.ahead <= self.price(i + 1) - self.eps:
