@@ -279,10 +279,10 @@ def ceiling(output: str, seed: int = 0, bins: int = BINS, signals: bool = False)
         results = [(label, kind, fraction_of_bound(he, make, curve, model)) for label, kind, make in configs]
         if signals:
             results += signal_rows(tr, he, curve, model)
-        for label, kind, (p, lo, hi) in results:
+        rates = signal_rates(ts, curve, model) if signals else None       # printed once per pair, below its rows
+        for i, (label, kind, (p, lo, hi)) in enumerate(results):
             rows.append({"pair": pair, "config": label, "kind": kind, "of_bound": p, "lo": lo, "hi": hi,
-                         "held_out": len({_qid(t) for t in he}),
-                         "rates": signal_rates(ts, curve, model) if signals and label == results[0][0] else None})
+                         "held_out": len({_qid(t) for t in he}), "rates": rates if i == 0 else None})
     return rows
 
 

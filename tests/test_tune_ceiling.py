@@ -1,8 +1,10 @@
 """bench/tune_ceiling.py: the calibration it fits and the calibrated ``gt`` rule it replays."""
+import json
+
 import numpy as np
 import pytest
 
-from actors.rollouts import Rollout, Trace
+from actors.rollouts import Rollout, Trace, write_traces
 from actors.tracing.replay import replay
 from bench.tune_ceiling import (CalibratedGT, CopyGT, RunMemoryGT, acceptance_events, completes_context_gram,
                                 fit_calibration, main)
@@ -115,3 +117,27 @@ def test_copying_the_context_raises_q_only_where_a_gram_repeats():
     assert log and all(ok for _c, ok in log)                  # every judged proposal is the reference token
     far = replay(plain, CopyGT(plain.prompt_ids, kappa=0.95, m=8, cap=4), costs=COSTS, cost_model=COSTS)
     assert sum(far.drafted) == 0                             # no 8-gram of the context repeats in 12 tokens
+
+
+def test_the_signals_print_their_rows_and_rates_per_pair(tmp_path, capsys):
+    traces = []
+    ref = [(3 * j) % 7 for j in range(12)]
+    for qid, q in enumerate((0.3, 0.5, 0.2, 0.6)):
+        rollouts = [Rollout(ref[j:], [q] * (12 - j), [q] * (12 - j), [1.0] * (12 - j)) for j in range(12)]
+        rollouts[3] = Rollout([6] * 9, [0.9] * 9, [0.9] * 9, [1.0] * 9)                # one rejected run per turn
+        t = Trace(prompt_ids=[1, 2] + ref[:6], reference=ref, finished_by_eos=False, max_new_tokens=12,
+                  max_draft=None, eos_ids=[99], rollouts=rollouts, pair="pA", key=f"pA|q{qid}")
+        t.meta = {"question_id": qid}
+        traces.append(t)
+    write_traces(tmp_path / "traces" / "part-0.parquet", traces)
+    (tmp_path / "actors.json").write_text(json.dumps({"pA": [{"cost_model": COSTS.to_dict(), "costs": COSTS.to_dict()}]}))
+    assert main([str(tmp_path), "--signals"]) == 0
+    out = capsys.readouterr().out
+    rows = [ln for ln in out.splitlines() if ln.startswith("| pA | ")]
+    labels = [ln.split(" | ")[1] for ln in rows]
+    assert len(rows) == 6 + 6
+    for rule in ("gt, ε × look-ahead", "run memory from the discarded proposal", "copying the context"):
+        assert sum(label.startswith(f"{rule}, tuned on training (") for label in labels) == 1
+        assert sum(label.startswith(f"{rule}, grid point chosen on the held-out questions (") for label in labels) == 1
+    rates = [ln for ln in out.splitlines() if ln.startswith("pA (all questions, gt defaults)")]
+    assert len(rates) == 1 and "after a hit" in rates[0] and "a rejection" in rates[0]
