@@ -14,8 +14,9 @@ LLAMA2_7B = Shape(hidden=4096, intermediate=11008, layers=32, heads=32, kv_heads
 LLAMA2_70B = Shape(hidden=8192, intermediate=28672, layers=80, heads=64, kv_heads=8, vocab=32000)
 
 
+# quanto's int4 kernels are compiled at their first use on a machine (about a minute on 2 cores): the slow tier
 @pytest.mark.parametrize("quant,backend", [("int8", "torchao"), ("int8", "optimum-quanto"),
-                                           ("int4", "optimum-quanto")])
+                                           pytest.param("int4", "optimum-quanto", marks=pytest.mark.slow)])
 def test_quantized_on_load_is_lossless(tmp_path, quant, backend):
     pytest.importorskip("torchao" if backend == "torchao" else "optimum.quanto")
     target_dir, draft_dir = save_tiny_pair(tmp_path)
@@ -32,6 +33,34 @@ def test_quantized_on_load_is_lossless(tmp_path, quant, backend):
         out = SpecEngine(target, ModelDrafter(draft), engine=engine, capacity=128).generate(
             prompt, build("fixed", 4), max_new_tokens=24)
         assert out.token_ids == ar.token_ids, engine
+
+
+def test_quanto_int4_kernels_are_built_once_with_a_line(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("optimum.quanto")
+    import optimum.quanto.library.extensions as quanto_ext
+
+    from actors.loading.models import build_quanto_kernels
+
+    class Kernels:
+        build_directory, builds = str(tmp_path), 0
+
+        @property
+        def lib(self):
+            Kernels.builds += 1
+            (tmp_path / "pytorch_version.txt").write_text(torch.__version__)
+            return object()
+
+    monkeypatch.setattr(quanto_ext, "get_extension", lambda name: Kernels())
+    monkeypatch.setattr(quanto_ext, "is_extension_available", lambda name: name == "quanto_cpp")
+    build_quanto_kernels(torch.device("cpu"))
+    assert Kernels.builds == 1 and "builds its int4 kernels (quanto_cpp) once" in capsys.readouterr().err
+    build_quanto_kernels(torch.device("cpu"))                    # built for this torch: nothing to say or do
+    assert Kernels.builds == 1 and capsys.readouterr().err == ""
+    (tmp_path / "pytorch_version.txt").write_text("0.0.0")       # built for another torch: quanto rebuilds
+    build_quanto_kernels(torch.device("cpu"))
+    assert Kernels.builds == 2
+    build_quanto_kernels(torch.device("mps"))                    # no kernels of ours to build there
+    assert Kernels.builds == 2
 
 
 def test_torchao_int8_changes_the_weights(tmp_path):

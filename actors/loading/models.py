@@ -259,11 +259,33 @@ def load_model(spec: ModelSpec):
             raise
         raise SpecsweepError(f"cannot read the weights of {spec.name!r} ({type(e).__name__}: "
                              f"{(str(e).strip().splitlines() or [''])[0][:160]})") from None
+    if spec.quantization == "int4" and spec.quant_backend == "optimum-quanto":
+        build_quanto_kernels(device)
     model = wrap_reduced_vocab(model, source)
     if spec.num_gpus == 1:
         model.to(device)            # the reduced-vocabulary wrapper's index buffers
     model.eval()
     return model
+
+
+def build_quanto_kernels(device: torch.device) -> None:
+    """Build optimum-quanto's int4 kernels for ``device`` now, with a line saying so, where this machine has not
+    built them for this torch: quanto compiles them at their first use (about a minute on 2 cores), which would
+    otherwise stall the first forward without a word and land in its time."""
+    name = {"cpu": "quanto_cpp", "cuda": "quanto_cuda"}.get(device.type)
+    try:
+        from optimum.quanto.library.extensions import get_extension, is_extension_available  # heavy: quanto
+    except ImportError:
+        return
+    if name is None or not is_extension_available(name):
+        return
+    ext = get_extension(name)
+    stamp = Path(ext.build_directory) / "pytorch_version.txt"
+    if stamp.exists() and stamp.read_text().strip() == torch.__version__:
+        return
+    print(f"specsweep: optimum-quanto builds its int4 kernels ({name}) once on this machine (about a minute)",
+          file=sys.stderr, flush=True)
+    _ = ext.lib                                               # quanto's own build, cached beside its sources
 
 
 def peak_gpu_memory() -> dict[str, int]:
