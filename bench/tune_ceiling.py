@@ -57,8 +57,8 @@ from actors.tracing.traces import Trace, read_traces
 from jobs.replay_cli import actor_costs
 from jobs.report.intervals import paired_ratio
 from jobs.tune.cli import split_questions
-from policies.errors import SpecsweepError
 from policies.base import DISCARD
+from policies.errors import SpecsweepError
 from policies.gt import GT
 from policies.registry import build
 

@@ -47,8 +47,6 @@ DEFAULT_POLICIES = ("gt", "gt:eps=0.05", "oracle")
 CLASSES = ("rejected drafts", "stopped short", "exact")
 
 
-
-
 def accepted_run(options: dict) -> int:
     """n*: the longest run of the rollout at this position that the target accepts (among the step options)."""
     return max(n for (n, _e) in options.values())
