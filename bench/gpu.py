@@ -17,6 +17,10 @@ Sections
             compiled engine, one generation) vs what `specsweep plan` predicts (actors/plan/memory_plan.py)
 
 Writes one JSON per section under $OUT (or ./out) and prints a line per figure.
+
+    SPECSWEEP_BENCH_DEVICE=cpu SPECSWEEP_BENCH_SHAPE=tiny python -m bench.gpu check ar spec curve c batch
+                                                   # the same code on the CPU, every model at the tiny shape: a smoke
+                                                   # test before device time is spent (~3 min; the slow test tier)
 """
 from __future__ import annotations
 
@@ -39,6 +43,7 @@ from policies.fixed import Fixed, TargetOnly
 
 OUT = Path(os.environ.get("OUT", "out"))
 DEV = torch.device(os.environ.get("SPECSWEEP_BENCH_DEVICE", "cuda"))   # "cpu": a smoke test of the script
+TINY = os.environ.get("SPECSWEEP_BENCH_SHAPE") == "tiny"                # every random model at the tiny shape
 PROMPT_LEN, NEW = 64, 128
 
 
@@ -54,8 +59,10 @@ def llama_cfg(shape: str):
 
 
 def random_model(shape: str, dtype=torch.bfloat16):
+    """A random-weight Llama of ``shape`` (the tiny one under ``SPECSWEEP_BENCH_SHAPE=tiny``) on ``DEV``."""
     from transformers import LlamaForCausalLM  # heavy: transformers
 
+    shape = "tiny" if TINY else shape
     torch.manual_seed(0)
     prev = torch.get_default_dtype()
     torch.set_default_dtype(dtype)
