@@ -33,3 +33,21 @@ def test_an_unknown_section_is_one_line():
                          env={**os.environ, "SPECSWEEP_BENCH_DEVICE": "cpu"}, timeout=120)
     assert run.returncode != 0 and "unknown section(s) nope: valid are check" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_the_gpu_training_script_passes_only_flags_distill_knows():
+    """bench/gpu_eagle3.sh runs ``distill`` on a lent GPU with no chance to retry: every flag it passes must exist."""
+    import argparse
+    import re
+
+    from jobs.distill.cli import add_parser
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    add_parser(sub)
+    distill = sub.choices["distill"]
+    known = {o for action in distill._actions for o in action.option_strings}
+    script = (ROOT / "bench" / "gpu_eagle3.sh").read_text()
+    command = script[script.index('"$DISTILL" distill'):script.index("2>&1", script.index('"$DISTILL" distill'))]
+    passed = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", command))
+    assert passed and "--kind" in passed and "--init-from" in passed
+    assert passed <= known, sorted(passed - known)
