@@ -260,8 +260,9 @@ def section_curve():
     res = {"static_ms": {m: 1e3 * t for m, t in static.items()}, "compiled_ms": {m: 1e3 * t for m, t in comp.items()},
            "static_ratio": {m: static[m] / static[1] for m in ms},
            "compiled_ratio": {m: comp[m] / comp[1] for m in comp}}
+    shape = "tiny" if TINY else "7b"
     for m in (1, 2, 4, 8, 16, 32, 64):
-        print(f"curve {'tiny' if TINY else '7b'} m={m:2d}: static {1e3 * static[m]:6.2f} ms (t/t1 {static[m] / static[1]:.2f})  "
+        print(f"curve {shape} m={m:2d}: static {1e3 * static[m]:6.2f} ms (t/t1 {static[m] / static[1]:.2f})  "
               f"compiled {1e3 * comp[m]:6.2f} ms (t/t1 {comp[m] / comp[1]:.2f})", flush=True)
     return res
 
