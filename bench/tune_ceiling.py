@@ -39,7 +39,7 @@ bound's, with a 95 % paired-bootstrap interval over those questions (``jobs/repo
 reports it — beside ``gt`` at its defaults and at ε 0.05, and the ``oracle`` policy (knows every acceptance).
 
     python -m bench.tune_ceiling runs/default            # a sweep output with mode: replay (or both)
-    python -m bench.tune_ceiling runs/default --signals  # also the two run forecasts (a few minutes)
+    python -m bench.tune_ceiling runs/default --signals  # also the two run forecasts (~20 s on 42 turns)
 """
 from __future__ import annotations
 
@@ -193,11 +193,15 @@ def _qid(t: Trace) -> int:
     return int(t.meta.get("question_id", 0))
 
 
-def fraction_of_bound(traces, make, curve, model) -> tuple[float, float, float]:
-    """(point, lo, hi): mean per-question tok/s of ``make(trace)``'s policy over that of the oracle bound."""
+def fraction_of_bound(traces, make, curve, model, bounds: dict | None = None) -> tuple[float, float, float]:
+    """(point, lo, hi): mean per-question tok/s of ``make(trace)``'s policy over that of the oracle bound.
+    ``bounds``: {trace key: bound} under ``model``, filled as traces are met (a grid search solves each bound once)."""
     per_q: dict[int, list[float]] = {}
+    bounds = {} if bounds is None else bounds
     for t in traces:
-        bound = oracle_bound(t, model)
+        if t.key not in bounds:
+            bounds[t.key] = oracle_bound(t, model)
+        bound = bounds[t.key]
         g = replay(t, make(t), costs=curve, cost_model=model)
         acc = per_q.setdefault(_qid(t), [0.0, 0.0, 0.0, 0.0])
         acc[0] += g.new_tokens
@@ -214,9 +218,9 @@ RUN_GRID = list(itertools.product(EPS, AHEAD, (1.0, 2.5, 4.0), (1.0, 0.7), (1.0,
 COPY_GRID = list(itertools.product(EPS, AHEAD, (0.0, 0.7, 0.85, 0.95), (2, 3, 4)))        # ε, q̂, κ, m
 
 
-def grid_choice(traces, make, grid, curve, model) -> tuple[float, tuple]:
+def grid_choice(traces, make, grid, curve, model, bounds: dict) -> tuple[float, tuple]:
     """(fraction of the bound, point) of the grid point with the highest fraction on ``traces``."""
-    return max(((fraction_of_bound(traces, lambda t, a=a: make(t, a), curve, model)[0], a) for a in grid),
+    return max(((fraction_of_bound(traces, lambda t, a=a: make(t, a), curve, model, bounds)[0], a) for a in grid),
                key=lambda x: x[0])
 
 
@@ -224,8 +228,9 @@ def signal_rates(traces, curve, model) -> dict:
     """How often each run signal occurs and what follows it (module docstring), over ``traces`` at ``gt``'s
     defaults: {event: (steps, share whose first draft was accepted)} and {copying: (proposals, share accepted)}."""
     runs, copies = [], []
-    fraction_of_bound(traces, lambda t: RunMemoryGT(log=runs), curve, model)
-    fraction_of_bound(traces, lambda t: CopyGT(t.prompt_ids, log=copies), curve, model)
+    for t in traces:
+        replay(t, RunMemoryGT(log=runs), costs=curve, cost_model=model)
+        replay(t, CopyGT(t.prompt_ids, log=copies), costs=curve, cost_model=model)
     out = {}
     for event in ("hit", "miss", "rejected"):
         after = [n >= 1 for e, k, n in runs if e == event and k > 0]
@@ -236,7 +241,7 @@ def signal_rates(traces, curve, model) -> dict:
     return out
 
 
-def signal_rows(tr, he, curve, model) -> list[tuple[str, str, tuple]]:
+def signal_rows(tr, he, curve, model, bounds: dict) -> list[tuple[str, str, tuple]]:
     """(label, kind, (point, lo, hi)) of the run-forecast rules (module docstring), each tuned on ``tr``, judged on
     ``he``, and its grid's best point on ``he`` (foresight)."""
     rules = [("gt, ε × look-ahead", BASE_GRID, lambda t, a: build(("gt", {"eps": a[0], "ahead": a[1]}), 1)),
@@ -244,10 +249,10 @@ def signal_rows(tr, he, curve, model) -> list[tuple[str, str, tuple]]:
              ("copying the context", COPY_GRID, lambda t, a: CopyGT(t.prompt_ids, *a))]
     rows = []
     for label, grid, make in rules:
-        _, point = grid_choice(tr, make, grid, curve, model)
+        _, point = grid_choice(tr, make, grid, curve, model, bounds)
         rows.append((f"{label}, tuned on training {point}", "causal",
-                     fraction_of_bound(he, lambda t: make(t, point), curve, model)))
-        best, point = grid_choice(he, make, grid, curve, model)
+                     fraction_of_bound(he, lambda t: make(t, point), curve, model, bounds)))
+        best, point = grid_choice(he, make, grid, curve, model, bounds)
         rows.append((f"{label}, grid point chosen on the held-out questions {point}", "foresight",
                      (best, float("nan"), float("nan"))))
     return rows
@@ -276,9 +281,10 @@ def ceiling(output: str, seed: int = 0, bins: int = BINS, signals: bool = False)
                    ("calibrated on each turn itself", "foresight",
                     lambda t: CalibratedGT(fit_calibration(*acceptance_events([t]), bins))),
                    ("oracle policy", "foresight", lambda t: build(("oracle", {}), 1))]
-        results = [(label, kind, fraction_of_bound(he, make, curve, model)) for label, kind, make in configs]
+        bounds: dict = {}                                                  # this pair's cost model: one bound a trace
+        results = [(label, kind, fraction_of_bound(he, make, curve, model, bounds)) for label, kind, make in configs]
         if signals:
-            results += signal_rows(tr, he, curve, model)
+            results += signal_rows(tr, he, curve, model, bounds)
         rates = signal_rates(ts, curve, model) if signals else None       # printed once per pair, below its rows
         for i, (label, kind, (p, lo, hi)) in enumerate(results):
             rows.append({"pair": pair, "config": label, "kind": kind, "of_bound": p, "lo": lo, "hi": hi,
