@@ -1,12 +1,25 @@
 """Helpers shared by several test modules (not a test module itself)."""
 from __future__ import annotations
 
+import contextlib
+import socket
+
 from actors.loading.tiny_pair import llama, perturbed, sharpen
 from actors.tracing.oracle_bound import SchedulePolicy, ScheduleExhausted
 from actors.tracing.replay import replay
 from policies import GenerationContext, Step
 from policies.errors import SpecsweepError
 from policies.costs import CostModel
+
+def free_ports(n: int = 1) -> list[int]:
+    """``n`` distinct free TCP ports on 127.0.0.1: every socket stays bound until all are chosen, so the kernel
+    cannot hand the same port out twice (two one-at-a-time picks can collide)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+
 
 # ---------------------------------------------------------------- a pair whose draft is often rejected
 PROMPT = [1, 2, 3, 1, 2]

@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +31,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import free_ports
 
 pytest.importorskip("mlflow")
 
@@ -71,12 +72,6 @@ def build_store(tmp: Path) -> tuple[str, dict]:
     return exp, runs
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
     """(base URL, experiment id, {policy run name: (run id, {γ: throughput})}, folder) of a running server."""
@@ -87,7 +82,7 @@ def ui(tmp_path_factory):
         exp, runs = build_store(tmp)
     finally:
         os.chdir(cwd)
-    port = free_port()
+    (port,) = free_ports(1)
     log = open(tmp / "server.log", "w")
     server = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--backend-store-uri",
                                f"sqlite:///{tmp}/mlflow.db", "--host", "127.0.0.1", "--port", str(port),

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from actors.loading.tiny_pair import save_tiny_pair
+from tests.helpers import free_ports
 
 ROOT = Path(__file__).resolve().parents[1]
 RAY = shutil.which("ray")
@@ -37,14 +38,6 @@ def stop_cluster(temp_dir: str) -> None:
         p.kill()
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def submit_when_agent_ready(cmd: list[str], env: dict, deadline_s: float = 120) -> subprocess.CompletedProcess:
     """``ray job submit``, retried while the head answers "No available agent to submit job" (its job agent starts
     a little after `ray start` returns, later on a loaded machine), up to ``deadline_s``."""
@@ -70,7 +63,7 @@ def test_ray_job_submit_runs_a_sweep_on_the_worker_node(tmp_path):
     path = tmp_path / "cfg.yaml"
     path.write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    port, gcs = free_port(), free_port()              # its own ports: never another cluster's 6379 / 8265
+    port, gcs = free_ports(2)            # its own ports: never another cluster's 6379 / 8265
     import tempfile
 
     ray_tmp = tempfile.mkdtemp(prefix="rj", dir="/tmp")   # short: Ray's socket paths must fit in 107 bytes
