@@ -3,11 +3,13 @@ import contextlib
 import io
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from jobs.report.gamma_table import (BUCKETS, acceptance, full_phase, full_phase_totals, gamma_section, speedups,
-                                     static_batch_time, step_time, survival, tally, tokens_per_step)
+from jobs.report.gamma_table import (BUCKETS, acceptance, acceptance_samples, full_phase, full_phase_totals,
+                                     gamma_section, gamma_table, speedups, static_batch_time, step_time, survival,
+                                     survival_samples, tally, tokens_per_step)
 from policies.costs import CostModel
 
 
@@ -91,6 +93,38 @@ def test_acceptance_reads_fixed_rows_of_every_batch_size():
     assert acceptance(df) == {"p": [0.75, 0.25]}
 
 
+def test_resampled_survival_sums_the_drawn_questions_counts():
+    accepted = np.array([[4.0, 2.0], [1.0, 1.0]])          # question 0: 4 of 5 at position 1, 2 of 4 at 2
+    drafted = np.array([[5.0, 4.0], [5.0, 0.0]])           # question 1 never drafted position 2
+    w = np.array([[1.0, 1.0], [2.0, 0.0], [0.0, 2.0]])     # both once; question 0 twice; question 1 twice
+    out = survival_samples(accepted, drafted, w)
+    assert out[0] == pytest.approx(survival([5, 3], [10, 4]))          # the pooled rule: [0.5, 0.5] (0.75 capped)
+    assert out[1] == pytest.approx([0.8, 0.5])
+    assert out[2] == pytest.approx([0.2, 0.2])                          # no drafts at 2: the previous rate kept
+
+
+def rows_of(qid, drafted, accepted, pair="p"):
+    return {"pair": pair, "policy": "fixed", "policy_spec": "fixed", "gamma": 2, "status": "ok", "batch_size": 1,
+            "question_id": qid, "drafted": drafted, "accepted": accepted, "k_max": [2] * len(drafted)}
+
+
+def test_the_table_carries_an_interval_over_questions_and_how_often_each_k_wins():
+    # question 1 accepts everything, question 2 nothing: which K is best depends on which questions are drawn
+    df = pd.DataFrame([rows_of(1, [2, 2], [2, 2]), rows_of(2, [2, 2], [0, 0]), rows_of(3, [2, 2], [1, 0])])
+    samples = acceptance_samples(df, resamples=400, seed=1)["p"]
+    assert samples.shape == (401, 2) and list(samples[0]) == pytest.approx(acceptance(df)["p"])
+    t = gamma_table({"p": model()}, {"p": samples}, [1], "m")
+    t = t[t["bucket"] == "<= 512"]
+    assert t["best_share"].sum() == pytest.approx(1.0) and 0 < t["best_share"].max() < 1      # the choice unsettled
+    k2 = t[t["K"] == 2].iloc[0]
+    assert k2.speedup_lo < k2.speedup < k2.speedup_hi
+    point = speedups(model(), list(samples[0]), 1, 256)
+    assert list(t["speedup"]) == pytest.approx([o[3] for o in point])
+    one = acceptance_samples(df[df["question_id"] == 1])["p"]           # one question: no interval, no share
+    single = gamma_table({"p": model()}, {"p": one}, [1], "m")
+    assert len(one) == 1 and single[["speedup_lo", "speedup_hi", "best_share"]].isna().all().all()
+
+
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     from actors.loading.tiny_pair import save_tiny_pair
@@ -125,7 +159,11 @@ def test_tiny_sweep_table_csv_validation_and_roofline_what_if(swept):
     assert "while every row runs" in text
     assert len(re.findall(r"^\d+ of \d+ rows within the live noise floor\.$", text, re.M)) == 1      # the while-full tally
     assert re.search(r"^\d+ of \d+ rows within the live noise floor\. The table's prediction", text, re.M)
-    assert re.search(r"^\| tiny \| 2 \| 1 \| \d+ \| \d+\.\d\d× \| \d+\.\d\d×( \[.*\])? \| .* \| (yes|no|–) \|$", text, re.M)
+    assert re.search(r"^\| tiny \| 2 \| 1 \| \d+ \| \d+\.\d\d× \[\d+\.\d\d, \d+\.\d\d\] \| \d+\.\d\d×( \[.*\])? \| .* \| (yes|no|–) \|$",
+                     text, re.M)                                                  # the prediction's interval (4 questions)
+    assert t[["speedup_lo", "speedup_hi", "best_share"]].notna().all().all()
+    assert (t["speedup_lo"] <= t["speedup"] + 1e-12).all() and (t["speedup"] <= t["speedup_hi"] + 1e-12).all()
+    assert (t.groupby(["batch_size", "bucket"])["best_share"].sum() - 1).abs().max() < 1e-9
     roof = gamma_section(swept, rows, "roofline:h100:int4")
     assert "(what-if (roofline h100, int4 target))" in roof and "Checked against" not in roof
     assert (Path(swept) / "gamma_table-roofline-h100-int4.csv").exists()

@@ -23,6 +23,10 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
 - **speedup vs K = 0** (decoding only): (t(B, 0, C) / 1) / (t(B, K, C) / E_K) — time per emitted token of ``ar``
   over that of K. The best K maximises it; each context bucket (≤ 512, ≤ 2k, ≤ 8k tokens) is evaluated at its
   midpoint (256, 1280, 5120).
+- **intervals** over questions: the S_i come from a handful of questions, so each prediction carries the 95 %
+  percentile interval of a bootstrap that resamples the questions (their per-position counts summed, the cost
+  model held fixed: it does not carry the calibration's own spread), and each K the share of resamples in which it
+  is the best (how settled the choice is).
 - **validation** at the sizes that ran live: for ``fixed`` γ = K at batch size B, the predicted speedup at the live
   ``ar`` rows' mean context (prompt + half the answer) with their mean prefill P and answer length N,
   (P + N·t₀) / (P + N·t_K / E_K), beside the measured total-throughput speedup vs ``ar`` at B (``jobs/report/batches.py``,
@@ -60,12 +64,14 @@ from jobs.report.batches import (UNIT, ar_totals, base_pairs, batches, interval,
                                  weights)
 from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.derived import position_tables
+from jobs.report.intervals import RESAMPLES, SEED, bootstrap_weights, percentile_interval
 from jobs.report.text import interval as interval_text
 from jobs.store.output import record_written
 from policies.costs import CostModel
 
 BUCKETS = ((512, 256), (2048, 1280), (8192, 5120))        # (upper edge, context the bucket is evaluated at)
-COLUMNS = ["pair", "costs", "batch_size", "bucket", "context", "K", "tokens_per_step", "step_ms", "speedup", "best"]
+COLUMNS = ["pair", "costs", "batch_size", "bucket", "context", "K", "tokens_per_step", "step_ms", "speedup",
+           "speedup_lo", "speedup_hi", "best", "best_share"]
 
 
 def survival(accepted_per_pos, drafts_per_pos) -> list[float]:
@@ -75,6 +81,20 @@ def survival(accepted_per_pos, drafts_per_pos) -> list[float]:
         if d <= 0:
             break
         out.append(min(a / d, out[-1] if out else 1.0))
+    return out
+
+
+def survival_samples(accepted: np.ndarray, drafted: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """[resamples, n] S_1 … S_n of each weighting of the questions: ``accepted`` and ``drafted`` are [questions, n]
+    per-position counts, ``weights`` [resamples, questions] multiplicities. Each row is :func:`survival` of its summed
+    counts, except that a position no drawn question drafted keeps the previous position's rate."""
+    acc, dr = weights @ accepted, weights @ drafted
+    rate = np.divide(acc, dr, out=np.full(acc.shape, np.nan), where=dr > 0)
+    out = np.empty_like(rate)
+    prev = np.ones(len(rate))
+    for i in range(rate.shape[1]):
+        prev = np.minimum(prev, np.where(np.isnan(rate[:, i]), prev, rate[:, i]))
+        out[:, i] = prev
     return out
 
 
@@ -89,14 +109,27 @@ def step_time(model: CostModel, rows: int, k: int, context: float) -> float:
     return model.batch_step_time(rows, k, context)
 
 
+def speedup_matrix(model: CostModel, s: np.ndarray, rows: int, context: float) -> tuple[np.ndarray, np.ndarray,
+                                                                                           np.ndarray]:
+    """(step seconds [K + 1], E_K [m, K + 1], speedup vs K = 0 [m, K + 1]) for K = 0 … n of each of the m rows of
+    ``s`` ([m, n] S_1 … S_n)."""
+    s = np.atleast_2d(np.asarray(s, dtype=float))
+    t = np.array([step_time(model, rows, k, context) for k in range(s.shape[1] + 1)])
+    e = 1.0 + np.concatenate([np.zeros((len(s), 1)), np.cumsum(s, axis=1)], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sp = np.where(t > 0, t[0] * e / t, np.nan)
+    return t, e, sp
+
+
 def speedups(model: CostModel, s: list[float], rows: int, context: float) -> list[tuple[int, float, float, float]]:
     """[(K, E_K, step seconds, speedup vs K = 0)] for K = 0 … len(s)."""
-    t0 = step_time(model, rows, 0, context)
-    out = []
-    for k in range(len(s) + 1):
-        e, t = tokens_per_step(s, k), step_time(model, rows, k, context)
-        out.append((k, e, t, (t0 * e / t) if t > 0 else float("nan")))
-    return out
+    t, e, sp = speedup_matrix(model, np.asarray([s], dtype=float).reshape(1, -1), rows, context)
+    return [(k, float(e[0, k]), float(t[k]), float(sp[0, k])) for k in range(len(t))]
+
+
+def best_k(speedup: np.ndarray) -> np.ndarray:
+    """Index of the highest speedup per row of ``speedup`` [m, K + 1], the smallest K among equals."""
+    return np.argmax(np.nan_to_num(speedup, nan=-np.inf), axis=1)
 
 
 def static_batch_time(model: CostModel, steps: list[int], k: int, context: float) -> float:
@@ -130,44 +163,85 @@ def full_phase_totals(rows: pd.DataFrame, units: list) -> tuple[np.ndarray, np.n
     return tok, t
 
 
-def acceptance(df: pd.DataFrame) -> dict[str, list[float]]:
-    """{base pair: S_1 … S_n} from the ``fixed`` rows of every batch size and mode (greedy: the same tokens)."""
+def question_counts(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{base pair: (accepted, drafted)}, each [questions, n]: the per-position counters of the ``fixed`` rows of every
+    batch size and mode (greedy: the same tokens), one row per question."""
     fixed = df[df["policy"] == "fixed"] if len(df) else df
     if not len(fixed):
         return {}
-    pos, _ = position_tables(fixed)
+    if "question_id" not in fixed:
+        fixed = fixed.assign(question_id=0)                   # rows without ids: one question
     out = {}
-    pos = pos.assign(base=base_pairs(pos["pair"]))
-    for base, part in pos.groupby("base"):
-        n = max(len(x) for x in part["num_drafts_per_pos"])
-        acc, dr = np.zeros(n), np.zeros(n)
-        for a, d in zip(part["num_accepted_tokens_per_pos"], part["num_drafts_per_pos"]):
-            acc[:len(a)] += a
-            dr[:len(d)] += d
-        s = survival(acc, dr)
-        if s:
-            out[base] = s
+    for base, part in fixed.assign(base=base_pairs(fixed["pair"])).groupby("base"):
+        counts = []
+        for _, rows in part.groupby("question_id", sort=True):
+            pos, _ = position_tables(rows)
+            if len(pos):
+                counts.append((sum_lists(pos["num_accepted_tokens_per_pos"]), sum_lists(pos["num_drafts_per_pos"])))
+        n = max((len(d) for _, d in counts), default=0)
+        if n:
+            out[base] = tuple(np.array([np.pad(c, (0, n - len(c))) for c in side], dtype=float)
+                              for side in zip(*counts))
     return out
 
 
-def gamma_table(models: dict[str, CostModel], accept: dict[str, list[float]], sizes, label: str) -> pd.DataFrame:
-    """One row per pair × batch size × bucket × K (``best`` marks the K of highest predicted speedup)."""
+def sum_lists(lists) -> np.ndarray:
+    """Element-wise sum of lists of unequal lengths."""
+    n = max((len(x) for x in lists), default=0)
+    out = np.zeros(n)
+    for x in lists:
+        out[:len(x)] += x
+    return out
+
+
+def acceptance_samples(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, np.ndarray]:
+    """{base pair: [1 + resamples, n]}: row 0 the pooled S_1 … S_n (:func:`acceptance`), then one row per bootstrap
+    resample of the questions (:func:`survival_samples`)."""
+    out = {}
+    for base, (acc, dr) in question_counts(df).items():
+        point = survival(acc.sum(axis=0), dr.sum(axis=0))
+        if not point:
+            continue
+        n = len(point)
+        w = np.ones((1, len(acc)))
+        if len(acc) > 1:                                     # one question: no interval
+            w = np.vstack([w, bootstrap_weights(len(acc), resamples, seed)])
+        out[base] = survival_samples(acc[:, :n], dr[:, :n], w)
+    return out
+
+
+def acceptance(df: pd.DataFrame) -> dict[str, list[float]]:
+    """{base pair: S_1 … S_n} pooled over the questions of the ``fixed`` rows (:func:`question_counts`)."""
+    return {base: s for base, (acc, dr) in question_counts(df).items() if (s := survival(acc.sum(axis=0),
+                                                                                           dr.sum(axis=0)))}
+
+
+def gamma_table(models: dict[str, CostModel], accept: dict[str, np.ndarray], sizes, label: str) -> pd.DataFrame:
+    """One row per pair × batch size × bucket × K from :func:`acceptance_samples`' rows (``best`` marks the K of
+    highest predicted speedup, ``best_share`` the share of resamples where that K is best; speedup_lo/hi the 95 %
+    interval, NaN from a single question)."""
     rows = []
     for pair, s in sorted(accept.items()):
         if pair not in models:
             continue
         for b in sorted(sizes):
             for edge, c in BUCKETS:
-                opts = speedups(models[pair], s, int(b), c)
-                best = max(opts, key=lambda o: (o[3], -o[0]))[0]
+                t, e, sp = speedup_matrix(models[pair], s, int(b), c)
+                best = best_k(sp)
+                lo, hi = (percentile_interval(sp[1:]) if len(sp) > 1 else
+                          (np.full(len(t), np.nan), np.full(len(t), np.nan)))
+                share = (np.bincount(best[1:], minlength=len(t)) / (len(sp) - 1)) if len(sp) > 1 else \
+                    np.full(len(t), np.nan)
                 rows += [{"pair": pair, "costs": label, "batch_size": int(b), "bucket": f"<= {edge}", "context": c,
-                          "K": k, "tokens_per_step": e, "step_ms": t * 1e3, "speedup": sp, "best": k == best}
-                         for k, e, t, sp in opts]
+                          "K": k, "tokens_per_step": e[0, k], "step_ms": t[k] * 1e3, "speedup": sp[0, k],
+                          "speedup_lo": lo[k], "speedup_hi": hi[k], "best": k == best[0], "best_share": share[k]}
+                         for k in range(len(t))]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str, list[float]]) -> pd.DataFrame:
-    """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule)."""
+def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule);
+    ``accept`` as :func:`acceptance_samples` gives it (each prediction's interval from its resamples)."""
     live = metrics.ok_rows(df[modes(df) == "live"])
     if live.empty:
         return pd.DataFrame()
@@ -187,7 +261,7 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
             continue
         ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + ar_rows["new_tokens"].mean() / 2)
         pre, tokens = float(ar_rows["prefill_time"].fillna(0).mean()), float(ar_rows["new_tokens"].mean())
-        opts = {k: (e, t) for k, e, t, _ in speedups(models[pair], accept[pair], int(size), ctx)}
+        t_k, e_k, _ = speedup_matrix(models[pair], accept[pair], int(size), ctx)
         label = batch_label(pair, int(size))
         same = live[(base_pairs(live["pair"]) == pair) & (live["batch_size"] == size)
                     & (live["ar_timing"].fillna("") != "last")]
@@ -199,32 +273,43 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         ar_units = ar_same.groupby(UNIT).size()                                 # rows per batch (a last one may be short)
         per_row = ar_full[0].sum() / max(1, sum(int(ar_units.get(u, 0)) for u in units))
         full_ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + per_row / 2)
-        full_opts = {k: (e, t) for k, e, t, _ in speedups(models[pair], accept[pair], int(size), full_ctx)}
+        full_t, full_e, full_sp = speedup_matrix(models[pair], accept[pair], int(size), full_ctx)
         for (policy, spec, gamma), (tok, t) in totals.items():
-            if policy != "fixed" or int(gamma) not in opts:
+            k = int(gamma)
+            if policy != "fixed" or k >= len(t_k):
                 continue
             thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
             lo, hi = interval(sp[1:], n)
-            e, tk = opts[int(gamma)]
-            pred = (pre + tokens * opts[0][1]) / (pre + tokens * tk / e)
+            preds = (pre + tokens * t_k[0]) / (pre + tokens * t_k[k] / e_k[:, k])        # [1 + resamples]
+            pred, (pred_lo, pred_hi) = float(preds[0]), resample_interval(preds)
             fl = floors.get(label, np.nan)
             runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
-            k_static = {u: pre + static_batch_time(models[pair], [len(a) for a in rows["accept_lengths"]], int(gamma),
-                                                   ctx) for u, rows in runs.groupby(UNIT)}
+            k_static = {u: pre + static_batch_time(models[pair], [len(a) for a in rows["accept_lengths"]], k, ctx)
+                        for u, rows in runs.groupby(UNIT)}
             both = [u for u in k_static if u in ar_static]
             static = (sum(ar_static[u] for u in both) / sum(k_static[u] for u in both)) if both else np.nan
             k_full = full_phase_totals(runs, units)
-            _, full_sp = speedup_samples(*k_full, *ar_full, weights(len(units)))
-            full_lo, full_hi = interval(full_sp[1:], int((k_full[1] > 0).sum()))
-            fe, ft = full_opts[int(gamma)]
-            full_pred = full_opts[0][1] * fe / ft
-            out.append({"pair": pair, "batch_size": int(size), "K": int(gamma), "context": round(ctx),
-                        "predicted": pred, "measured": float(sp[0]), "measured_lo": lo, "measured_hi": hi,
+            _, full_msp = speedup_samples(*k_full, *ar_full, weights(len(units)))
+            full_lo, full_hi = interval(full_msp[1:], int((k_full[1] > 0).sum()))
+            full_pred, (full_pred_lo, full_pred_hi) = float(full_sp[0, k]), resample_interval(full_sp[:, k])
+            out.append({"pair": pair, "batch_size": int(size), "K": k, "context": round(ctx),
+                        "predicted": pred, "predicted_lo": pred_lo, "predicted_hi": pred_hi,
+                        "measured": float(sp[0]), "measured_lo": lo, "measured_hi": hi,
                         "floor": fl, "within_noise": within(pred, sp[0], fl), "as_run": static,
                         "as_run_within": within(static, sp[0], fl),
-                        "full_context": round(full_ctx), "full_predicted": full_pred, "full_measured": float(full_sp[0]),
-                        "full_lo": full_lo, "full_hi": full_hi, "full_within": within(full_pred, full_sp[0], fl)})
+                        "full_context": round(full_ctx), "full_predicted": full_pred,
+                        "full_predicted_lo": full_pred_lo, "full_predicted_hi": full_pred_hi,
+                        "full_measured": float(full_msp[0]),
+                        "full_lo": full_lo, "full_hi": full_hi, "full_within": within(full_pred, full_msp[0], fl)})
     return pd.DataFrame(out)
+
+
+def resample_interval(samples: np.ndarray) -> tuple[float, float]:
+    """The 95 % interval of ``samples``' resamples (row 0, the point estimate, left out); NaN without resamples."""
+    if len(samples) < 2:
+        return np.nan, np.nan
+    lo, hi = percentile_interval(np.asarray(samples[1:], dtype=float)[:, None])
+    return float(lo[0]), float(hi[0])
 
 
 def within(predicted: float, measured: float, floor: float) -> bool | None:
@@ -249,15 +334,20 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
             f"\n## Best K by batch size and context (predicted; {label})\n\n")
     lines = ["Model: E_K = 1 + Σ_{i≤K} S_i tokens per step from the measured acceptance by draft position (i.i.d. "
              "acceptance: (1 − α^{K+1}) / (1 − α), Leviathan et al. 2023); step time from the cost model at that B, "
-             "L = K + 1 and the bucket's midpoint context; speedup = decoding time per token of K = 0 over that of K.\n",
-             "| pair | B | context | best K | tokens/step | predicted speedup vs K = 0 |", "|---|---|---|---|---|---|"]
+             "L = K + 1 and the bucket's midpoint context; speedup = decoding time per token of K = 0 over that of K. "
+             "Intervals: 95 %, resampling the questions whose acceptance is pooled (the cost model held fixed); "
+             "best in: the share of those resamples in which this K is the best.\n",
+             "| pair | B | context | best K | tokens/step | predicted speedup vs K = 0 [95 %] | best in |",
+             "|---|---|---|---|---|---|---|"]
     for r in t[t["best"]].sort_values(["pair", "batch_size", "context"]).itertuples():
         k = f"{r.K}" if r.K else "0 (off)"
-        lines.append(f"| {r.pair} | {r.batch_size} | {r.bucket} | {k} | {r.tokens_per_step:.2f} | {r.speedup:.2f}× |")
+        share = f"{r.best_share:.0%}" if r.best_share == r.best_share else "–"
+        lines.append(f"| {r.pair} | {r.batch_size} | {r.bucket} | {k} | {r.tokens_per_step:.2f} | "
+                     f"{r.speedup:.2f}×{interval_text(r.speedup_lo, r.speedup_hi)} | {share} |")
     if v is not None and len(v):
         lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran; prefill included; "
                   "within noise: |predicted / measured − 1| ≤ the live noise floor):\n",
-                  "| pair | B | K | context | predicted | measured [95 %] | floor | within noise | the same batches "
+                  "| pair | B | K | context | predicted [95 %] | measured [95 %] | floor | within noise | the same batches "
                   "as they ran (static, each row's measured steps) | within noise |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
 
@@ -270,17 +360,19 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
             ci, fl = interval_text(r.measured_lo, r.measured_hi), floor_text(r)
             run = f"{r.as_run:.2f}×" if r.as_run == r.as_run else "–"
-            lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {r.predicted:.2f}× | {r.measured:.2f}×{ci} "
+            pred = f"{r.predicted:.2f}×{interval_text(r.predicted_lo, r.predicted_hi)}"
+            lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {pred} | {r.measured:.2f}×{ci} "
                          f"| {fl} | {yes(r.within_noise)} | {run} | {yes(r.as_run_within)} |")
         lines.append(f"\n{tally(v['within_noise'])} The table's prediction is for a batch that stays full (continuous "
                      "batching); a live batch here is static and runs until its slowest row ends, which the last two "
                      "columns price with the same cost model.")
         lines += ["\nThe like-for-like check: the same live batches while every row runs (from the first step until "
                   "the first row ends), decoding only, against the table's speedup at that context:\n",
-                  "| pair | B | K | context | predicted | measured while full [95 %] | floor | within noise |",
+                  "| pair | B | K | context | predicted [95 %] | measured while full [95 %] | floor | within noise |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
-            lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.full_context} | {r.full_predicted:.2f}× | "
+            lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.full_context} | {r.full_predicted:.2f}×"
+                         f"{interval_text(r.full_predicted_lo, r.full_predicted_hi)} | "
                          f"{r.full_measured:.2f}×{interval_text(r.full_lo, r.full_hi)} | {floor_text(r)} | "
                          f"{yes(r.full_within)} |")
         lines.append(f"\n{tally(v['full_within'])}")
@@ -306,7 +398,7 @@ def gamma_section(folder: str, df: pd.DataFrame, costs: str | None = None) -> st
     ok = metrics.ok_rows(df)
     if ok.empty:
         return ""
-    accept = acceptance(ok)
+    accept = acceptance_samples(ok)
     models, label = folder_models(folder, ok, costs)
     sizes = sorted({int(b) for b in ok["batch_size"].fillna(1)}) if "batch_size" in ok else [1]
     t = gamma_table(models, accept, sizes, label)
