@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobs.report.gamma_table import (BUCKETS, acceptance, acceptance_samples, full_phase, full_phase_totals,
+from jobs.report.gamma_table import (BUCKETS, acceptance, acceptance_samples, catchup_time, expected_catchup,
+                                     full_phase, full_phase_totals,
                                      gamma_section, gamma_table, speedups, static_batch_time, step_time, survival,
                                      survival_samples, tally, tokens_per_step)
 from policies.costs import CostModel
@@ -43,6 +44,20 @@ def test_step_time_and_best_k_by_hand():
     assert opts[1][3] == pytest.approx(0.10 * 1.9 / 0.12)
     assert opts[2][3] == pytest.approx(0.10 * 2.7 / 0.14)
     assert max(opts, key=lambda o: o[3])[0] == 2
+
+
+def test_a_fully_accepted_row_makes_the_next_steps_draft_catch_up_on_one_token():
+    m = model()
+    m.draft.update(per_catchup=0.004, per_catchup_token=0.001)           # d₂, d₃
+    assert catchup_time(m, 0, 0) == 0.0 and catchup_time(m, 50, 0) == pytest.approx(0.004 + 0.050)
+    # one row: S_K of its steps catch up on one token
+    assert expected_catchup(m, 1, 0.5, 0) == pytest.approx(0.5 * 0.005)
+    # three rows, each fully accepted with probability 0.5: the level pays d₂ unless no row was (1 − 0.5³), d₃ per row
+    assert expected_catchup(m, 3, 0.5, 0) == pytest.approx((1 - 0.125) * 0.004 + 3 * 0.5 * 0.001)
+    assert expected_catchup(m, 3, 0.0, 0) == 0.0
+    # the step of K = 2 with S = [0.9, 0.8]: 2 drafts + T(3) + 0.8 of a catch-up
+    assert speedups(m, [0.9, 0.8], 1, 0)[2][2] == pytest.approx(0.02 + 0.12 + 0.8 * 0.005)
+    assert static_batch_time(m, [2], 2, 0, s_k=0.8) == pytest.approx(2 * (0.02 + 0.12 + 0.8 * 0.005))
 
 
 def test_context_terms_scale_per_row_from_the_batch_surface_context():
@@ -208,9 +223,11 @@ def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
     text = gamma_section(res["output"], ParquetLog(res["output"]).read())
     t = pd.read_csv(Path(res["output"]) / "gamma_table.csv")
     b2 = t[(t["batch_size"] == 2) & (t["bucket"] == "<= 512")].set_index("K")
+    s = acceptance(ParquetLog(res["output"]).read())["tiny"]
     for k in b2.index:
-        # priced on the measured forward times (raw knots), as replay's clocks are
-        assert b2.loc[k, "step_ms"] == pytest.approx(step_time(m.as_measured(), 2, int(k), 256) * 1e3)
+        # priced on the measured forward times (raw knots), as replay's clocks are, plus the expected catch-up
+        catch = expected_catchup(m.as_measured(), 2, s[k - 1], 256) if k else 0.0
+        assert b2.loc[k, "step_ms"] == pytest.approx((step_time(m.as_measured(), 2, int(k), 256) + catch) * 1e3)
     assert m.batch_verify(2, 1) != m.verify(2)      # the surface, not the one-row fallback
     assert "| tiny | 2 | <= 512 |" in text
 

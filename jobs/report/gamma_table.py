@@ -17,9 +17,11 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
   + B·(v_C + v_mC·(K + 1))·ΔC/1000 + o_B, ΔC = C − C₀, with L = K + 1 verified tokens per row (``batch_verify``,
   ``batch_draft``, ``batch_overhead``: the surface each actor
   measured at the swept batch sizes, stored in ``actors.json`` after the tasks by ``jobs/sweep/actor_info.py``;
-  without a measured batch table they fall back to the single-row model over B·L tokens, as the cost model says). A draft's catch-up after a
-  fully accepted step (d₂, d₃) is left out: a width-2 first draft level costs 1–2 % of a step more than width 1
-  (``python -m bench.batch_catchup``).
+  without a measured batch table they fall back to the single-row model over B·L tokens, as the cost model says).
+- **catch-up**: a row whose K drafts were all accepted (probability S_K) leaves its draft one token behind, which
+  the next step's first draft forward feeds: the cost model's catch-up terms d₂·[e > 0] + d₃·e. Per B-row step,
+  rows taken as independent, the expected extra is P_any·d₂ + d₃·B·S_K with P_any = 1 − (1 − S_K)^B (a width-2 first
+  level costs 1–2 % of a step at B ≤ 8: ``python -m bench.batch_catchup``). Every K > 0 step carries it.
 - **speedup vs K = 0** (decoding only): (t(B, 0, C) / 1) / (t(B, K, C) / E_K) — time per emitted token of ``ar``
   over that of K. The best K maximises it; each context bucket (≤ 512, ≤ 2k, ≤ 8k tokens) is evaluated at its
   midpoint (256, 1280, 5120).
@@ -29,22 +31,24 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
   is the best (how settled the choice is).
 - **validation** at the sizes that ran live: for ``fixed`` γ = K at batch size B, the predicted speedup at the live
   ``ar`` rows' mean context (prompt + half the answer) with their mean prefill P and answer length N,
-  (P + N·t₀) / (P + N·t_K / E_K), beside the measured total-throughput speedup vs ``ar`` at B (``jobs/report/batches.py``,
+  (P + N·t₀) / (P + D + N·t_K / E_K), D = d₂ + d₃·B·(prompt − 1) the draft catching up on the batch's prompts in
+  its first step (once per batch; 0 for K = 0), beside the measured total-throughput speedup vs ``ar`` at B (``jobs/report/batches.py``,
   95 % interval over batches); *within noise* when |predicted / measured − 1| ≤ the pair's live noise floor at B
   (``ar`` timed first and last, ``jobs/report/metrics.py``).
 - **while every row runs** (the like-for-like check of a table made for a batch that stays full): a static batch is
   full from its first step until its first row ends, n_min = the fewest steps of its rows. Over that phase the
   live batch emitted Σ_rows Σ_{s ≤ n_min} (accepted + 1) tokens in W_min − P seconds (W_min: the first row's
   latency from the batch's start, P: the batch's prefill). Measured: the throughput of ``fixed`` γ = K over that
-  of ``ar`` in their full phases, 95 % interval over batches; predicted: t(B, 0, C)·E_K / t(B, K, C) at C = the mean
-  prompt + half the tokens a row emits in ``ar``'s full phase; within noise as above (the floor is the whole
-  batches': a shorter phase carries more noise). The phase holds the draft's first level, which catches up on the
-  whole prompt once per batch; the table does not price that.
+  of ``ar`` in their full phases, 95 % interval over batches; predicted: t(B, 0, C)·E_K / (t(B, K, C) + D / n_min) at
+  C = the mean prompt + half the tokens a row emits in ``ar``'s full phase, n_min the live batches' mean (greedy: the
+  text sets the step counts), D as above; within noise as above (the floor is the whole batches': a shorter phase
+  carries more noise).
 - **the same batches as they ran** (beside the validation; the table itself is for a batch that stays full, as
   continuous batching keeps it): a live batch is static — it runs until its slowest row ends, shrinking as rows
   finish. Its time under the same cost model is P + Σ_phases (n_i − n_{i−1})·t(B_i, K, C), the rows' step counts
   n_1 ≤ … ≤ n_B as measured (each row's own steps: greedy acceptance is the text's), B_i the rows still running;
-  ``ar``'s rows take one step per token. Predicted = Σ ``ar`` batch times / Σ K batch times over the same batches.
+  ``ar``'s rows take one step per token; a K batch adds D. Predicted = Σ ``ar`` batch times / Σ K batch times over
+  the same batches.
 
 ``--costs roofline:GPU[:Q]`` gives the same table under a roofline cost model (``actors/plan/roofline.py``): a what-if,
 labelled so, with no validation (nothing ran on that GPU).
@@ -109,22 +113,44 @@ def step_time(model: CostModel, rows: int, k: int, context: float) -> float:
     return model.batch_step_time(rows, k, context)
 
 
+def catchup_time(model: CostModel, tokens, context: float):
+    """Seconds a draft forward adds to catch up on ``tokens`` committed tokens it has not seen (an array gives an
+    array): the cost model's catch-up terms d₂·[e > 0] + d₃·e (``CostModel.draft_time``), never below 0."""
+    c = int(round(context))
+    e = np.asarray(tokens, dtype=float)
+    return np.maximum(0.0, model.draft_time(1, e, c) - model.draft_time(1, 0, c))
+
+
+def expected_catchup(model: CostModel, rows: int, s_k, context: float):
+    """Expected catch-up seconds per step of ``rows`` rows drafting K (module docstring): a row whose K drafts were
+    all accepted (probability S_K, rows taken as independent) feeds its draft one token it has not seen; the
+    batch's first draft level pays d₂ once if any row does and d₃ per such token."""
+    s_k = np.asarray(s_k, dtype=float)
+    p_any = 1.0 - (1.0 - s_k) ** rows
+    tokens = np.divide(rows * s_k, p_any, out=np.zeros_like(p_any), where=p_any > 0)
+    return p_any * catchup_time(model, tokens, context)
+
+
 def speedup_matrix(model: CostModel, s: np.ndarray, rows: int, context: float) -> tuple[np.ndarray, np.ndarray,
                                                                                            np.ndarray]:
-    """(step seconds [K + 1], E_K [m, K + 1], speedup vs K = 0 [m, K + 1]) for K = 0 … n of each of the m rows of
-    ``s`` ([m, n] S_1 … S_n)."""
+    """(step seconds, E_K, speedup vs K = 0), each [m, K + 1], for K = 0 … n of each of the m rows of ``s`` ([m, n]
+    S_1 … S_n): a step is ``step_time`` plus its expected catch-up (:func:`expected_catchup`)."""
     s = np.atleast_2d(np.asarray(s, dtype=float))
-    t = np.array([step_time(model, rows, k, context) for k in range(s.shape[1] + 1)])
+    base = np.array([step_time(model, rows, k, context) for k in range(s.shape[1] + 1)])
+    catch = np.zeros((len(s), len(base)))
+    for k in range(1, len(base)):
+        catch[:, k] = expected_catchup(model, rows, s[:, k - 1], context)
+    t = base[None, :] + catch
     e = 1.0 + np.concatenate([np.zeros((len(s), 1)), np.cumsum(s, axis=1)], axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        sp = np.where(t > 0, t[0] * e / t, np.nan)
+        sp = np.where(t > 0, t[:, :1] * e / t, np.nan)
     return t, e, sp
 
 
 def speedups(model: CostModel, s: list[float], rows: int, context: float) -> list[tuple[int, float, float, float]]:
     """[(K, E_K, step seconds, speedup vs K = 0)] for K = 0 … len(s)."""
     t, e, sp = speedup_matrix(model, np.asarray([s], dtype=float).reshape(1, -1), rows, context)
-    return [(k, float(e[0, k]), float(t[k]), float(sp[0, k])) for k in range(len(t))]
+    return [(k, float(e[0, k]), float(t[0, k]), float(sp[0, k])) for k in range(t.shape[1])]
 
 
 def best_k(speedup: np.ndarray) -> np.ndarray:
@@ -132,13 +158,15 @@ def best_k(speedup: np.ndarray) -> np.ndarray:
     return np.argmax(np.nan_to_num(speedup, nan=-np.inf), axis=1)
 
 
-def static_batch_time(model: CostModel, steps: list[int], k: int, context: float) -> float:
+def static_batch_time(model: CostModel, steps: list[int], k: int, context: float, s_k: float = 0.0) -> float:
     """Decoding seconds of one static batch whose rows take ``steps`` steps each (module docstring): every phase
-    priced at the rows still running."""
+    priced at the rows still running, each step with its expected catch-up at full-acceptance rate ``s_k``."""
     t, done = 0.0, 0
     ordered = sorted(int(n) for n in steps)
     for i, n in enumerate(ordered):
-        t += (n - done) * step_time(model, len(ordered) - i, k, context)
+        rows = len(ordered) - i
+        extra = float(expected_catchup(model, rows, s_k, context)) if k else 0.0
+        t += (n - done) * (step_time(model, rows, k, context) + extra)
         done = n
     return t
 
@@ -228,14 +256,15 @@ def gamma_table(models: dict[str, CostModel], accept: dict[str, np.ndarray], siz
             for edge, c in BUCKETS:
                 t, e, sp = speedup_matrix(models[pair], s, int(b), c)
                 best = best_k(sp)
+                n_k = sp.shape[1]
                 lo, hi = (percentile_interval(sp[1:]) if len(sp) > 1 else
-                          (np.full(len(t), np.nan), np.full(len(t), np.nan)))
-                share = (np.bincount(best[1:], minlength=len(t)) / (len(sp) - 1)) if len(sp) > 1 else \
-                    np.full(len(t), np.nan)
+                          (np.full(n_k, np.nan), np.full(n_k, np.nan)))
+                share = (np.bincount(best[1:], minlength=n_k) / (len(sp) - 1)) if len(sp) > 1 else \
+                    np.full(n_k, np.nan)
                 rows += [{"pair": pair, "costs": label, "batch_size": int(b), "bucket": f"<= {edge}", "context": c,
-                          "K": k, "tokens_per_step": e[0, k], "step_ms": t[k] * 1e3, "speedup": sp[0, k],
+                          "K": k, "tokens_per_step": e[0, k], "step_ms": t[0, k] * 1e3, "speedup": sp[0, k],
                           "speedup_lo": lo[k], "speedup_hi": hi[k], "best": k == best[0], "best_share": share[k]}
-                         for k in range(len(t))]
+                         for k in range(n_k)]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -259,7 +288,8 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
                        & (live["batch_size"] == size) & (live["ar_timing"].fillna("") != "last")]
         if ar_rows.empty or not isinstance(ar_t, np.ndarray):
             continue
-        ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + ar_rows["new_tokens"].mean() / 2)
+        prompt = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]))
+        ctx = prompt + float(ar_rows["new_tokens"].mean()) / 2
         pre, tokens = float(ar_rows["prefill_time"].fillna(0).mean()), float(ar_rows["new_tokens"].mean())
         t_k, e_k, _ = speedup_matrix(models[pair], accept[pair], int(size), ctx)
         label = batch_label(pair, int(size))
@@ -272,26 +302,34 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         ar_full = full_phase_totals(ar_same, units)
         ar_units = ar_same.groupby(UNIT).size()                                 # rows per batch (a last one may be short)
         per_row = ar_full[0].sum() / max(1, sum(int(ar_units.get(u, 0)) for u in units))
-        full_ctx = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]) + per_row / 2)
-        full_t, full_e, full_sp = speedup_matrix(models[pair], accept[pair], int(size), full_ctx)
+        full_ctx = prompt + per_row / 2
+        full_t, full_e, _ = speedup_matrix(models[pair], accept[pair], int(size), full_ctx)
         for (policy, spec, gamma), (tok, t) in totals.items():
             k = int(gamma)
-            if policy != "fixed" or k >= len(t_k):
+            if policy != "fixed" or k >= t_k.shape[1]:
                 continue
             thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
             lo, hi = interval(sp[1:], n)
-            preds = (pre + tokens * t_k[0]) / (pre + tokens * t_k[k] / e_k[:, k])        # [1 + resamples]
+            # the draft catches up on the batch's prompts once, in its first step (a K = 0 step drafts nothing)
+            d_p = float(catchup_time(models[pair], int(size) * max(prompt - 1, 0), ctx)) if k else 0.0
+            preds = (pre + tokens * t_k[:, 0]) / (pre + d_p + tokens * t_k[:, k] / e_k[:, k])     # [1 + resamples]
             pred, (pred_lo, pred_hi) = float(preds[0]), resample_interval(preds)
             fl = floors.get(label, np.nan)
             runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
-            k_static = {u: pre + static_batch_time(models[pair], [len(a) for a in rows["accept_lengths"]], k, ctx)
-                        for u, rows in runs.groupby(UNIT)}
+            s_k = float(accept[pair][0, k - 1]) if k else 0.0
+            k_static = {u: pre + d_p + static_batch_time(models[pair], [len(a) for a in rows["accept_lengths"]], k, ctx,
+                                                         s_k) for u, rows in runs.groupby(UNIT)}
             both = [u for u in k_static if u in ar_static]
             static = (sum(ar_static[u] for u in both) / sum(k_static[u] for u in both)) if both else np.nan
             k_full = full_phase_totals(runs, units)
             _, full_msp = speedup_samples(*k_full, *ar_full, weights(len(units)))
             full_lo, full_hi = interval(full_msp[1:], int((k_full[1] > 0).sum()))
-            full_pred, (full_pred_lo, full_pred_hi) = float(full_sp[0, k]), resample_interval(full_sp[:, k])
+            # the full phase's steps (greedy: the text sets them) share the prompt catch-up
+            n_full = np.mean([min(len(a) for a in rows["accept_lengths"]) for _, rows in runs.groupby(UNIT)
+                              if all(a is not None for a in rows["accept_lengths"])] or [np.inf])
+            d_full = float(catchup_time(models[pair], int(size) * max(prompt - 1, 0), full_ctx)) if k else 0.0
+            full_preds = full_t[:, 0] * full_e[:, k] / (full_t[:, k] + d_full / max(n_full, 1))
+            full_pred, (full_pred_lo, full_pred_hi) = float(full_preds[0]), resample_interval(full_preds)
             out.append({"pair": pair, "batch_size": int(size), "K": k, "context": round(ctx),
                         "predicted": pred, "predicted_lo": pred_lo, "predicted_hi": pred_hi,
                         "measured": float(sp[0]), "measured_lo": lo, "measured_hi": hi,
