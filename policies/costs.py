@@ -238,13 +238,18 @@ class CostModel:
         the model's C₀): [k > 0]·d₀(B) + k·(T_d(B) + B·d₄·ΔC) + T_B(k + 1) + B·(v_C + v_mC·(k + 1))·ΔC + o_B with
         ΔC = (C − C₀)/1000 (the surface is measured at C₀; the context terms are the single-row model's, once per
         row). At B = 1 it is :meth:`step_time` — the single-row model is the surface's B = 1 member."""
+        return sum(self.batch_step_parts(rows, k, context))
+
+    def batch_step_parts(self, rows: int, k: int, context: float | None = None) -> tuple[float, float, float]:
+        """(draft, verify, rest) seconds of the step :meth:`batch_step_time` prices, term by term."""
         c = self.context if context is None else context
         if rows <= 1:
-            return self.step_time(k, int(round(c)))
+            c = int(round(c))
+            return self.draft_time(k, 0, c), self.verify_time(k + 1, c), self.overhead
         dc = (c - self.context) / 1000.0
         per_row = self.table.get("per_kctx", 0.0) + self.table.get("per_token_kctx", 0.0) * (k + 1)
         draft = self.batch_draft(rows, k) + k * rows * self.draft.get("per_proposal_kctx", 0.0) * dc if k else 0.0
-        return max(0.0, draft) + self.batch_verify(rows, k + 1) + rows * per_row * dc + self.batch_overhead(rows)
+        return max(0.0, draft), self.batch_verify(rows, k + 1) + rows * per_row * dc, self.batch_overhead(rows)
 
     def batch_knee(self, rows: int) -> int:
         """K on the ``rows``-row table: the fewest levels whose batch forward is measurably slower (``policies/phi.py``)."""

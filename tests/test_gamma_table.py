@@ -2,6 +2,7 @@
 import contextlib
 import io
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -159,7 +160,6 @@ def swept(tmp_path_factory):
 
 def test_tiny_sweep_table_csv_validation_and_roofline_what_if(swept):
     from jobs.store.parquet_log import ParquetLog
-    from pathlib import Path
 
     rows = ParquetLog(swept).read()
     text = gamma_section(swept, rows)
@@ -194,7 +194,6 @@ def stored_model(folder):
 
 def test_replay_sweep_stores_the_batch_surface_it_measured(swept):
     import json
-    from pathlib import Path
 
     m = stored_model(swept)
     assert set(m.batch) == {2}                      # measured mid-sweep (replay at B = 2), stored at the end; B = 1
@@ -205,7 +204,6 @@ def test_replay_sweep_stores_the_batch_surface_it_measured(swept):
 def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
     """A live-only batch sweep measures no batch surface while it runs: it is measured after the tasks and stored,
     and the γ-table's B = 2 steps are priced on it (not on one row of 2·L tokens)."""
-    from pathlib import Path
 
     from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
@@ -238,3 +236,26 @@ def test_report_costs_refuses_anything_but_a_roofline(tmp_path, capsys):
     assert main(["report", str(tmp_path), "--costs", "costs.json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "roofline:GPU" in err[0]
+
+
+def test_bench_gamma_components_splits_each_live_step_beside_the_model(swept, capsys):
+    from bench.gamma_components import components, main, model_parts
+    from jobs.store.parquet_log import ParquetLog
+
+    t = components(swept, resamples=200)
+    assert {"ar", "fixed"} <= set(t["config"]) and set(t["B"]) == {1, 2}
+    parts = ["draft_ms", "verify_ms", "rest_ms"]
+    assert t[parts].sum(axis=1).to_numpy() == pytest.approx(t["step_ms"].to_numpy())
+    assert t[["model_" + p for p in parts]].sum(axis=1).to_numpy() == pytest.approx(t["model_step_ms"].to_numpy())
+    assert (t[t["config"] == "ar"]["draft_ms"] < 0.01).all()               # ar drafts nothing
+    # B = 1 ar: every question is a batch of one, all its steps
+    rows = ParquetLog(swept).read()
+    ar = rows[(rows["policy"] == "ar") & (rows["batch_size"].fillna(1) == 1) & (rows["ar_timing"] == "first")
+              & (rows["status"] == "ok")]
+    want = (ar["wall_time"] - ar["prefill_time"]).sum() / ar["decoding_steps"].sum() * 1e3
+    assert t[(t["config"] == "ar") & (t["B"] == 1)].iloc[0]["step_ms"] == pytest.approx(want)
+    m = stored_model(swept).as_measured()
+    assert model_parts(m, 1, 0, 100, 0.0, 20, 5) == pytest.approx(list(m.batch_step_parts(1, 0, 100)))
+    assert main([str(Path(swept) / "nothing")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bench.gamma_components:")

@@ -31,17 +31,19 @@ Model (greedy chain drafting, K drafts per step, B rows, context C cached positi
   is the best (how settled the choice is).
 - **validation** at the sizes that ran live: for ``fixed`` γ = K at batch size B, the predicted speedup at the live
   ``ar`` rows' mean context (prompt + half the answer) with their mean prefill P and answer length N,
-  (P + N·t₀) / (P + D + N·t_K / E_K), D = d₂ + d₃·B·(prompt − 1) the draft catching up on the batch's prompts in
-  its first step (once per batch; 0 for K = 0), beside the measured total-throughput speedup vs ``ar`` at B (``jobs/report/batches.py``,
+  (P + N·t₀) / (P + D + N·t_K / E), D = d₂ + d₃·B·(prompt − 1) the draft catching up on the batch's prompts in
+  its first step (once per batch; 0 for K = 0), E the tokens a row emitted per step in those live rows (under greedy
+  decoding the text's, the same in replay: the check tests the time model, and a short answer's last steps, capped
+  by the token budget, emit less than 1 + Σ S_i), its interval from resampling the batches, beside the measured total-throughput speedup vs ``ar`` at B (``jobs/report/batches.py``,
   95 % interval over batches); *within noise* when |predicted / measured − 1| ≤ the pair's live noise floor at B
   (``ar`` timed first and last, ``jobs/report/metrics.py``).
 - **while every row runs** (the like-for-like check of a table made for a batch that stays full): a static batch is
   full from its first step until its first row ends, n_min = the fewest steps of its rows. Over that phase the
   live batch emitted Σ_rows Σ_{s ≤ n_min} (accepted + 1) tokens in W_min − P seconds (W_min: the first row's
   latency from the batch's start, P: the batch's prefill). Measured: the throughput of ``fixed`` γ = K over that
-  of ``ar`` in their full phases, 95 % interval over batches; predicted: t(B, 0, C)·E_K / (t(B, K, C) + D / n_min) at
-  C = the mean prompt + half the tokens a row emits in ``ar``'s full phase, n_min the live batches' mean (greedy: the
-  text sets the step counts), D as above; within noise as above (the floor is the whole batches': a shorter phase
+  of ``ar`` in their full phases, 95 % interval over batches; predicted: t(B, 0, C)·E / (t(B, K, C) + D / n_min) at
+  C = the mean prompt + half the tokens a row emits in ``ar``'s full phase, n_min the live batches' mean and E the
+  tokens per row-step in their full phases (greedy: the text sets both), D as above; within noise as above (the floor is the whole batches': a shorter phase
   carries more noise).
 - **the same batches as they ran** (beside the validation; the table itself is for a batch that stays full, as
   continuous batching keeps it): a live batch is static — it runs until its slowest row ends, shrinking as rows
@@ -291,7 +293,8 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         prompt = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]))
         ctx = prompt + float(ar_rows["new_tokens"].mean()) / 2
         pre, tokens = float(ar_rows["prefill_time"].fillna(0).mean()), float(ar_rows["new_tokens"].mean())
-        t_k, e_k, _ = speedup_matrix(models[pair], accept[pair], int(size), ctx)
+        point = accept[pair][:1]
+        t_k = speedup_matrix(models[pair], point, int(size), ctx)[0][0]
         label = batch_label(pair, int(size))
         same = live[(base_pairs(live["pair"]) == pair) & (live["batch_size"] == size)
                     & (live["ar_timing"].fillna("") != "last")]
@@ -303,19 +306,22 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         ar_units = ar_same.groupby(UNIT).size()                                 # rows per batch (a last one may be short)
         per_row = ar_full[0].sum() / max(1, sum(int(ar_units.get(u, 0)) for u in units))
         full_ctx = prompt + per_row / 2
-        full_t, full_e, _ = speedup_matrix(models[pair], accept[pair], int(size), full_ctx)
+        full_t = speedup_matrix(models[pair], point, int(size), full_ctx)[0][0]
         for (policy, spec, gamma), (tok, t) in totals.items():
             k = int(gamma)
-            if policy != "fixed" or k >= t_k.shape[1]:
+            if policy != "fixed" or k >= len(t_k):
                 continue
             thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
             lo, hi = interval(sp[1:], n)
             # the draft catches up on the batch's prompts once, in its first step (a K = 0 step drafts nothing)
             d_p = float(catchup_time(models[pair], int(size) * max(prompt - 1, 0), ctx)) if k else 0.0
-            preds = (pre + tokens * t_k[:, 0]) / (pre + d_p + tokens * t_k[:, k] / e_k[:, k])     # [1 + resamples]
+            runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
+            by_unit = runs.groupby(UNIT)
+            emitted = emitted_per_step(by_unit["new_tokens"].sum().to_numpy(float),
+                                       by_unit["decoding_steps"].sum().to_numpy(float))
+            preds = (pre + tokens * t_k[0]) / (pre + d_p + tokens * t_k[k] / emitted)     # [1 + resamples]
             pred, (pred_lo, pred_hi) = float(preds[0]), resample_interval(preds)
             fl = floors.get(label, np.nan)
-            runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
             s_k = float(accept[pair][0, k - 1]) if k else 0.0
             k_static = {u: pre + d_p + static_batch_time(models[pair], [len(a) for a in rows["accept_lengths"]], k, ctx,
                                                          s_k) for u, rows in runs.groupby(UNIT)}
@@ -325,10 +331,12 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
             _, full_msp = speedup_samples(*k_full, *ar_full, weights(len(units)))
             full_lo, full_hi = interval(full_msp[1:], int((k_full[1] > 0).sum()))
             # the full phase's steps (greedy: the text sets them) share the prompt catch-up
-            n_full = np.mean([min(len(a) for a in rows["accept_lengths"]) for _, rows in runs.groupby(UNIT)
-                              if all(a is not None for a in rows["accept_lengths"])] or [np.inf])
+            steps_min = np.array([min(len(a) for a in rows["accept_lengths"]) * len(rows) if all(
+                a is not None for a in rows["accept_lengths"]) else 0 for _, rows in by_unit], dtype=float)
+            n_full = (steps_min.sum() / len(runs)) if steps_min.sum() else np.inf     # the phase's steps, batch mean
             d_full = float(catchup_time(models[pair], int(size) * max(prompt - 1, 0), full_ctx)) if k else 0.0
-            full_preds = full_t[:, 0] * full_e[:, k] / (full_t[:, k] + d_full / max(n_full, 1))
+            full_tok = np.array([full_phase(rows)[0] for _, rows in by_unit], dtype=float)
+            full_preds = full_t[0] * emitted_per_step(full_tok, steps_min) / (full_t[k] + d_full / max(n_full, 1))
             full_pred, (full_pred_lo, full_pred_hi) = float(full_preds[0]), resample_interval(full_preds)
             out.append({"pair": pair, "batch_size": int(size), "K": k, "context": round(ctx),
                         "predicted": pred, "predicted_lo": pred_lo, "predicted_hi": pred_hi,
@@ -340,6 +348,13 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
                         "full_measured": float(full_msp[0]),
                         "full_lo": full_lo, "full_hi": full_hi, "full_within": within(full_pred, full_msp[0], fl)})
     return pd.DataFrame(out)
+
+
+def emitted_per_step(tokens: np.ndarray, row_steps: np.ndarray) -> np.ndarray:
+    """[1 + resamples] tokens a row emitted per step over live batches (``tokens`` and row-steps per batch): row 0 all
+    batches, then their bootstrap resamples (``jobs/report/batches.py``'s ``weights``; none from one batch)."""
+    w = weights(len(tokens)) if len(tokens) > 1 else np.ones((1, len(tokens)))
+    return (w @ tokens) / np.maximum(w @ row_steps, 1e-12)
 
 
 def resample_interval(samples: np.ndarray) -> tuple[float, float]:
