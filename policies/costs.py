@@ -268,16 +268,28 @@ class CostModel:
         ``raw_verify`` and each batch entry's T_B(L) from its ``raw`` values. What a step costs, for the clocks that
         predict times (replay, the oracle bound, the γ table); policies keep reading the non-decreasing table, which
         GT's Φ assumes. On a CPU the kernels chosen per shape make T far from monotone (measured on SmolLM2-135M:
-        T(3) = 77 ms, T(4) = 60 ms), and the pooled table priced a γ = 3 step 15 % too dear."""
-        def measured(raw, fitted):          # a width the fit had no time for (≤ 0): its non-decreasing value
-            return [r if r > 0 else f for r, f in zip(raw, fitted)]
+        T(3) = 77 ms, T(4) = 60 ms), and the pooled table priced a γ = 3 step 15 % too dear. A width with no
+        measured time (≤ 0: the fit had no time for it) is interpolated between the nearest measured widths around it
+        (the non-decreasing value where it has none on a side): the non-decreasing value alone pools the missing
+        zero with its neighbours and can fall below T(1)."""
+        def measured(knots, raw, fitted):
+            ok = [i for i, r in enumerate(raw) if r > 0]
+            out = []
+            for i, (r, f) in enumerate(zip(raw, fitted)):
+                lo, hi = [j for j in ok if j < i], [j for j in ok if j > i]
+                if r > 0 or not lo or not hi:
+                    out.append(r if r > 0 else f)
+                    continue
+                a, b = lo[-1], hi[0]
+                out.append(raw[a] + (raw[b] - raw[a]) * (knots[i] - knots[a]) / (knots[b] - knots[a]))
+            return out
 
-        batch = {b: ({**e, "values": measured(e["raw"], e["values"])} if len(e.get("raw", ())) == len(e["values"])
-                     else e) for b, e in self.batch.items()}
+        batch = {b: ({**e, "values": measured(e["knots"], e["raw"], e["values"])}
+                     if len(e.get("raw", ())) == len(e["values"]) else e) for b, e in self.batch.items()}
         if not self.raw_verify and batch == self.batch:
             return self
         knots, fitted = self.table["knots"], self.table["values"]
-        values = measured([self.raw_verify.get(m, v) for m, v in zip(knots, fitted)], fitted)
+        values = measured(knots, [self.raw_verify.get(m, v) for m, v in zip(knots, fitted)], fitted)
         return dataclasses.replace(self, table={**self.table, "values": values}, batch=batch, raw_verify={})
 
     @property

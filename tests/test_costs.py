@@ -118,3 +118,9 @@ def test_the_clocks_read_the_measured_forward_times_policies_the_non_decreasing_
     assert CostClock(m).model.verify(4) == pytest.approx(0.060) and BatchCostClock(m).model.batch_verify(4, 4) == 0.08
     plain = CostModel.measured(0.005, {1: 0.037, 2: 0.05})
     assert plain.as_measured() is plain
+    # a width the fit had no time for (raw 0; its non-decreasing value pooled that 0 below T(1)): interpolated
+    # between the measured widths around it; at an end, the non-decreasing value
+    gap = CostModel.measured(0.005, {1: 0.0228, 2: 0.0228, 3: 0.0228, 5: 0.05, 9: 0.06},
+                             raw_verify={1: 0.0333, 2: 0.0352, 3: 0.0, 5: 0.0496, 9: 0.0})
+    g = gap.as_measured()
+    assert g.verify(3) == pytest.approx(0.0352 + (0.0496 - 0.0352) / 3) and g.verify(9) == pytest.approx(0.06)
