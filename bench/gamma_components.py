@@ -28,7 +28,7 @@ from jobs.report import metrics
 from jobs.report.agreement import modes
 from jobs.report.batches import UNIT, base_pairs
 from jobs.report.costs import pair_cost_models, read_actor_infos
-from jobs.report.gamma_table import acceptance, catchup_time, expected_catchup
+from jobs.report.gamma_model import acceptance, catchup_time, expected_catchup
 from jobs.report.intervals import bootstrap_weights, percentile_interval
 from jobs.store.parquet_log import ParquetLog
 

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobs.report.gamma_table import (BUCKETS, acceptance, acceptance_samples, catchup_time, expected_catchup,
-                                     full_phase, full_phase_totals,
-                                     gamma_section, gamma_table, speedups, static_batch_time, step_time, survival,
-                                     survival_samples, tally, tokens_per_step)
+from jobs.report.gamma_model import (BUCKETS, acceptance, acceptance_samples, catchup_time, expected_catchup,
+                                     speedups, step_time, survival, survival_samples, tokens_per_step)
+from jobs.report.gamma_table import (full_phase, full_phase_totals, gamma_section, gamma_table, static_batch_time,
+                                     tally)
 from policies.costs import CostModel
 
 

@@ -1,56 +1,31 @@
 """The (batch size, context) → γ table: the draft length K a deployment should fix per batch size and context
 bucket, predicted from the measured acceptance and the cost model, and checked against the live rows.
 
-Model (greedy chain drafting, K drafts per step, B rows, context C cached positions per row):
+Model: ``jobs/report/gamma_model.py`` (tokens per step E_K = 1 + Σ_{i≤K} S_i, the step time t(B, K, C) with its
+expected catch-up, the speedup t(B, 0, C)·E_K / t(B, K, C) and its interval over questions).
 
-- **tokens per step.** S_i = the acceptance rate at draft position i as ``jobs/report/derived.py``'s
-  ``position_tables`` counts it (steps whose first i drafts were all accepted / steps that drafted ≥ i), pooled
-  over the ``fixed`` rows of the pair at every batch size (greedy acceptance depends on the text, not on the batch)
-  and made non-increasing in i. A row emits E_K = 1 + Σ_{i=1..K} S_i tokens per step: the expectation of
-  accepted drafts + the target's own token. With i.i.d. acceptance α, S_i = α^i and E_K = (1 − α^{K+1}) / (1 − α),
-  Leviathan, Kalman & Matias 2023 ("Fast Inference from Transformers via Speculative Decoding", Eq. 1); the
-  per-position product form needs no i.i.d. assumption. K ranges over 0 … the deepest position measured.
-- **step time** (``policies/costs.py``, its measured forward times: ``CostModel.as_measured``): at B = 1 the
-  single-row rule, t = draft(K, 0, C) + verify(K + 1, C) + o.
-  At B > 1 the batch surface, measured at the calibration context C₀ (``CostModel.context``) and moved to C by the
-  per-row context terms, once per row: t = [K > 0]·d₀(B) + K·[T_d(B) + B·d₄·ΔC/1000] + T_B(K + 1)
-  + B·(v_C + v_mC·(K + 1))·ΔC/1000 + o_B, ΔC = C − C₀, with L = K + 1 verified tokens per row (``batch_verify``,
-  ``batch_draft``, ``batch_overhead``: the surface each actor
-  measured at the swept batch sizes, stored in ``actors.json`` after the tasks by ``jobs/sweep/actor_info.py``;
-  without a measured batch table they fall back to the single-row model over B·L tokens, as the cost model says).
-- **catch-up**: a row whose K drafts were all accepted (probability S_K) leaves its draft one token behind, which
-  the next step's first draft forward feeds: the cost model's catch-up terms d₂·[e > 0] + d₃·e. Per B-row step,
-  rows taken as independent, the expected extra is P_any·d₂ + d₃·B·S_K with P_any = 1 − (1 − S_K)^B (a width-2 first
-  level costs 1–2 % of a step at B ≤ 8: ``python -m bench.batch_catchup``). Every K > 0 step carries it.
-- **speedup vs K = 0** (decoding only): (t(B, 0, C) / 1) / (t(B, K, C) / E_K) — time per emitted token of ``ar``
-  over that of K. The best K maximises it; each context bucket (≤ 512, ≤ 2k, ≤ 8k tokens) is evaluated at its
-  midpoint (256, 1280, 5120).
-- **intervals** over questions: the S_i come from a handful of questions, so each prediction carries the 95 %
-  percentile interval of a bootstrap that resamples the questions (their per-position counts summed, the cost
-  model held fixed: it does not carry the calibration's own spread), and each K the share of resamples in which it
-  is the best (how settled the choice is).
 - **validation** at the sizes that ran live: for ``fixed`` γ = K at batch size B, the predicted speedup at the live
-  ``ar`` rows' mean context (prompt + half the answer) with their mean prefill P and answer length N,
-  (P + N·t₀) / (P + D + N·t_K / E), D = d₂ + d₃·B·(prompt − 1) the draft catching up on the batch's prompts in
-  its first step (once per batch; 0 for K = 0), E the tokens a row emitted per step in those live rows (under greedy
-  decoding the text's, the same in replay: the check tests the time model, and a short answer's last steps, capped
-  by the token budget, emit less than 1 + Σ S_i), its interval from resampling the batches, beside the measured total-throughput speedup vs ``ar`` at B (``jobs/report/batches.py``,
-  95 % interval over batches); *within noise* when |predicted / measured − 1| ≤ the pair's live noise floor at B
-  (``ar`` timed first and last, ``jobs/report/metrics.py``).
+  ``ar`` rows' mean context (prompt + half the answer) with their mean prefill P and answer length N, (P + N·t₀) / (P
+  + D + N·t_K / E), D = d₂ + d₃·B·(prompt − 1) the draft catching up on the batch's prompts in its first step (once
+  per batch; 0 for K = 0), E the tokens a row emitted per step in those live rows (under greedy decoding the text's,
+  the same in replay: the check tests the time model, and a short answer's last steps, capped by the token budget,
+  emit less than 1 + Σ S_i), its interval from resampling the batches, beside the measured total-throughput speedup vs
+  ``ar`` at B (``jobs/report/batches.py``, 95 % interval over batches); *within noise* when |predicted / measured − 1|
+  ≤ the pair's live noise floor at B (``ar`` timed first and last, ``jobs/report/metrics.py``).
 - **while every row runs** (the like-for-like check of a table made for a batch that stays full): a static batch is
-  full from its first step until its first row ends, n_min = the fewest steps of its rows. Over that phase the
-  live batch emitted Σ_rows Σ_{s ≤ n_min} (accepted + 1) tokens in W_min − P seconds (W_min: the first row's
-  latency from the batch's start, P: the batch's prefill). Measured: the throughput of ``fixed`` γ = K over that
-  of ``ar`` in their full phases, 95 % interval over batches; predicted: t(B, 0, C)·E / (t(B, K, C) + D / n_min) at
-  C = the mean prompt + half the tokens a row emits in ``ar``'s full phase, n_min the live batches' mean and E the
-  tokens per row-step in their full phases (greedy: the text sets both), D as above; within noise as above (the floor is the whole batches': a shorter phase
-  carries more noise).
+  full from its first step until its first row ends, n_min = the fewest steps of its rows. Over that phase the live
+  batch emitted Σ_rows Σ_{s ≤ n_min} (accepted + 1) tokens in W_min − P seconds (W_min: the first row's latency from
+  the batch's start, P: the batch's prefill). Measured: the throughput of ``fixed`` γ = K over that of ``ar`` in their
+  full phases, 95 % interval over batches; predicted: t(B, 0, C)·E / (t(B, K, C) + D / n_min) at C = the mean prompt +
+  half the tokens a row emits in ``ar``'s full phase, n_min the live batches' mean and E the tokens per row-step in
+  their full phases (greedy: the text sets both), D as above; within noise as above (the floor is the whole batches':
+  a shorter phase carries more noise).
 - **the same batches as they ran** (beside the validation; the table itself is for a batch that stays full, as
   continuous batching keeps it): a live batch is static — it runs until its slowest row ends, shrinking as rows
-  finish. Its time under the same cost model is P + Σ_phases (n_i − n_{i−1})·t(B_i, K, C), the rows' step counts
-  n_1 ≤ … ≤ n_B as measured (each row's own steps: greedy acceptance is the text's), B_i the rows still running;
-  ``ar``'s rows take one step per token; a K batch adds D. Predicted = Σ ``ar`` batch times / Σ K batch times over
-  the same batches.
+  finish. Its time under the same cost model is P + Σ_phases (n_i − n_{i−1})·t(B_i, K, C), the rows' step counts n_1 ≤
+  … ≤ n_B as measured (each row's own steps: greedy acceptance is the text's), B_i the rows still running; ``ar``'s
+  rows take one step per token; a K batch adds D. Predicted = Σ ``ar`` batch times / Σ K batch times over the same
+  batches.
 
 ``--costs roofline:GPU[:Q]`` gives the same table under a roofline cost model (``actors/plan/roofline.py``): a what-if,
 labelled so, with no validation (nothing ran on that GPU).
@@ -69,95 +44,15 @@ from jobs.report.agreement import modes
 from jobs.report.batches import (UNIT, ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals,
                                  weights)
 from jobs.report.costs import pair_cost_models, read_actor_infos
-from jobs.report.derived import position_tables
-from jobs.report.intervals import RESAMPLES, SEED, bootstrap_weights, percentile_interval
+from jobs.report.gamma_model import (BUCKETS, acceptance_samples, best_k, catchup_time, expected_catchup,
+                                     speedup_matrix, step_time)
+from jobs.report.intervals import percentile_interval
 from jobs.report.text import interval as interval_text
 from jobs.store.output import record_written
 from policies.costs import CostModel
 
-BUCKETS = ((512, 256), (2048, 1280), (8192, 5120))        # (upper edge, context the bucket is evaluated at)
 COLUMNS = ["pair", "costs", "batch_size", "bucket", "context", "K", "tokens_per_step", "step_ms", "speedup",
            "speedup_lo", "speedup_hi", "best", "best_share"]
-
-
-def survival(accepted_per_pos, drafts_per_pos) -> list[float]:
-    """S_1 … S_n from pooled counters: accepted / drafted per position, non-increasing, up to the last drafted one."""
-    out = []
-    for a, d in zip(accepted_per_pos, drafts_per_pos):
-        if d <= 0:
-            break
-        out.append(min(a / d, out[-1] if out else 1.0))
-    return out
-
-
-def survival_samples(accepted: np.ndarray, drafted: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """[resamples, n] S_1 … S_n of each weighting of the questions: ``accepted`` and ``drafted`` are [questions, n]
-    per-position counts, ``weights`` [resamples, questions] multiplicities. Each row is :func:`survival` of its summed
-    counts, except that a position no drawn question drafted keeps the previous position's rate."""
-    acc, dr = weights @ accepted, weights @ drafted
-    rate = np.divide(acc, dr, out=np.full(acc.shape, np.nan), where=dr > 0)
-    out = np.empty_like(rate)
-    prev = np.ones(len(rate))
-    for i in range(rate.shape[1]):
-        prev = np.minimum(prev, np.where(np.isnan(rate[:, i]), prev, rate[:, i]))
-        out[:, i] = prev
-    return out
-
-
-def tokens_per_step(s: list[float], k: int) -> float:
-    """E_K = 1 + Σ_{i ≤ K} S_i (module docstring)."""
-    return 1.0 + float(sum(s[:k]))
-
-
-def step_time(model: CostModel, rows: int, k: int, context: float) -> float:
-    """Seconds of one step of ``rows`` rows drafting k and verifying k + 1 tokens each at ``context``
-    (``CostModel.batch_step_time``, the module rule)."""
-    return model.batch_step_time(rows, k, context)
-
-
-def catchup_time(model: CostModel, tokens, context: float):
-    """Seconds a draft forward adds to catch up on ``tokens`` committed tokens it has not seen (an array gives an
-    array): the cost model's catch-up terms d₂·[e > 0] + d₃·e (``CostModel.draft_time``), never below 0."""
-    c = int(round(context))
-    e = np.asarray(tokens, dtype=float)
-    return np.maximum(0.0, model.draft_time(1, e, c) - model.draft_time(1, 0, c))
-
-
-def expected_catchup(model: CostModel, rows: int, s_k, context: float):
-    """Expected catch-up seconds per step of ``rows`` rows drafting K (module docstring): a row whose K drafts were
-    all accepted (probability S_K, rows taken as independent) feeds its draft one token it has not seen; the
-    batch's first draft level pays d₂ once if any row does and d₃ per such token."""
-    s_k = np.asarray(s_k, dtype=float)
-    p_any = 1.0 - (1.0 - s_k) ** rows
-    tokens = np.divide(rows * s_k, p_any, out=np.zeros_like(p_any), where=p_any > 0)
-    return p_any * catchup_time(model, tokens, context)
-
-
-def speedup_matrix(model: CostModel, s: np.ndarray, rows: int, context: float) -> tuple[np.ndarray, np.ndarray,
-                                                                                           np.ndarray]:
-    """(step seconds, E_K, speedup vs K = 0), each [m, K + 1], for K = 0 … n of each of the m rows of ``s`` ([m, n]
-    S_1 … S_n): a step is ``step_time`` plus its expected catch-up (:func:`expected_catchup`)."""
-    s = np.atleast_2d(np.asarray(s, dtype=float))
-    base = np.array([step_time(model, rows, k, context) for k in range(s.shape[1] + 1)])
-    catch = np.zeros((len(s), len(base)))
-    for k in range(1, len(base)):
-        catch[:, k] = expected_catchup(model, rows, s[:, k - 1], context)
-    t = base[None, :] + catch
-    e = 1.0 + np.concatenate([np.zeros((len(s), 1)), np.cumsum(s, axis=1)], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sp = np.where(t > 0, t[:, :1] * e / t, np.nan)
-    return t, e, sp
-
-
-def speedups(model: CostModel, s: list[float], rows: int, context: float) -> list[tuple[int, float, float, float]]:
-    """[(K, E_K, step seconds, speedup vs K = 0)] for K = 0 … len(s)."""
-    t, e, sp = speedup_matrix(model, np.asarray([s], dtype=float).reshape(1, -1), rows, context)
-    return [(k, float(e[0, k]), float(t[0, k]), float(sp[0, k])) for k in range(t.shape[1])]
-
-
-def best_k(speedup: np.ndarray) -> np.ndarray:
-    """Index of the highest speedup per row of ``speedup`` [m, K + 1], the smallest K among equals."""
-    return np.argmax(np.nan_to_num(speedup, nan=-np.inf), axis=1)
 
 
 def static_batch_time(model: CostModel, steps: list[int], k: int, context: float, s_k: float = 0.0) -> float:
@@ -191,59 +86,6 @@ def full_phase_totals(rows: pd.DataFrame, units: list) -> tuple[np.ndarray, np.n
         if u in index:
             tok[index[u]], t[index[u]] = full_phase(batch)
     return tok, t
-
-
-def question_counts(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{base pair: (accepted, drafted)}, each [questions, n]: the per-position counters of the ``fixed`` rows of every
-    batch size and mode (greedy: the same tokens), one row per question."""
-    fixed = df[df["policy"] == "fixed"] if len(df) else df
-    if not len(fixed):
-        return {}
-    if "question_id" not in fixed:
-        fixed = fixed.assign(question_id=0)                   # rows without ids: one question
-    out = {}
-    for base, part in fixed.assign(base=base_pairs(fixed["pair"])).groupby("base"):
-        counts = []
-        for _, rows in part.groupby("question_id", sort=True):
-            pos, _ = position_tables(rows)
-            if len(pos):
-                counts.append((sum_lists(pos["num_accepted_tokens_per_pos"]), sum_lists(pos["num_drafts_per_pos"])))
-        n = max((len(d) for _, d in counts), default=0)
-        if n:
-            out[base] = tuple(np.array([np.pad(c, (0, n - len(c))) for c in side], dtype=float)
-                              for side in zip(*counts))
-    return out
-
-
-def sum_lists(lists) -> np.ndarray:
-    """Element-wise sum of lists of unequal lengths."""
-    n = max((len(x) for x in lists), default=0)
-    out = np.zeros(n)
-    for x in lists:
-        out[:len(x)] += x
-    return out
-
-
-def acceptance_samples(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, np.ndarray]:
-    """{base pair: [1 + resamples, n]}: row 0 the pooled S_1 … S_n (:func:`acceptance`), then one row per bootstrap
-    resample of the questions (:func:`survival_samples`)."""
-    out = {}
-    for base, (acc, dr) in question_counts(df).items():
-        point = survival(acc.sum(axis=0), dr.sum(axis=0))
-        if not point:
-            continue
-        n = len(point)
-        w = np.ones((1, len(acc)))
-        if len(acc) > 1:                                     # one question: no interval
-            w = np.vstack([w, bootstrap_weights(len(acc), resamples, seed)])
-        out[base] = survival_samples(acc[:, :n], dr[:, :n], w)
-    return out
-
-
-def acceptance(df: pd.DataFrame) -> dict[str, list[float]]:
-    """{base pair: S_1 … S_n} pooled over the questions of the ``fixed`` rows (:func:`question_counts`)."""
-    return {base: s for base, (acc, dr) in question_counts(df).items() if (s := survival(acc.sum(axis=0),
-                                                                                           dr.sum(axis=0)))}
 
 
 def gamma_table(models: dict[str, CostModel], accept: dict[str, np.ndarray], sizes, label: str) -> pd.DataFrame:
