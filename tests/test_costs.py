@@ -124,3 +124,11 @@ def test_the_clocks_read_the_measured_forward_times_policies_the_non_decreasing_
                              raw_verify={1: 0.0333, 2: 0.0352, 3: 0.0, 5: 0.0496, 9: 0.0})
     g = gap.as_measured()
     assert g.verify(3) == pytest.approx(0.0352 + (0.0496 - 0.0352) / 3) and g.verify(9) == pytest.approx(0.06)
+    # a width whose fit run ran through a stall (over 1.5× a wider width's time): interpolated like a missing one;
+    # the CPU's shape effect (T(3) 1.28× T(4) above) stays
+    stall = CostModel.measured(0.005, {1: 0.033, 6: 0.053, 7: 0.1, 9: 0.13, 13: 0.13},
+                               raw_verify={1: 0.033, 6: 0.0528, 7: 0.204, 9: 0.312, 13: 0.0744})
+    st = stall.as_measured()
+    assert st.verify(7) == pytest.approx(0.0528 + (0.0744 - 0.0528) * 1 / 7)
+    assert st.verify(9) == pytest.approx(0.0528 + (0.0744 - 0.0528) * 3 / 7) and st.verify(13) == pytest.approx(0.0744)
+    assert t.verify(3) == pytest.approx(0.077)
