@@ -50,7 +50,8 @@ from dataclasses import dataclass, field
 from policies import phi as gt_phi
 from policies.cost_format import DRAFT_FEATURES, FORMAT, check_cost_dict
 
-SHAPE_SLACK = 1.5          # as_measured: the most a forward over fewer tokens may cost over one over more
+SHAPE_SLACK = 1.5    # measured_knots: the most a forward over fewer tokens may cost over one over more (the CPU's
+                     # per-shape kernels: T(3) = 1.28 × T(4) measured on SmolLM2-135M)
 
 RULE = ("draft = d0[p>0] + d1 p + d2[e>0] + d3 e + d4 p C/1000; "
         "verify = T(m) (linear between knots) + vC C/1000 + vmC m C/1000")
@@ -270,35 +271,16 @@ class CostModel:
         ``raw_verify`` and each batch entry's T_B(L) from its ``raw`` values. What a step costs, for the clocks that
         predict times (replay, the oracle bound, the γ table); policies keep reading the non-decreasing table, which
         GT's Φ assumes. On a CPU the kernels chosen per shape make T far from monotone (measured on SmolLM2-135M:
-        T(3) = 77 ms, T(4) = 60 ms), and the pooled table priced a γ = 3 step 15 % too dear. A width with no
-        measured time (≤ 0: the fit had no time for it) is interpolated between the nearest measured widths around it
-        (the non-decreasing value where it has none on a side): the non-decreasing value alone pools the missing
-        zero with its neighbours and can fall below T(1). So is a width whose time exceeds ``SHAPE_SLACK`` times the
-        least measured at any wider one: a forward over fewer tokens does not take 1.5× one over more (the shape
-        effect above is 1.28×); such a knot's fit run ran through a stall (measured: T(7) = 204 ms and T(9) = 312 ms
-        beside T(13) = 74 ms)."""
-        def measured(knots, raw, fitted):
-            ok, wider = [], float("inf")
-            for i in reversed(range(len(raw))):                 # right to left: a stalled knot is no reference
-                if 0 < raw[i] <= SHAPE_SLACK * wider:
-                    ok.insert(0, i)
-                    wider = min(wider, raw[i])
-            out = []
-            for i, (r, f) in enumerate(zip(raw, fitted)):
-                lo, hi = [j for j in ok if j < i], [j for j in ok if j > i]
-                if i in ok or not lo or not hi:
-                    out.append(r if i in ok else f)
-                    continue
-                a, b = lo[-1], hi[0]
-                out.append(raw[a] + (raw[b] - raw[a]) * (knots[i] - knots[a]) / (knots[b] - knots[a]))
-            return out
-
-        batch = {b: ({**e, "values": measured(e["knots"], e["raw"], e["values"])}
+        T(3) = 77 ms, T(4) = 60 ms), and the pooled table priced a γ = 3 step 15 % too dear. A knot with no
+        measured time (0) or a stalled one is interpolated (:func:`measured_knots`; the non-decreasing value where it
+        has no kept knot on a side): a fitted 0 had pooled into a non-decreasing T(1) of 22.8 ms for a measured 33.3,
+        and a stalled fit run left T(7) = 204 ms and T(9) = 312 ms beside T(13) = 74 ms (2026-11-29)."""
+        batch = {b: ({**e, "values": measured_knots(e["knots"], e["raw"], e["values"])}
                      if len(e.get("raw", ())) == len(e["values"]) else e) for b, e in self.batch.items()}
         if not self.raw_verify and batch == self.batch:
             return self
         knots, fitted = self.table["knots"], self.table["values"]
-        values = measured(knots, [self.raw_verify.get(m, v) for m, v in zip(knots, fitted)], fitted)
+        values = measured_knots(knots, [self.raw_verify.get(m, v) for m, v in zip(knots, fitted)], fitted)
         return dataclasses.replace(self, table={**self.table, "values": values}, batch=batch, raw_verify={})
 
     @property
@@ -373,6 +355,31 @@ def _params(p) -> dict:
     """Stored parameter counts: positive integers by role, anything else dropped."""
     return {k: int(v) for k, v in (p.items() if isinstance(p, dict) else ())
             if k in ("target", "draft") and isinstance(v, int) and not isinstance(v, bool) and v > 0}
+
+
+def measured_knots(knots, raw, fallback=None) -> list[float]:
+    """``raw`` forward times at increasing ``knots`` with the unmeasured ones replaced (``CostModel.as_measured``'s
+    rule): a knot at 0 (the fit had no time for it) or above ``SHAPE_SLACK`` times the least time at any wider knot
+    (a stall during its fit run) is interpolated between the nearest kept knots around it; with none on a side it
+    takes ``fallback``'s value there (default: the nearest kept knot's time)."""
+    ok, wider = [], float("inf")
+    for i in reversed(range(len(raw))):                 # right to left: a stalled knot is no reference
+        if 0 < raw[i] <= SHAPE_SLACK * wider:
+            ok.insert(0, i)
+            wider = min(wider, raw[i])
+    out = []
+    for i, r in enumerate(raw):
+        lo, hi = [j for j in ok if j < i], [j for j in ok if j > i]
+        if i in ok:
+            out.append(r)
+        elif lo and hi:
+            a, b = lo[-1], hi[0]
+            out.append(raw[a] + (raw[b] - raw[a]) * (knots[i] - knots[a]) / (knots[b] - knots[a]))
+        elif fallback is not None or not ok:
+            out.append(fallback[i] if fallback is not None else r)
+        else:
+            out.append(raw[lo[-1]] if lo else raw[hi[0]])
+    return out
 
 
 def monotone(points: dict[int, float]) -> dict[int, float]:

@@ -132,3 +132,16 @@ def test_the_clocks_read_the_measured_forward_times_policies_the_non_decreasing_
     assert st.verify(7) == pytest.approx(0.0528 + (0.0744 - 0.0528) * 1 / 7)
     assert st.verify(9) == pytest.approx(0.0528 + (0.0744 - 0.0528) * 3 / 7) and st.verify(13) == pytest.approx(0.0744)
     assert t.verify(3) == pytest.approx(0.077)
+
+
+def test_measured_knots_interpolate_zeros_and_stalls_and_hold_the_ends():
+    from policies.costs import measured_knots
+
+    knots = [1, 2, 3, 5, 9]
+    third = 0.04 + 0.02 / 3                                                     # 3 lies a third of the way from 2 to 5
+    assert measured_knots(knots, [0.03, 0.04, 0.0, 0.06, 0.07]) == pytest.approx([0.03, 0.04, third, 0.06, 0.07])
+    # a stall (over 1.5× a wider knot) and a 0 at the ends: the nearest kept knot's time
+    assert measured_knots(knots, [0.0, 0.04, 0.2, 0.06, 0.0]) == pytest.approx([0.04, 0.04, third, 0.06, 0.06])
+    assert measured_knots(knots, [0.0, 0.04, 0.2, 0.06, 0.0], fallback=[1, 2, 3, 4, 5]) == pytest.approx(
+        [1, 0.04, third, 0.06, 5])
+    assert measured_knots([1, 4], [0.077, 0.060]) == [0.077, 0.060]          # the CPU's shape effect is kept

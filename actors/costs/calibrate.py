@@ -40,7 +40,7 @@ from actors.core.engine import SpecEngine
 from actors.costs.machine import busy_cpus, cpu_times, engine_models, machine_facts
 from actors.costs.probe import WARMUP_STEPS, block_prompt, eos_ignored, probe_runs
 from policies.cost_fit import MIN_KNOT_STEPS, fit_cost_model
-from policies.costs import CostModel, monotone
+from policies.costs import CostModel, measured_knots, monotone
 from policies.fixed import TargetOnly
 from policies.trees import Sequoia
 
@@ -110,7 +110,8 @@ def fit_engine_costs(runs, probe: dict, *, context: int, machine: dict, label: s
     if effect <= CONTEXT_EFFECT:
         model = fit_cost_model(runs, label=label, knots=knots, context_terms=False)
     values = dict(zip(model.table["knots"], model.table["values"]))
-    fitted = monotone(values)
+    # the non-decreasing table policies read, from the knots as measured (a 0 or a stalled knot interpolated)
+    fitted = monotone(dict(zip(values, measured_knots(list(values), list(values.values())))))
     if fitted != values:                 # kept: on a CPU a longer forward can run faster (kernels chosen per shape)
         model.raw_verify = values
         model.table["values"] = [fitted[m] for m in model.table["knots"]]
