@@ -145,3 +145,31 @@ def test_a_signal_while_ray_or_its_actors_start_stops_cleanly_and_leaves_no_ray_
             "--backend", "ray")
     assert "raylet" in names and all_gone(seen), [name(p) for p in seen if runs(p)]
     assert lock_is_free(out) and not (out / ".ray-session.json").exists() and not task_files(out)
+
+
+def test_an_interrupt_swallowed_in_a_destructor_is_raised_at_the_next_checkpoint(capsys):
+    """A signal landing in a ``__del__`` or weakref callback (seen: an import's module-lock clean-up) is swallowed
+    by Python; the sweep's hook keeps the report off stderr and the next checkpoint raises it."""
+    import gc
+
+    from jobs.sweep import signals
+
+    class DiesInterrupted:
+        def __del__(self):
+            raise signals.Terminated()
+
+    import sys
+
+    before = sys.unraisablehook
+    previous = signals.install()
+    try:
+        signals.raise_if_swallowed()                                # nothing swallowed: nothing raised
+        DiesInterrupted()
+        gc.collect()
+        with pytest.raises(signals.Terminated):
+            signals.raise_if_swallowed()
+        signals.raise_if_swallowed()                                # raised once
+    finally:
+        signals.restore(previous)
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert sys.unraisablehook is before                              # restored

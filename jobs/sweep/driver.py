@@ -47,7 +47,7 @@ from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.actor_info import store_batch_surface, write_actor_info
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
 from jobs.sweep.preflight import check_pairs, check_paths, first_run_note
-from jobs.sweep.signals import ray_start, say
+from jobs.sweep.signals import raise_if_swallowed, ray_start, say
 from policies.errors import SpecsweepError
 
 
@@ -145,6 +145,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     check_pairs(cfg, local_cluster=backend != "ray" or target_address(address) is None)
     if log_mlflow and client is None:
         client = _open_tracking(cfg)
+    raise_if_swallowed()
     with OutputLock(cfg.output), SweepCluster(cfg.output) as ray_cluster:
         if backend == "ray":
             with ray_start(handle_sigterm):
@@ -216,6 +217,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
             raise SpecsweepError(f"pair {e.label}: the actor failed to start: {root_cause(e.cause)} "
                                  f"(full traceback in {path})") from None
         write_actor_info(cfg, infos)
+        raise_if_swallowed()
         say(f"specsweep: actors ready in {time.time() - t_start:.0f} s; {len(todo)} task(s) to run")
         bar = tqdm(total=total, initial=already, desc=f"sweep {cfg.name}", unit="task", dynamic_ncols=True)
         counts = {"failed": 0, "tokens": 0, "t0": time.time()}
@@ -238,6 +240,7 @@ def _fan_out(cfg, todo, total, already, log, backend, questions, on_task_done, t
                             failed=counts["failed"])
             if on_task_done:
                 on_task_done(bar.n)
+            raise_if_swallowed()
 
         try:
             backend.run(todo, on_result)

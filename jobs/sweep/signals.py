@@ -12,6 +12,11 @@ Rules:
   background job) keeps ignoring it, as Python does.
 * ``ray.init`` replaces the SIGTERM handler with one that raises ``SystemExit(15)``: :func:`ray_start` turns that
   into :class:`Terminated` and puts ours back once Ray is up.
+* A signal that lands while Python runs a weakref callback or a ``__del__`` (an import's module-lock clean-up, a
+  garbage collection) has its exception swallowed: Python only reports it as unraisable and carries on. The hook
+  :func:`install` sets keeps that report off stderr and remembers the interrupt; :func:`raise_if_swallowed`,
+  called at the sweep's checkpoints (the driver imported, before the output folder is locked, actors started,
+  each task done), raises it there.
 """
 from __future__ import annotations
 
@@ -30,6 +35,24 @@ class Terminated(KeyboardInterrupt):
 
 
 _sigterm_seen: list[float] = []   # Ray re-raises an exception from a signal handler as KeyboardInterrupt
+_swallowed: list[KeyboardInterrupt] = []   # interrupts raised where Python could not propagate them
+
+
+def _unraisable(report) -> None:
+    """``sys.unraisablehook`` while a sweep runs: an interrupt is remembered (module docstring), anything else goes
+    to Python's own hook."""
+    if isinstance(report.exc_value, KeyboardInterrupt):
+        _swallowed.append(report.exc_value)
+    else:
+        sys.__unraisablehook__(report)
+
+
+def raise_if_swallowed() -> None:
+    """Raise the interrupt a signal raised where Python swallowed it (module docstring); nothing when none was."""
+    if _swallowed:
+        e = _swallowed[0]
+        _swallowed.clear()
+        raise e
 
 
 def on_sigterm(signum, frame):
@@ -44,18 +67,20 @@ def main_thread() -> bool:
 
 
 def install():
-    """SIGTERM → :class:`Terminated` (SIGINT keeps Python's ``KeyboardInterrupt``); returns the previous handler
-    for :func:`restore` (None off the main thread, where nothing is installed)."""
+    """SIGTERM → :class:`Terminated` (SIGINT keeps Python's ``KeyboardInterrupt``) and the unraisable hook; returns
+    what they replaced for :func:`restore` (None off the main thread, where nothing is installed)."""
     if not main_thread():
         return None
     _sigterm_seen.clear()
-    return signal.signal(signal.SIGTERM, on_sigterm)
+    hook, sys.unraisablehook = sys.unraisablehook, _unraisable
+    return signal.signal(signal.SIGTERM, on_sigterm), hook
 
 
 def restore(previous) -> None:
-    """Put back the SIGTERM handler :func:`install` replaced."""
+    """Put back the SIGTERM handler and the unraisable hook :func:`install` replaced."""
     if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        sys.unraisablehook = previous[1]
 
 
 @contextlib.contextmanager
@@ -104,7 +129,9 @@ def run_main(load_main) -> int:
     the import included, exits 130 or 143 with one line."""
     previous = install()
     try:
-        return load_main()()
+        main = load_main()
+        raise_if_swallowed()
+        return main()
     except KeyboardInterrupt as e:
         code, line = interrupted(e)
         say(line)
