@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from policies.costs import CostModel, monotone
+from policies.costs import CostModel
+from policies.knots import monotone
 
 
 def test_monotone_pools_adjacent_violators_by_hand():
@@ -135,7 +136,7 @@ def test_the_clocks_read_the_measured_forward_times_policies_the_non_decreasing_
 
 
 def test_measured_knots_interpolate_zeros_and_stalls_and_hold_the_ends():
-    from policies.costs import measured_knots
+    from policies.knots import measured_knots
 
     knots = [1, 2, 3, 5, 9]
     third = 0.04 + 0.02 / 3                                                     # 3 lies a third of the way from 2 to 5

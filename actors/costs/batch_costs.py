@@ -24,7 +24,7 @@ from typing import Sequence
 from actors.core.engine import SpecEngine
 from actors.costs.probe import probe_runs
 from policies.cost_fit import fit_cost_model
-from policies.costs import monotone
+from policies.knots import monotone
 
 # every width from 1 to 9 (k = 0 … 8 drafts): a batched forward's time is far from smooth in B·L on a CPU (measured
 # on SmolLM2-135M at B = 4: L = 4 costs less than the line between L = 3 and L = 5 predicts), so no γ up to 8 is

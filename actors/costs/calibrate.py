@@ -17,7 +17,7 @@ Fit. ``policies/cost_fit.py``'s rule and robust least squares (steps more than 3
 refitted without) give d₀…d₄, T(m) at m = k + 1 and o; the residuals are kept. The context terms
 stay only if they move a step's predicted time by more than ``CONTEXT_EFFECT`` (5 %) between the
 two contexts; otherwise the model is refitted without them. T is made non-decreasing
-(``policies.costs.monotone``: a longer forward never costs less), the raw knots kept in
+(``policies.knots.monotone``: a longer forward never costs less), the raw knots kept in
 ``raw_verify`` (on a CPU the kernels chosen per shape can make m = 5 faster than m = 3).
 
 Trust. The measurement is marked unreliable (``CostModel.trust``) when the steps scatter around
@@ -40,7 +40,8 @@ from actors.core.engine import SpecEngine
 from actors.costs.machine import busy_cpus, cpu_times, engine_models, machine_facts
 from actors.costs.probe import WARMUP_STEPS, block_prompt, eos_ignored, probe_runs
 from policies.cost_fit import MIN_KNOT_STEPS, fit_cost_model
-from policies.costs import CostModel, measured_knots, monotone
+from policies.costs import CostModel
+from policies.knots import measured_knots, monotone
 from policies.fixed import TargetOnly
 from policies.trees import Sequoia
 
