@@ -157,8 +157,7 @@ class CostModel:
     def step_time(self, k: int, context: int | None = None) -> float:
         """Seconds of a step that drafts k tokens (no catch-up) and verifies them: draft + T(k + 1) + o, at
         ``context`` (default: the model's)."""
-        c = self.context if context is None else context
-        return self.draft_time(k, 0, c) + self.verify_time(k + 1, c) + self.overhead
+        return sum(self.batch_step_parts(1, k, context))
 
     def verify_ratio(self, k: int) -> float:
         """(T(k + 1) + o) / (T(1) + o): the target side of a step verifying k drafts, in plain target steps."""

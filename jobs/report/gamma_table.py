@@ -201,10 +201,7 @@ def emitted_per_step(tokens: np.ndarray, row_steps: np.ndarray) -> np.ndarray:
 
 def resample_interval(samples: np.ndarray) -> tuple[float, float]:
     """The 95 % interval of ``samples``' resamples (row 0, the point estimate, left out); NaN without resamples."""
-    if len(samples) < 2:
-        return np.nan, np.nan
-    lo, hi = percentile_interval(np.asarray(samples[1:], dtype=float)[:, None])
-    return float(lo[0]), float(hi[0])
+    return interval(np.asarray(samples[1:], dtype=float), len(samples) - 1)
 
 
 def within(predicted: float, measured: float, floor: float) -> bool | None:
