@@ -292,7 +292,8 @@ class PairActor:
                 "prefill_time": g.prefill_time, "draft_time": sum(s.draft_time for s in g.steps),
                 "verify_time": sum(s.verify_time for s in g.steps), "decoding_steps": g.decoding_steps,
                 "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,
-                "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max, "pad_slots": g.pad_slots, "text": text,
+                "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max, "proposed": g.proposed,
+                "pad_slots": g.pad_slots, "text": text,
                 "token_ids": g.token_ids, "prompt_ids": list(prompt_ids),
                 "peak_gpu_bytes": sum(peak_gpu_memory().values()), "status": "ok", "error": ""}
 

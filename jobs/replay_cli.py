@@ -117,7 +117,8 @@ def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=Non
     return {**base, "mode": "replay", "ar_timing": "", "time_reliable": trusted, "new_tokens": g.new_tokens,
             "wall_time": g.wall_time,
             "prefill_time": g.prefill_time, "token_ids": g.token_ids, "accept_lengths": g.accept_lengths,
-            "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max, "pad_slots": g.pad_slots,
+            "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max, "proposed": g.proposed,
+            "pad_slots": g.pad_slots,
             "decoding_steps": g.decoding_steps,
             "draft_time": sum(s.draft_time for s in g.steps), "verify_time": sum(s.verify_time for s in g.steps)}
 

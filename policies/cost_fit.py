@@ -16,7 +16,7 @@ t(2)/t(1) = 1.7 and m = 3 slower than m = 5 (the kernels chosen per shape differ
 in m missed single steps by 10–25 %. The context slopes v_C, v_mC and d₄ are kept ≥ 0 (a
 slope a narrow context range cannot identify is dropped rather than fitted negative).
 
-Both lines are fitted by least squares, refitted without outlier steps (``_lstsq``), on the
+Both lines are fitted by least squares, refitted without outlier steps (``robust_lstsq``), on the
 recorded ``draft_time`` and target time of live :class:`~policies.base.Step` records — the target
 forward alone (``forward_time``) where the engine timed it apart, else the whole ``verify_time``;
 ``o`` (everything else a step spends: acceptance, cache crops, policy calls, bookkeeping) is
@@ -118,7 +118,7 @@ def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
     return out
 
 
-def _lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0) -> np.ndarray:
+def robust_lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0) -> np.ndarray:
     """Least squares, refitted without outliers; columns that are constant zero (a feature never
     exercised) get coefficient 0.
 
@@ -153,11 +153,11 @@ def _rel_stats(pred: Sequence[float], meas: Sequence[float]) -> dict:
 
 
 def _lstsq_nonneg(X: np.ndarray, y: np.ndarray, nonneg: Sequence[int]) -> np.ndarray:
-    """:func:`_lstsq`, then any column of ``nonneg`` fitted negative is dropped (coefficient 0) and the rest refitted."""
+    """:func:`robust_lstsq`, then any column of ``nonneg`` fitted negative is dropped (coefficient 0) and the rest refitted."""
     cols = list(range(X.shape[1]))
     while True:
         coef = np.zeros(X.shape[1])
-        coef[cols] = _lstsq(X[:, cols], y)
+        coef[cols] = robust_lstsq(X[:, cols], y)
         bad = [c for c in nonneg if c in cols and coef[c] < 0]
         if not bad:
             return coef

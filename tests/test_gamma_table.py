@@ -203,10 +203,12 @@ def test_replay_sweep_stores_the_batch_surface_it_measured(swept):
 
 def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
     """A live-only batch sweep measures no batch surface while it runs: it is measured after the tasks and stored,
-    and the γ-table's B = 2 steps are priced on it (not on one row of 2·L tokens)."""
+    and the γ-table's B = 2 steps are priced on it refitted on the sweep's live B = 2 steps (not on one row of 2·L
+    tokens)."""
 
     from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
+    from jobs.report.live_costs import phases, refit
     from jobs.store.parquet_log import ParquetLog
     from jobs.sweep.driver import run_sweep
     from tests.sweep_process import tiny_raw
@@ -218,15 +220,17 @@ def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
     assert res["failed_rows"] == 0
     m = stored_model(res["output"])
     assert set(m.batch) == {2}
-    text = gamma_section(res["output"], ParquetLog(res["output"]).read())
+    rows = ParquetLog(res["output"]).read()
+    text = gamma_section(res["output"], rows)
     t = pd.read_csv(Path(res["output"]) / "gamma_table.csv")
     b2 = t[(t["batch_size"] == 2) & (t["bucket"] == "<= 512")].set_index("K")
-    s = acceptance(ParquetLog(res["output"]).read())["tiny"]
+    s = acceptance(rows)["tiny"]
+    live = refit(m, phases(rows))           # the stored model, each batch size refitted on the sweep's live steps
+    assert live.batch[2]["values"] != m.as_measured().batch[2]["values"]
     for k in b2.index:
-        # priced on the measured forward times (raw knots), as replay's clocks are, plus the expected catch-up
-        catch = expected_catchup(m.as_measured(), 2, s[k - 1], 256) if k else 0.0
-        assert b2.loc[k, "step_ms"] == pytest.approx((step_time(m.as_measured(), 2, int(k), 256) + catch) * 1e3)
-    assert m.batch_verify(2, 1) != m.verify(2)      # the surface, not the one-row fallback
+        catch = expected_catchup(live, 2, s[k - 1], 256) if k else 0.0
+        assert b2.loc[k, "step_ms"] == pytest.approx((step_time(live, 2, int(k), 256) + catch) * 1e3)
+    assert live.batch_verify(2, 1) != live.verify(2)      # the surface, not the one-row fallback
     assert "| tiny | 2 | <= 512 |" in text
 
 

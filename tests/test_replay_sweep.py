@@ -238,13 +238,13 @@ def test_cost_fit_ignores_disturbed_steps():
     """A few steps slowed by another process must not bend the fitted step-time lines."""
     import numpy as np
 
-    from policies.cost_fit import _lstsq
+    from policies.cost_fit import robust_lstsq
 
     rng = np.random.default_rng(0)
     X = np.c_[np.ones(200), rng.integers(1, 10, 200), rng.uniform(0.1, 1.0, 200)]
     y = X @ [0.010, 0.002, 0.004] + rng.normal(0, 1e-4, 200)
     y[:20] *= 8                                                  # 10 % of the steps disturbed
-    assert np.allclose(_lstsq(X, y), [0.010, 0.002, 0.004], rtol=0.05)
+    assert np.allclose(robust_lstsq(X, y), [0.010, 0.002, 0.004], rtol=0.05)
     plain = np.linalg.lstsq(X, y, rcond=None)[0]
     assert not np.allclose(plain, [0.010, 0.002, 0.004], rtol=0.05)   # what the plain fit would give
 

@@ -79,6 +79,11 @@ class Generation:
         return sum(max(0, s.batch_width - 1 - s.drafted) for s in self.steps)
 
     @property
+    def proposed(self) -> list[int]:
+        """Draft proposals made per step, a discarded one included (tree steps: 0)."""
+        return [s.proposed for s in self.steps]
+
+    @property
     def k_max(self) -> list[int]:
         """The per-step draft cap the policy chose (tree steps: the tree's depth)."""
         return [s.k_max for s in self.steps]

@@ -45,6 +45,8 @@ SCHEMA = pa.schema([
     ("drafted", INT_LIST),            # per step: draft tokens verified (trees: the tree's nodes)
     ("accepted", INT_LIST),           # per step: draft tokens accepted (accept length − 1 unless EOS/budget cut it)
     ("k_max", INT_LIST),              # per step: the draft cap the policy chose (trees: the tree's depth)
+    ("proposed", INT_LIST),           # per step: draft proposals this row made, a discarded one included (a batch
+                                      # step ran as many draft forwards as its rows' most; trees: 0); null in older logs
     ("text", pa.string()),            # decoded new tokens
     ("token_ids", INT_LIST),          # generated ids (token views)
     ("prompt_ids", INT_LIST),         # the rendered prompt of this turn

@@ -16,10 +16,13 @@ expected catch-up, the speedup t(B, 0, C)·E_K / t(B, K, C) and its interval ove
   full from its first step until its first row ends, n_min = the fewest steps of its rows. Over that phase the live
   batch emitted Σ_rows Σ_{s ≤ n_min} (accepted + 1) tokens in W_min − P seconds (W_min: the first row's latency from
   the batch's start, P: the batch's prefill). Measured: the throughput of ``fixed`` γ = K over that of ``ar`` in their
-  full phases, 95 % interval over batches; predicted: t(B, 0, C)·E / (t(B, K, C) + D / n_min) at C = the mean prompt +
-  half the tokens a row emits in ``ar``'s full phase, n_min the live batches' mean and E the tokens per row-step in
-  their full phases (greedy: the text sets both), D as above; within noise as above (the floor is the whole batches':
-  a shorter phase carries more noise).
+  full phases, 95 % interval over batches; predicted: the same tokens over the seconds the cost model gives the same
+  steps as they ran (each step's verified width, draft forwards, catch-up and context: ``jobs/report/live_costs.py``'s
+  ``phase_seconds``; greedy: the text sets the steps, the budget-capped last ones included), K over ``ar``, batches
+  resampled; within noise as above (the floor is the whole batches': a shorter phase carries more noise).
+- **out of sample**: every check prices K with the cost model refitted on the pair's live steps at B
+  (``jobs/report/live_costs.py``) *without* the ``fixed`` γ = K rows' own steps, so a prediction never reads the time
+  it is checked against; the table itself is priced by the refit on every live step (calibrated sizes elsewhere).
 - **the same batches as they ran** (beside the validation; the table itself is for a batch that stays full, as
   continuous batching keeps it): a live batch is static — it runs until its slowest row ends, shrinking as rows
   finish. Its time under the same cost model is P + Σ_phases (n_i − n_{i−1})·t(B_i, K, C), the rows' step counts n_1 ≤
@@ -47,6 +50,7 @@ from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.gamma_model import (BUCKETS, acceptance_samples, best_k, catchup_time, expected_catchup,
                                      speedup_matrix, step_time)
 from jobs.report.intervals import percentile_interval
+from jobs.report.live_costs import live_models, phase_seconds, phases, refit
 from jobs.report.text import interval as interval_text
 from jobs.store.output import record_written
 from policies.costs import CostModel
@@ -114,14 +118,16 @@ def gamma_table(models: dict[str, CostModel], accept: dict[str, np.ndarray], siz
 
 def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str, np.ndarray]) -> pd.DataFrame:
     """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule);
-    ``accept`` as :func:`acceptance_samples` gives it (each prediction's interval from its resamples)."""
+    ``accept`` as :func:`acceptance_samples` gives it (each prediction's interval from its resamples). Each K is priced
+    by ``models`` refitted on the pair's live steps at B without that config's (``jobs/report/live_costs.py``: out of
+    sample)."""
     live = metrics.ok_rows(df[modes(df) == "live"])
     if live.empty:
         return pd.DataFrame()
     live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int) if "batch_size" in live else 1)
     floor = metrics.noise_floor(live)
     floors = dict(zip(floor["pair"], floor["floor"])) if len(floor) else {}
-    out = []
+    steps, out = phases(live), []
     for (pair, size), part in batches(live).groupby(["base_pair", "batch_size"]):
         if pair not in models or pair not in accept:
             continue
@@ -136,27 +142,29 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         ctx = prompt + float(ar_rows["new_tokens"].mean()) / 2
         pre, tokens = float(ar_rows["prefill_time"].fillna(0).mean()), float(ar_rows["new_tokens"].mean())
         point = accept[pair][:1]
-        t_k = speedup_matrix(models[pair], point, int(size), ctx)[0][0]
         label = batch_label(pair, int(size))
         same = live[(base_pairs(live["pair"]) == pair) & (live["batch_size"] == size)
                     & (live["ar_timing"].fillna("") != "last")]
         ar_same = same[same["policy"] == "ar"]
-        ar_static = {u: pre + static_batch_time(models[pair], list(rows["new_tokens"]), 0, ctx)
-                     for u, rows in ar_same.groupby(UNIT)}
         units = [tuple(u) for u in same[UNIT].drop_duplicates().itertuples(index=False)]
         ar_full = full_phase_totals(ar_same, units)
         ar_units = ar_same.groupby(UNIT).size()                                 # rows per batch (a last one may be short)
         per_row = ar_full[0].sum() / max(1, sum(int(ar_units.get(u, 0)) for u in units))
         full_ctx = prompt + per_row / 2
-        full_t = speedup_matrix(models[pair], point, int(size), full_ctx)[0][0]
         for (policy, spec, gamma), (tok, t) in totals.items():
             k = int(gamma)
-            if policy != "fixed" or k >= len(t_k):
+            if policy != "fixed" or k > point.shape[1]:
                 continue
+            # out of sample: the step costs refitted on this pair's live steps at B without this config's
+            model = refit(models[pair], steps[(steps["pair"] == pair) & (steps["batch_size"] == size)
+                                    & (steps["config"] != f"{spec}|{k}")])
+            t_k = speedup_matrix(model, point, int(size), ctx)[0][0]
+            ar_static = {u: pre + static_batch_time(model, list(rows["new_tokens"]), 0, ctx)
+                         for u, rows in ar_same.groupby(UNIT)}
             thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
             lo, hi = interval(sp[1:], n)
             # the draft catches up on the batch's prompts once, in its first step (a K = 0 step drafts nothing)
-            d_p = float(catchup_time(models[pair], int(size) * max(prompt - 1, 0), ctx)) if k else 0.0
+            d_p = float(catchup_time(model, int(size) * max(prompt - 1, 0), ctx)) if k else 0.0
             runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
             by_unit = runs.groupby(UNIT)
             emitted = emitted_per_step(by_unit["new_tokens"].sum().to_numpy(float),
@@ -165,20 +173,21 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
             pred, (pred_lo, pred_hi) = float(preds[0]), resample_interval(preds)
             fl = floors.get(label, np.nan)
             s_k = float(accept[pair][0, k - 1]) if k else 0.0
-            k_static = {u: pre + d_p + static_batch_time(models[pair], [len(a) for a in rows["accept_lengths"]], k, ctx,
+            k_static = {u: pre + d_p + static_batch_time(model, [len(a) for a in rows["accept_lengths"]], k, ctx,
                                                          s_k) for u, rows in runs.groupby(UNIT)}
             both = [u for u in k_static if u in ar_static]
             static = (sum(ar_static[u] for u in both) / sum(k_static[u] for u in both)) if both else np.nan
             k_full = full_phase_totals(runs, units)
             _, full_msp = speedup_samples(*k_full, *ar_full, weights(len(units)))
             full_lo, full_hi = interval(full_msp[1:], int((k_full[1] > 0).sum()))
-            # the full phase's steps (greedy: the text sets them) share the prompt catch-up
-            steps_min = np.array([min(len(a) for a in rows["accept_lengths"]) * len(rows) if all(
-                a is not None for a in rows["accept_lengths"]) else 0 for _, rows in by_unit], dtype=float)
-            n_full = (steps_min.sum() / len(runs)) if steps_min.sum() else np.inf     # the phase's steps, batch mean
-            d_full = float(catchup_time(models[pair], int(size) * max(prompt - 1, 0), full_ctx)) if k else 0.0
-            full_tok = np.array([full_phase(rows)[0] for _, rows in by_unit], dtype=float)
-            full_preds = full_t[0] * emitted_per_step(full_tok, steps_min) / (full_t[k] + d_full / max(n_full, 1))
+            # the model prices the full phases' steps as they ran; the tokens are as they emitted
+            here = steps[(steps["pair"] == pair) & (steps["batch_size"] == size)]
+            priced_k = priced(model, here[here["config"] == f"{spec}|{k}"], units, int(size))
+            priced_ar = priced(model, here[(here["policy"] == "ar") & (here["timing"] != "last")], units, int(size))
+            both = (priced_k > 0) & (priced_ar > 0) & (k_full[0] > 0) & (ar_full[0] > 0)
+            w_u = weights(int(both.sum())) if both.sum() > 1 else np.ones((1, int(both.sum())))
+            full_preds = ((w_u @ k_full[0][both]) / (w_u @ priced_k[both])) / (
+                (w_u @ ar_full[0][both]) / (w_u @ priced_ar[both]))
             full_pred, (full_pred_lo, full_pred_hi) = float(full_preds[0]), resample_interval(full_preds)
             out.append({"pair": pair, "batch_size": int(size), "K": k, "context": round(ctx),
                         "predicted": pred, "predicted_lo": pred_lo, "predicted_hi": pred_hi,
@@ -190,6 +199,17 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
                         "full_measured": float(full_msp[0]),
                         "full_lo": full_lo, "full_hi": full_hi, "full_within": within(full_pred, full_msp[0], fl)})
     return pd.DataFrame(out)
+
+
+def priced(model: CostModel, part: pd.DataFrame, units: list, rows: int) -> np.ndarray:
+    """Seconds ``model`` gives each unit's phase in ``part`` (``jobs/report/live_costs.py``'s ``phases`` rows: the steps
+    as they ran, ``phase_seconds``), over ``units``; 0 where a unit has none."""
+    index = {u: i for i, u in enumerate(units)}
+    out = np.zeros(len(units))
+    for p in part.itertuples(index=False):
+        if p.unit in index:
+            out[index[p.unit]] += phase_seconds(model, p, rows)
+    return out
 
 
 def emitted_per_step(tokens: np.ndarray, row_steps: np.ndarray) -> np.ndarray:
@@ -238,6 +258,7 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
                      f"{r.speedup:.2f}×{interval_text(r.speedup_lo, r.speedup_hi)} | {share} |")
     if v is not None and len(v):
         lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran; prefill included; "
+                  "each K priced by the cost model refitted on the live steps without its own rows; "
                   "within noise: |predicted / measured − 1| ≤ the live noise floor):\n",
                   "| pair | B | K | context | predicted [95 %] | measured [95 %] | floor | within noise | the same batches "
                   "as they ran (static, each row's measured steps) | within noise |",
@@ -259,7 +280,8 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
                      "batching); a live batch here is static and runs until its slowest row ends, which the last two "
                      "columns price with the same cost model.")
         lines += ["\nThe like-for-like check: the same live batches while every row runs (from the first step until "
-                  "the first row ends), decoding only, against the table's speedup at that context:\n",
+                  "the first row ends), decoding only; predicted: their tokens over the seconds the cost model (refitted "
+                  "without K's rows) gives their steps as they ran:\n",
                   "| pair | B | K | context | predicted [95 %] | measured while full [95 %] | floor | within noise |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
@@ -292,11 +314,16 @@ def gamma_section(folder: str, df: pd.DataFrame, costs: str | None = None) -> st
         return ""
     accept = acceptance_samples(ok)
     models, label = folder_models(folder, ok, costs)
+    roof = parse_roofline(costs)
+    steps = None if roof else phases(ok)
+    table_models = models
+    if steps is not None and len(steps):
+        table_models = live_models(models, steps)
+        label = "the sweep's cost model, refitted per batch size on its live steps"
     sizes = sorted({int(b) for b in ok["batch_size"].fillna(1)}) if "batch_size" in ok else [1]
-    t = gamma_table(models, accept, sizes, label)
+    t = gamma_table(table_models, accept, sizes, label)
     if t.empty:
         return ""
-    roof = parse_roofline(costs)
     name = "gamma_table" + ("-roofline-" + "-".join(x for x in roof if x) if roof else "") + ".csv"
     record_written(Path(folder) / name)
     t.to_csv(Path(folder) / name, index=False)

@@ -1,0 +1,215 @@
+"""A pair's cost model refitted on the sweep's own live steps, per batch size: the clock the γ table
+(``jobs/report/gamma_table.py``) prices a step with when the sweep ran live, so that its check against the live rows
+tests the table's model, not how far one calibration (minutes earlier, in another phase of the machine) lands from
+the live steps (by −5 % to +9 % on the 2-core host, docs/benchmarks.md).
+
+Data: one *phase* per live batch — its steps while every row runs (a B = 1 row: all its steps), n = the fewest steps
+of its rows. A row's clocks run while it is in the batch, so the first-ending row's ``draft_time``, ``verify_time``
+and rest (wall − prefill − draft − verify) are the batch's over those n steps. Per step s of the phase: the verified
+width L_s = 1 + the most drafts a row verified, the draft forwards ℓ_s = the most proposals a row made (``proposed``,
+a discarded one included; logs without the column: the most drafts), the context c_s = the rows' mean prompt +
+tokens emitted before s, and the tokens the draft caught up on e_s (summed over rows; ``policies/cost_fit.py``'s
+``draft_feeds``: the prompt in a row's first drafting step, one token after a fully accepted draft).
+
+Rule: the cost model's (``policies/costs.py``), summed over a phase's steps:
+
+    verify = Σ_s T_B(L_s) + context terms
+    draft  = d₀(B)·#{s: ℓ_s > 0} + T_d(B)·Σ_s ℓ_s + Σ_s (d₂·[e_s > 0] + d₃·e_s) + context terms
+    rest   = n·o_B
+
+The catch-up and context terms are the calibrated model's, subtracted; T_B at every width the phases verified in at
+least ``MIN_STEPS`` steps and d₀(B), T_d(B) by least squares over the phases (each phase's equation divided by its
+n, so every batch weighs alike; ``policies/cost_fit.py``'s ``robust_lstsq`` drops a stalled phase), o_B = Σ rest / Σ n.
+T_B is fitted at the widths some phase ran in at least half its steps (a config's own width: ``ar``'s 1, ``fixed``
+γ = K's K + 1), in ``MIN_STEPS`` steps or more; any other width w is the nearest fitted width's T_B times the
+calibrated T_B(w) / T_B(that width), in the fit and after it (a mix of widths cannot place a knot of its own).
+When the phases cannot separate d₀ from T_d (their mean draft forwards per drafting step span less than one), one
+factor scales the calibrated pair. At B = 1 the same fit gives the single-row model's T(m), d₀, d₁ and o (its context terms
+counted from C = 0, as that model's are); above, the batch surface's entry at B (``CostModel.batch``).
+"""
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+from jobs.report import metrics
+from jobs.report.agreement import modes
+from jobs.report.batches import UNIT, base_pairs
+from jobs.report.gamma_model import catchup_time
+from policies.cost_fit import draft_feeds, robust_lstsq
+from policies.costs import CostModel
+
+MIN_STEPS = 3                          # a width needs this many phase steps to be fitted (as replay's fit's knots)
+PHASE_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "n", "widths", "levels", "contexts", "feeds", "draft", "verify",
+                 "rest"]
+
+
+def config_of(rows: pd.DataFrame) -> pd.Series:
+    """The config a live row ran: ``policy_spec|gamma`` (``ar`` timed first and last are one config)."""
+    return rows["policy_spec"].astype(str) + "|" + rows["gamma"].astype(int).astype(str)
+
+
+def phase(rows: pd.DataFrame) -> dict | None:
+    """One live batch's full phase (module docstring); None when a row has no step record or a tree step."""
+    if any(a is None for a in rows["accept_lengths"]) or any(d is None for d in rows["drafted"]):
+        return None
+    n = min(len(a) for a in rows["accept_lengths"])
+    first = rows.loc[rows["decoding_steps"].idxmin()]
+    if n <= 0:
+        return None
+    proposed = rows["proposed"] if "proposed" in rows else pd.Series([None] * len(rows), index=rows.index)
+    levels, widths, contexts, feeds = np.zeros(n, int), np.zeros(n, int), np.zeros(n), np.zeros(n)
+    for (_, r), props in zip(rows.iterrows(), proposed):
+        drafted, emitted = list(r["drafted"][:n]), list(r["accept_lengths"][:n])
+        made = list(props[:n]) if props is not None and len(props) else drafted
+        if any(d > 0 and p == 0 for d, p in zip(drafted, made)):
+            return None                                  # a tree step: its draft forwards are not recorded
+        steps = [SimpleNamespace(proposed=p, drafted=d, accepted=a, emitted=e)
+                 for p, d, a, e in zip(made, drafted, r["accepted"][:n], emitted)]
+        levels = np.maximum(levels, made)
+        widths = np.maximum(widths, np.asarray(drafted) + 1)
+        contexts += len(r["prompt_ids"]) + np.concatenate([[0], np.cumsum(emitted)[:-1]])
+        feeds += draft_feeds(len(r["prompt_ids"]), steps)
+    rest = float(first["wall_time"] - first["prefill_time"] - first["draft_time"] - first["verify_time"])
+    return {"n": n, "widths": widths, "levels": levels, "contexts": contexts / len(rows), "feeds": feeds,
+            "draft": float(first["draft_time"]), "verify": float(first["verify_time"]), "rest": rest}
+
+
+def phases(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per live batch of ``df`` (every config, ``ar`` timed last included): :func:`phase`'s fields with the
+    base pair, batch size and config."""
+    live = metrics.ok_rows(df[modes(df) == "live"]) if len(df) else df
+    if live.empty:
+        return pd.DataFrame(columns=PHASE_COLUMNS)
+    live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int) if "batch_size" in live else 1,
+                       base=base_pairs(live["pair"]), config=config_of(live),
+                       timing=live["ar_timing"].fillna("") if "ar_timing" in live else "")
+    out = []
+    for (pair, size, config, timing, *unit), rows in live.groupby(["base", "batch_size", "config", "timing"] + UNIT):
+        p = phase(rows)
+        if p is not None:
+            out.append({"pair": pair, "batch_size": int(size), "policy": rows["policy"].iloc[0], "config": config,
+                        "timing": timing, "unit": tuple(unit), **p})
+    return pd.DataFrame(out, columns=PHASE_COLUMNS)
+
+
+def _origin(model: CostModel, rows: int) -> float:
+    """The context the model's terms count from at ``rows`` rows: 0 for the single-row model, C₀ for the surface."""
+    return 0.0 if rows <= 1 else float(model.context)
+
+
+def _verify_context(model: CostModel, rows: int, width: int, context: float) -> float:
+    """The calibrated verify context terms of one step (``CostModel.batch_step_parts`` at ``context`` less at the
+    origin)."""
+    k, c0 = width - 1, _origin(model, rows)
+    return model.batch_step_parts(rows, k, context)[1] - model.batch_step_parts(rows, k, c0)[1]
+
+
+def _draft_extras(model: CostModel, rows: int, levels: int, feed: float, context: float) -> float:
+    """The calibrated catch-up and draft context terms of one step (``CostModel.draft_time``'s d₂, d₃; d₄ as
+    ``batch_step_parts`` prices it)."""
+    if levels <= 0:
+        return 0.0
+    c0 = _origin(model, rows)
+    return float(catchup_time(model, feed, context)) + model.batch_step_parts(rows, levels, context)[0] - model.batch_step_parts(rows, levels, c0)[0]
+
+
+def phase_seconds(model: CostModel, p, rows: int) -> float:
+    """Seconds ``model`` gives phase ``p``'s steps as they ran (a :func:`phases` row; ``rows`` rows): Σ_s draft(ℓ_s)
+    + catch-up(e_s) + T_B(L_s) + context terms + o_B (``CostModel.batch_step_parts``)."""
+    t = 0.0
+    for w, lv, c, f in zip(p.widths, p.levels, p.contexts, p.feeds):
+        if lv > 0:
+            t += model.batch_step_parts(rows, int(lv), c)[0] + float(catchup_time(model, f, c))
+        t += model.batch_step_parts(rows, int(w) - 1, c)[1] + model.batch_overhead(rows)
+    return t
+
+
+def _calibrated_verify(model: CostModel, rows: int, width: int) -> float:
+    """The calibrated T_B(width) at the model's origin (context terms excluded)."""
+    return model.batch_step_parts(rows, width - 1, _origin(model, rows))[1]
+
+
+def _calibrated_draft(model: CostModel, rows: int) -> tuple[float, float]:
+    """The calibrated (d₀(B), T_d(B)) at the origin."""
+    c0 = _origin(model, rows)
+    one, two = model.batch_step_parts(rows, 1, c0)[0], model.batch_step_parts(rows, 2, c0)[0]
+    return one - (two - one), two - one
+
+
+def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
+    """{"knots", "values", "draft_base", "draft", "overhead"} fitted on the phases ``part`` at ``rows`` rows (module
+    rule), the widths up to the calibrated model's widest; None without phases."""
+    if part.empty:
+        return None
+    counts = {}
+    for w in part["widths"]:
+        ws, c = np.unique(w, return_counts=True)
+        for x in ws[c * 2 >= len(w)]:                  # the width this phase ran in at least half its steps
+            counts[int(x)] = counts.get(int(x), 0) + int(c[ws == x][0])
+    fitted = sorted(w for w, c in counts.items() if c >= MIN_STEPS)
+    if not fitted:
+        return None
+
+    def weights(w: int) -> np.ndarray:
+        """T_B(w) in the fitted knots: the knot itself, else the nearest knot times the calibrated T_B(w) / T_B(knot)."""
+        out = np.zeros(len(fitted))
+        near = min(fitted, key=lambda f: (abs(f - w), f))
+        out[fitted.index(near)] = _calibrated_verify(model, rows, w) / max(_calibrated_verify(model, rows, near), 1e-12)
+        return out
+
+    Xv, yv, Xd, yd = [], [], [], []
+    for p in part.itertuples(index=False):
+        row = sum(weights(int(w)) for w in p.widths)
+        ctx = sum(_verify_context(model, rows, int(w), c) for w, c in zip(p.widths, p.contexts))
+        Xv.append(row / p.n)
+        yv.append((p.verify - ctx) / p.n)
+        if p.levels.sum() > 0:
+            extra = sum(_draft_extras(model, rows, int(lv), f, c) for lv, f, c in zip(p.levels, p.feeds, p.contexts))
+            Xd.append([float((p.levels > 0).sum()) / p.n, float(p.levels.sum()) / p.n])
+            yd.append((p.draft - extra) / p.n)
+    values = robust_lstsq(np.array(Xv), np.array(yv))
+    base, per_level = _calibrated_draft(model, rows)
+    if Xd:
+        Xd, yd = np.array(Xd), np.array(yd)
+        per_step = Xd[:, 1] / Xd[:, 0]                  # each phase's draft forwards per drafting step
+        if per_step.max() - per_step.min() >= 1 and len(yd) > 2:
+            base, per_level = robust_lstsq(Xd, yd)
+        else:                                           # one draft shape: scale the calibrated pair
+            scale = float(yd.sum() / max((Xd @ [base, per_level]).sum(), 1e-12))
+            base, per_level = base * scale, per_level * scale
+    widest = max(max(fitted), max(model.table["knots"]),
+                 max((max(e["knots"]) for e in model.batch.values()), default=1))
+    knots = list(range(1, widest + 1))
+    out = [float(weights(w) @ values) for w in knots]
+    return {"knots": knots, "values": out, "draft_base": float(base), "draft": float(per_level),
+            "overhead": float(part["rest"].sum() / part["n"].sum())}
+
+
+def refit(model: CostModel, part: pd.DataFrame) -> CostModel:
+    """``model`` (its measured forward times: ``as_measured``) with every batch size that has phases in ``part``
+    refitted on them (:func:`fit_size`); the other sizes as calibrated."""
+    model = model.as_measured()
+    table, draft, overhead, batch = dict(model.table), dict(model.draft), model.overhead, dict(model.batch)
+    for size, sub in part.groupby("batch_size"):
+        fit = fit_size(model, sub, int(size))
+        if fit is None:
+            continue
+        if int(size) <= 1:
+            table.update(knots=fit["knots"], values=fit["values"])
+            draft.update(per_step=fit["draft_base"], per_proposal=fit["draft"])
+            overhead = fit["overhead"]
+        else:
+            batch[int(size)] = {k: v for k, v in batch.get(int(size), {}).items() if k != "raw"} | fit
+    return dataclasses.replace(model, table=table, draft=draft, overhead=overhead, batch=batch, raw_verify={},
+                               label=f"{model.label} refitted on live steps".strip())
+
+
+def live_models(models: dict[str, CostModel], steps: pd.DataFrame) -> dict[str, CostModel]:
+    """{pair: :func:`refit` model} for every pair of ``models`` with phases in ``steps`` (:func:`phases`); the rest
+    as given."""
+    return {pair: (refit(m, steps[steps["pair"] == pair]) if (steps["pair"] == pair).any() else m)
+            for pair, m in models.items()}

@@ -1,0 +1,136 @@
+"""The cost model refitted on a sweep's live steps (jobs/report/live_costs.py): synthetic live rows timed by a known
+model, so the fit must give that model back."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from jobs.report.live_costs import phase, phase_seconds, phases, refit
+from policies.costs import CostModel
+
+PROMPT = 20
+
+
+def model(values, d0=0.004, d1=0.003, overhead=0.0005, batch=None, context=0):
+    draft = {"per_step": d0, "per_proposal": d1, "per_catchup": 0.001, "per_catchup_token": 0.0002,
+             "per_proposal_kctx": 0.0}
+    return CostModel(draft=draft, table={"knots": list(range(1, len(values) + 1)), "values": list(values),
+                                         "per_kctx": 0.02, "per_token_kctx": 0.0},
+                     overhead=overhead, context=context, batch=batch or {})
+
+
+CALIBRATED = model([0.040, 0.050, 0.055, 0.070, 0.080, 0.085])
+TRUE = model([0.044, 0.052, 0.060, 0.081, 0.083, 0.090], d0=0.006, d1=0.0025, overhead=0.002)
+
+
+def live_batch(truth: CostModel, k: int, rows: int, steps: list[int], unit: str, policy: str = "fixed",
+               proposed: bool = True) -> list[dict]:
+    """One live batch of ``rows`` rows drafting ``k`` each step, none accepted (one token per step), row b taking
+    ``steps[b]`` steps; every row's clocks are the batch's, timed by ``truth`` (the prompts' catch-up in the first
+    step, context = prompt + tokens so far)."""
+    out, draft_t, verify_t = [], 0.0, 0.0
+    clocks = []
+    for s in range(max(steps)):
+        running = sum(1 for n in steps if n > s)
+        ctx = PROMPT + s
+        d = 0.0
+        if k:
+            d = truth.batch_step_parts(running, k, ctx if running == 1 else ctx)[0]
+            if s == 0:
+                c = int(round(ctx))
+                d += truth.draft_time(1, running * (PROMPT - 1), c) - truth.draft_time(1, 0, c)
+        v = truth.batch_step_parts(running, k, ctx)[1]
+        draft_t, verify_t = draft_t + d, verify_t + v
+        clocks.append((draft_t, verify_t, (s + 1) * truth.batch_overhead(running)))
+    for b, n in enumerate(steps):
+        d, v, o = clocks[n - 1]
+        out.append({"mode": "live", "status": "ok", "pair": "p" if rows == 1 else f"p@B{rows}", "batch_size": rows,
+                    "policy": policy, "policy_spec": policy, "gamma": k, "ar_timing": "first" if policy == "ar" else "",
+                    "task_key": unit, "turn": 0, "repeat": 0, "prompt_ids": [1] * PROMPT,
+                    "accept_lengths": [1] * n, "drafted": [k] * n, "accepted": [0] * n,
+                    "proposed": [k] * n if proposed else None, "decoding_steps": n, "new_tokens": n,
+                    "prefill_time": 0.01, "draft_time": d, "verify_time": v, "wall_time": 0.01 + d + v + o})
+    return out
+
+
+def sweep_rows(truth: CostModel, rows: int = 1) -> pd.DataFrame:
+    """ar, fixed γ = 1 and fixed γ = 3 on three questions at ``rows`` rows (each batch's rows end together)."""
+    out = []
+    for q in range(3):
+        for k, policy in ((0, "ar"), (1, "fixed"), (3, "fixed")):
+            out += live_batch(truth, k, rows, [8 + q] * rows, f"q{q}", policy)
+    return pd.DataFrame(out).assign(policy_spec=lambda d: d["policy"])
+
+
+def test_the_fit_gives_back_the_model_that_timed_the_steps_at_one_row():
+    rows = sweep_rows(TRUE)
+    fitted = refit(CALIBRATED, phases(rows))
+    for w in (1, 2, 4):                                 # the widths the configs ran: ar 1, γ 1 → 2, γ 3 → 4
+        assert fitted.verify(w) == pytest.approx(TRUE.verify(w), rel=1e-9)
+    # a width no config ran: the calibrated shape from the nearest fitted width (3 → 2, the smaller on a tie)
+    assert fitted.verify(3) == pytest.approx(CALIBRATED.verify(3) / CALIBRATED.verify(2) * TRUE.verify(2), rel=1e-9)
+    assert fitted.verify(6) == pytest.approx(CALIBRATED.verify(6) / CALIBRATED.verify(4) * TRUE.verify(4), rel=1e-9)
+    assert fitted.draft["per_step"] == pytest.approx(0.006, rel=1e-9)
+    assert fitted.draft["per_proposal"] == pytest.approx(0.0025, rel=1e-9)
+    assert fitted.overhead == pytest.approx(0.002, rel=1e-9)
+    assert fitted.draft["per_catchup"] == CALIBRATED.draft["per_catchup"]       # catch-up: the calibrated terms
+    for p in phases(rows).itertuples(index=False):      # every phase priced as it ran = its measured time
+        assert phase_seconds(fitted, p, 1) == pytest.approx(p.draft + p.verify + p.rest, rel=1e-9)
+
+
+def test_a_batch_size_refits_its_surface_entry_and_leaves_the_single_row_model():
+    surface = {2: {"knots": [1, 2, 3, 4, 5, 6], "values": [0.06, 0.07, 0.08, 0.10, 0.11, 0.12], "draft": 0.004,
+                   "draft_base": 0.003, "overhead": 0.001}}
+    truth = model(TRUE.table["values"], batch={2: {**surface[2], "values": [0.066, 0.074, 0.09, 0.12, 0.12, 0.13],
+                                                   "draft": 0.005, "draft_base": 0.002, "overhead": 0.003}})
+    calibrated = model(CALIBRATED.table["values"], batch=surface)
+    fitted = refit(calibrated, phases(sweep_rows(truth, rows=2)))
+    for w in (1, 2, 4):
+        assert fitted.batch_verify(2, w) == pytest.approx(truth.batch_verify(2, w), rel=1e-9)
+    assert fitted.batch_draft(2, 3) == pytest.approx(truth.batch_draft(2, 3), rel=1e-9)
+    assert fitted.batch_overhead(2) == pytest.approx(0.003, rel=1e-9)
+    assert fitted.table == calibrated.table and fitted.overhead == calibrated.overhead
+
+
+def test_one_draft_shape_scales_the_calibrated_draft_and_a_stalled_phase_is_dropped():
+    rows = pd.DataFrame([r for q in range(8) for k, pol in ((0, "ar"), (3, "fixed"))
+                         for r in live_batch(TRUE, k, 1, [9 + q], f"q{q}", pol)])
+    stalled = live_batch(TRUE, 3, 1, [9], "q9")[0]
+    stalled["verify_time"] *= 3
+    fitted = refit(CALIBRATED, phases(pd.concat([rows, pd.DataFrame([stalled])], ignore_index=True)))
+    assert fitted.verify(4) == pytest.approx(TRUE.verify(4), rel=1e-9)
+    # every drafting step ran 3 forwards: d₀ and d₁ are not separable, so the calibrated pair is scaled to fit
+    scale = fitted.draft["per_step"] / CALIBRATED.draft["per_step"]
+    assert fitted.draft["per_proposal"] / CALIBRATED.draft["per_proposal"] == pytest.approx(scale)
+    assert fitted.draft_time(3, 0, 0) == pytest.approx(TRUE.draft_time(3, 0, 0), rel=1e-9)
+
+
+def test_a_phase_takes_the_widest_row_the_most_draft_forwards_and_ends_with_the_first_row():
+    rows = pd.DataFrame(live_batch(TRUE, 2, 2, [5, 7], "u"))
+    rows.at[1, "drafted"] = [2, 1, 2, 2, 2, 2, 2]
+    rows.at[1, "proposed"] = [3, 2, 2, 2, 2, 2, 2]      # a discarded proposal in its first step
+    p = phase(rows)
+    assert p["n"] == 5 and list(p["widths"]) == [3] * 5 and list(p["levels"]) == [3, 2, 2, 2, 2]
+    assert p["feeds"][0] == 2 * (PROMPT - 1) and p["draft"] == rows.loc[0, "draft_time"]
+    assert list(p["contexts"]) == [PROMPT + s for s in range(5)]
+    older = rows.assign(proposed=None)                  # logs without the column: the drafts verified
+    assert list(phase(older)["levels"]) == [2] * 5
+    tree = rows.copy()
+    tree.at[0, "proposed"] = [0] * 5                    # a tree step records no proposals: not a chain phase
+    assert phase(tree) is None
+
+
+def test_the_live_check_prices_k_out_of_sample():
+    """The γ table's live check refits without the checked config: its own rows cannot move its prediction."""
+    from jobs.report.gamma_table import validation
+
+    rows = sweep_rows(TRUE)
+    slow = rows.copy()
+    k3 = (slow["gamma"] == 3)
+    slow.loc[k3, "verify_time"] *= 1.5
+    slow.loc[k3, "wall_time"] += rows.loc[k3, "verify_time"] * 0.5
+    accept = {"p": np.array([[0.0, 0.0, 0.0]])}
+    a = validation(rows, {"p": CALIBRATED}, accept).set_index("K")
+    b = validation(slow, {"p": CALIBRATED}, accept).set_index("K")
+    assert b.loc[1, "full_predicted"] == pytest.approx(a.loc[1, "full_predicted"], rel=1e-9)
+    assert b.loc[3, "full_predicted"] == pytest.approx(a.loc[3, "full_predicted"], rel=1e-9)
+    assert b.loc[3, "full_measured"] < a.loc[3, "full_measured"] / 1.2
