@@ -1,17 +1,16 @@
-"""Where a γ-table prediction misses: per pair, batch size and live config (``ar`` and ``fixed`` γ = K), the measured
-milliseconds per step of the draft, the target forward and the rest while every row of a batch runs, beside the
-cost model's terms for the same step.
+"""Where a γ-table prediction misses: per pair, batch size and live config, the measured milliseconds per step of the
+draft, the target forward and the rest while every row of a batch runs, beside the cost model's terms for the same
+steps.
 
 Why: the γ table's live check (``jobs/report/gamma_table.py``) compares one ratio; when it misses, this says which
 part of a step the cost model got wrong and by how much.
 
-Rule: in each live batch (a B = 1 row is a batch of one) the row that ends first bounds the full phase; its
-``draft_time``, ``verify_time`` and wall time less prefill, draft and verify, over its ``decoding_steps``, are the
-measured per-step parts (a row's clocks run while it is in the batch, so they are the batch's). The model's parts at
-C = the batch's mean prompt + half that row's tokens are ``CostModel.batch_step_parts`` on the measured forward times,
-the draft part plus the expected catch-up after fully accepted rows and the prompts' catch-up spread over the phase's
-steps (the γ table's rule). Per config: step-weighted means over batches; the measured step with its 95 % percentile
-bootstrap interval over batches, and the model's step error against the measured mean.
+Rule: each live batch's steps while every row runs (``jobs/report/live_costs.py``'s ``phases``: the first-ending
+row's clocks are the batch's; a B = 1 row is a batch of one) give the measured draft, verify and rest seconds; beside
+them the seconds two cost models give the same steps as they ran (each step's width, draft forwards, catch-up and
+context: ``phase_parts``) — the calibration the sweep stored, and the refit on the pair's live steps at that B without
+this config's own (out of sample, as the γ table's live checks price K). Per config: sums over batches per step; the
+measured step with its 95 % percentile bootstrap interval over batches, each model's step error against its mean.
 
     python -m bench.gamma_components OUTPUT           # a sweep folder with live rows (seconds, no model loaded)
 """
@@ -24,87 +23,58 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobs.report import metrics
-from jobs.report.agreement import modes
-from jobs.report.batches import UNIT, base_pairs
 from jobs.report.costs import pair_cost_models, read_actor_infos
-from jobs.report.gamma_model import acceptance, catchup_time, expected_catchup
 from jobs.report.intervals import bootstrap_weights, percentile_interval
+from jobs.report.live_costs import phase_parts, phase_seconds, phases, refit
 from jobs.store.parquet_log import ParquetLog
 
 PARTS = ("draft", "verify", "rest")
 
 
-def phase_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per live batch of ``ar`` (timed first) and ``fixed``: its first-ending row's measured parts (seconds)
-    and steps, B, the batch's mean prompt length and that row's tokens."""
-    live = metrics.ok_rows(df[modes(df) == "live"])
-    live = live[live["policy"].isin(["ar", "fixed"]) & (live["ar_timing"].fillna("") != "last")]
-    live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int), base=base_pairs(live["pair"]))
-    out = []
-    for _, batch in live.groupby(["base", "batch_size", "policy_spec", "gamma"] + UNIT):
-        first = batch.loc[batch["decoding_steps"].idxmin()]
-        steps = int(first["decoding_steps"])
-        if steps <= 0:
-            continue
-        rest = first["wall_time"] - first["prefill_time"] - first["draft_time"] - first["verify_time"]
-        out.append({"pair": first["base"], "B": int(first["batch_size"]), "config": first["policy_spec"],
-                    "K": int(first["gamma"]), "steps": steps, "draft": first["draft_time"],
-                    "verify": first["verify_time"], "rest": rest, "new_tokens": int(first["new_tokens"]),
-                    "prompt": float(np.mean([len(p) for p in batch["prompt_ids"]]))})
-    return pd.DataFrame(out)
-
-
-def model_parts(model, rows: int, k: int, context: float, s_k: float, prompt: float, steps: int) -> np.ndarray:
-    """The cost model's (draft, verify, rest) seconds per step of the phase (module rule)."""
-    d, v, o = model.batch_step_parts(rows, k, context)
-    if k:
-        d += float(expected_catchup(model, rows, s_k, context))
-        d += float(catchup_time(model, rows * max(prompt - 1, 0), context)) / steps
-    return np.array([d, v, o])
-
-
 def components(folder: str, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Per (pair, B, config, K): measured and model ms per step by part, the measured step's interval over batches."""
+    """Per (pair, B, config): measured and calibrated ms per step by part, the refit's step, the measured step's
+    interval over batches and each model's step error."""
     df = ParquetLog(folder).read()
-    phases = phase_rows(df)
-    if phases.empty:
+    steps = phases(df)
+    if steps.empty:
         return pd.DataFrame()
     models = {p: m.as_measured() for p, m in pair_cost_models(read_actor_infos(folder)).items()}
-    accept = acceptance(metrics.ok_rows(df))
     out = []
-    for (pair, b, config, k), part in phases.groupby(["pair", "B", "config", "K"]):
+    for (pair, b, config), part in steps[steps["timing"] != "last"].groupby(["pair", "batch_size", "config"]):
         if pair not in models:
             continue
-        s = accept.get(pair, [])
-        s_k = s[k - 1] if 0 < k <= len(s) else 0.0
-        steps = part["steps"].to_numpy(float)
+        refitted = refit(models[pair], steps[(steps["pair"] == pair) & (steps["batch_size"] == b)
+                                             & (steps["config"] != config)])
+        n = part["n"].to_numpy(float)
         measured = part[list(PARTS)].to_numpy(float)                                   # [batches, 3] seconds
-        model = np.array([model_parts(models[pair], int(b), int(k), r.prompt + r.new_tokens / 2, s_k, r.prompt,
-                                      int(r.steps)) * r.steps for r in part.itertuples()])
-        per_step = measured.sum(axis=0) / steps.sum()
-        predicted = model.sum(axis=0) / steps.sum()
+        calibrated = np.array([phase_parts(models[pair], p) for p in part.itertuples(index=False)])
+        out_of_sample = sum(phase_seconds(refitted, p) for p in part.itertuples(index=False)) / n.sum()
+        per_step, predicted = measured.sum(axis=0) / n.sum(), calibrated.sum(axis=0) / n.sum()
         lo = hi = np.nan
         if len(part) > 1:
             w = bootstrap_weights(len(part), resamples, seed)
-            lo, hi = (x[0] for x in percentile_interval(((w @ measured.sum(axis=1)) / (w @ steps))[:, None]))
-        row = {"pair": pair, "B": int(b), "config": config, "K": int(k), "batches": len(part), "steps": int(steps.sum())}
+            lo, hi = (x[0] for x in percentile_interval(((w @ measured.sum(axis=1)) / (w @ n))[:, None]))
+        row = {"pair": pair, "B": int(b), "policy": part["policy"].iloc[0], "config": config, "batches": len(part),
+               "steps": int(n.sum())}
         for name, m, p in zip(PARTS, per_step, predicted):
             row[f"{name}_ms"], row[f"model_{name}_ms"] = m * 1e3, p * 1e3
         row.update(step_ms=per_step.sum() * 1e3, step_lo=lo * 1e3, step_hi=hi * 1e3,
-                   model_step_ms=predicted.sum() * 1e3, error=predicted.sum() / per_step.sum() - 1)
+                   model_step_ms=predicted.sum() * 1e3, error=predicted.sum() / per_step.sum() - 1,
+                   refit_step_ms=out_of_sample * 1e3, refit_error=out_of_sample / per_step.sum() - 1)
         out.append(row)
     return pd.DataFrame(out)
 
 
 def table(t: pd.DataFrame) -> str:
-    lines = ["| pair | B | config | batches | steps | draft ms (model) | verify ms (model) | rest ms (model) | "
-             "step ms [95 %] | model step ms | model error |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| pair | B | config | batches | steps | draft ms (calibrated) | verify ms (calibrated) | rest ms "
+             "(calibrated) | step ms [95 %] | calibrated step ms | error | refit, out of sample | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in t.itertuples():
         ci = f" [{r.step_lo:.1f}, {r.step_hi:.1f}]" if r.step_lo == r.step_lo else ""
-        lines.append(f"| {r.pair} | {r.B} | {r.config} γ {r.K} | {r.batches} | {r.steps} | {r.draft_ms:.1f} "
+        lines.append(f"| {r.pair} | {r.B} | {r.config} | {r.batches} | {r.steps} | {r.draft_ms:.1f} "
                      f"({r.model_draft_ms:.1f}) | {r.verify_ms:.1f} ({r.model_verify_ms:.1f}) | {r.rest_ms:.2f} "
-                     f"({r.model_rest_ms:.2f}) | {r.step_ms:.1f}{ci} | {r.model_step_ms:.1f} | {r.error:+.1%} |")
+                     f"({r.model_rest_ms:.2f}) | {r.step_ms:.1f}{ci} | {r.model_step_ms:.1f} | {r.error:+.1%} | "
+                     f"{r.refit_step_ms:.1f} | {r.refit_error:+.1%} |")
     return "\n".join(lines)
 
 
@@ -121,7 +91,7 @@ def main(argv=None) -> int:
         print(f"bench.gamma_components: cannot read {a.output!r}: {e}", file=sys.stderr)
         return 2
     if t.empty:
-        print(f"bench.gamma_components: {a.output!r} holds no live ar or fixed rows with a stored cost model",
+        print(f"bench.gamma_components: {a.output!r} holds no live chain rows with a stored cost model",
               file=sys.stderr)
         return 2
     print(table(t))

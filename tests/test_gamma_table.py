@@ -10,8 +10,7 @@ import pytest
 
 from jobs.report.gamma_model import (BUCKETS, acceptance, acceptance_samples, catchup_time, expected_catchup,
                                      speedups, step_time, survival, survival_samples, tokens_per_step)
-from jobs.report.gamma_table import (full_phase, full_phase_totals, gamma_section, gamma_table, static_batch_time,
-                                     tally)
+from jobs.report.gamma_table import full_phase, full_phase_totals, gamma_section, gamma_table, tally
 from policies.costs import CostModel
 
 
@@ -58,7 +57,6 @@ def test_a_fully_accepted_row_makes_the_next_steps_draft_catch_up_on_one_token()
     assert expected_catchup(m, 3, 0.0, 0) == 0.0
     # the step of K = 2 with S = [0.9, 0.8]: 2 drafts + T(3) + 0.8 of a catch-up
     assert speedups(m, [0.9, 0.8], 1, 0)[2][2] == pytest.approx(0.02 + 0.12 + 0.8 * 0.005)
-    assert static_batch_time(m, [2], 2, 0, s_k=0.8) == pytest.approx(2 * (0.02 + 0.12 + 0.8 * 0.005))
 
 
 def test_context_terms_scale_per_row_from_the_batch_surface_context():
@@ -71,17 +69,6 @@ def test_context_terms_scale_per_row_from_the_batch_surface_context():
     s = [0.7, 0.5]
     best = [max(speedups(m, s, 4, c), key=lambda o: o[3])[0] for _, c in BUCKETS]
     assert best == sorted(best, reverse=True)
-
-
-def test_a_static_batch_is_priced_at_the_rows_still_running():
-    batch = {2: {"knots": [1, 2, 3], "values": [0.2, 0.22, 0.24], "draft": 0.03},
-             3: {"knots": [1, 2, 3], "values": [0.3, 0.33, 0.36], "draft": 0.04}}
-    m = model(batch=batch)
-    # rows of 2, 5 and 5 steps at K = 2: 2 steps of 3 rows, then 3 steps of 2 rows
-    three, two = 2 * 0.04 + 0.36, 2 * 0.03 + 0.24
-    assert static_batch_time(m, [5, 2, 5], 2, 0) == pytest.approx(2 * three + 3 * two)
-    # ar: one step per token, rows of 3 and 1 tokens: 1 step of 2 rows, then 2 of one row (the single-row model)
-    assert static_batch_time(m, [3, 1], 0, 0) == pytest.approx(0.2 + 2 * 0.10)
 
 
 def test_the_full_phase_ends_with_the_first_row_and_counts_every_rows_tokens_until_then():
@@ -169,8 +156,8 @@ def test_tiny_sweep_table_csv_validation_and_roofline_what_if(swept):
     assert (t[t["K"] == 0]["speedup"] == 1.0).all()
     assert "Best K by batch size and context" in text and "Checked against the live rows" in text
     assert "| tiny | 1 | 1 |" in text                                             # fixed γ=1 ran live at B = 1
-    assert "the same batches as they ran" in text
-    assert re.search(r"^\| tiny \| 1 \| 1 \| .* \| \d+\.\d\d× \| (yes|no|–) \|$", text, re.M)
+    assert "whole static batches" in text and "refitted per batch size on its live steps" in text
+    assert re.search(r"^\| tiny \| 1 \| 1 \| \d+ \| \d+\.\d\d× \[.*\] \| \d+\.\d\d×.* \| (yes|no|–) \|$", text, re.M)
     assert "while every row runs" in text
     assert len(re.findall(r"^\d+ of \d+ rows within the live noise floor\.$", text, re.M)) == 1      # the while-full tally
     assert re.search(r"^\d+ of \d+ rows within the live noise floor\. The table's prediction", text, re.M)
@@ -243,23 +230,26 @@ def test_report_costs_refuses_anything_but_a_roofline(tmp_path, capsys):
 
 
 def test_bench_gamma_components_splits_each_live_step_beside_the_model(swept, capsys):
-    from bench.gamma_components import components, main, model_parts
+    from bench.gamma_components import components, main
     from jobs.store.parquet_log import ParquetLog
 
     t = components(swept, resamples=200)
-    assert {"ar", "fixed"} <= set(t["config"]) and set(t["B"]) == {1, 2}
+    assert {"ar", "fixed"} <= set(t["policy"]) and set(t["B"]) == {1, 2}
     parts = ["draft_ms", "verify_ms", "rest_ms"]
     assert t[parts].sum(axis=1).to_numpy() == pytest.approx(t["step_ms"].to_numpy())
     assert t[["model_" + p for p in parts]].sum(axis=1).to_numpy() == pytest.approx(t["model_step_ms"].to_numpy())
-    assert (t[t["config"] == "ar"]["draft_ms"] < 0.01).all()               # ar drafts nothing
+    assert (t[t["policy"] == "ar"]["draft_ms"] < 0.01).all()               # ar drafts nothing
+    assert (t["refit_step_ms"] > 0).all() and t["refit_error"].notna().all()
     # B = 1 ar: every question is a batch of one, all its steps
     rows = ParquetLog(swept).read()
     ar = rows[(rows["policy"] == "ar") & (rows["batch_size"].fillna(1) == 1) & (rows["ar_timing"] == "first")
-              & (rows["status"] == "ok")]
+              & (rows["status"] == "ok") & (rows["mode"] == "live")]
     want = (ar["wall_time"] - ar["prefill_time"]).sum() / ar["decoding_steps"].sum() * 1e3
-    assert t[(t["config"] == "ar") & (t["B"] == 1)].iloc[0]["step_ms"] == pytest.approx(want)
+    assert t[(t["policy"] == "ar") & (t["B"] == 1)].iloc[0]["step_ms"] == pytest.approx(want)
     m = stored_model(swept).as_measured()
-    assert model_parts(m, 1, 0, 100, 0.0, 20, 5) == pytest.approx(list(m.batch_step_parts(1, 0, 100)))
+    want = sum(m.batch_step_parts(1, 0, len(r.prompt_ids) + i)[1] for r in ar.itertuples()
+               for i in range(r.decoding_steps)) / ar["decoding_steps"].sum() * 1e3
+    assert t[(t["policy"] == "ar") & (t["B"] == 1)].iloc[0]["model_verify_ms"] == pytest.approx(want)
     assert main([str(Path(swept) / "nothing")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("bench.gamma_components:")

@@ -74,7 +74,7 @@ def test_the_fit_gives_back_the_model_that_timed_the_steps_at_one_row():
     assert fitted.overhead == pytest.approx(0.002, rel=1e-9)
     assert fitted.draft["per_catchup"] == CALIBRATED.draft["per_catchup"]       # catch-up: the calibrated terms
     for p in phases(rows).itertuples(index=False):      # every phase priced as it ran = its measured time
-        assert phase_seconds(fitted, p, 1) == pytest.approx(p.draft + p.verify + p.rest, rel=1e-9)
+        assert phase_seconds(fitted, p) == pytest.approx(p.draft + p.verify + p.rest, rel=1e-9)
 
 
 def test_a_batch_size_refits_its_surface_entry_and_leaves_the_single_row_model():
@@ -117,6 +117,21 @@ def test_a_phase_takes_the_widest_row_the_most_draft_forwards_and_ends_with_the_
     tree = rows.copy()
     tree.at[0, "proposed"] = [0] * 5                    # a tree step records no proposals: not a chain phase
     assert phase(tree) is None
+
+
+def test_a_whole_static_batch_is_priced_at_the_rows_still_running():
+    surface = {b: {"knots": [1, 2, 3], "values": [0.1 * b, 0.11 * b, 0.12 * b], "draft": 0.01 * b, "draft_base": 0.0,
+                   "overhead": 0.0} for b in (2, 3)}
+    m = model([0.10, 0.11, 0.12], d0=0.0, d1=0.01, overhead=0.0, batch=surface, context=PROMPT)
+    m.draft.update(per_catchup=0.0, per_catchup_token=0.0)
+    m.table.update(per_kctx=0.0)
+    rows = pd.DataFrame(live_batch(m, 2, 3, [5, 2, 5], "u"))
+    p = next(phases(rows, whole=True).itertuples(index=False))
+    assert list(p.running) == [3, 3, 2, 2, 2] and p.n == 5 and np.isnan(p.draft)
+    # rows of 5, 2 and 5 steps at K = 2: 2 steps of 3 rows, then 3 steps of 2 rows
+    assert phase_seconds(m, p) == pytest.approx(2 * (2 * 0.03 + 0.36) + 3 * (2 * 0.02 + 0.24))
+    full = next(phases(rows).itertuples(index=False))
+    assert full.n == 2 and phase_seconds(m, full) == pytest.approx(2 * (2 * 0.03 + 0.36))
 
 
 def test_the_live_check_prices_k_out_of_sample():

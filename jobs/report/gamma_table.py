@@ -4,31 +4,25 @@ bucket, predicted from the measured acceptance and the cost model, and checked a
 Model: ``jobs/report/gamma_model.py`` (tokens per step E_K = 1 + Σ_{i≤K} S_i, the step time t(B, K, C) with its
 expected catch-up, the speedup t(B, 0, C)·E_K / t(B, K, C) and its interval over questions).
 
-- **validation** at the sizes that ran live: for ``fixed`` γ = K at batch size B, the predicted speedup at the live
-  ``ar`` rows' mean context (prompt + half the answer) with their mean prefill P and answer length N, (P + N·t₀) / (P
-  + D + N·t_K / E), D = d₂ + d₃·B·(prompt − 1) the draft catching up on the batch's prompts in its first step (once
-  per batch; 0 for K = 0), E the tokens a row emitted per step in those live rows (under greedy decoding the text's,
-  the same in replay: the check tests the time model, and a short answer's last steps, capped by the token budget,
-  emit less than 1 + Σ S_i), its interval from resampling the batches, beside the measured total-throughput speedup vs
-  ``ar`` at B (``jobs/report/batches.py``, 95 % interval over batches); *within noise* when |predicted / measured − 1|
-  ≤ the pair's live noise floor at B (``ar`` timed first and last, ``jobs/report/metrics.py``).
+- **validation** at the sizes that ran live, for ``fixed`` γ = K at batch size B against live ``ar`` at B, each as a
+  throughput ratio (total tokens / total seconds), 95 % intervals from resampling the batches (``jobs/report/
+  batches.py``); *within noise* when |predicted / measured − 1| ≤ the pair's live noise floor at B (``ar`` timed
+  first and last, ``jobs/report/metrics.py``). The cost model prices the live steps *as they ran* — each step's
+  verified width, draft forwards, catch-up and context at the rows then running (``jobs/report/live_costs.py``'s
+  ``phase_seconds``) — and the tokens are those the rows emitted: under greedy decoding the text sets both (the
+  budget-capped last steps of a short answer included, the same in replay), so the check tests the time model.
+- **whole batches**: a live batch is static — it runs until its slowest row ends, shrinking as rows finish.
+  Measured: its tokens over its longest latency (prefill included); predicted: the same tokens over its measured
+  prefill + the priced steps, the steps after a row ends at the rows still running (sizes between the fitted ones
+  interpolated, as ``CostModel`` does).
 - **while every row runs** (the like-for-like check of a table made for a batch that stays full): a static batch is
   full from its first step until its first row ends, n_min = the fewest steps of its rows. Over that phase the live
   batch emitted Σ_rows Σ_{s ≤ n_min} (accepted + 1) tokens in W_min − P seconds (W_min: the first row's latency from
-  the batch's start, P: the batch's prefill). Measured: the throughput of ``fixed`` γ = K over that of ``ar`` in their
-  full phases, 95 % interval over batches; predicted: the same tokens over the seconds the cost model gives the same
-  steps as they ran (each step's verified width, draft forwards, catch-up and context: ``jobs/report/live_costs.py``'s
-  ``phase_seconds``; greedy: the text sets the steps, the budget-capped last ones included), K over ``ar``, batches
-  resampled; within noise as above (the floor is the whole batches': a shorter phase carries more noise).
+  the batch's start, P: the batch's prefill); predicted: the same tokens over the priced n_min steps (the floor is
+  the whole batches': a shorter phase carries more noise).
 - **out of sample**: every check prices K with the cost model refitted on the pair's live steps at B
   (``jobs/report/live_costs.py``) *without* the ``fixed`` γ = K rows' own steps, so a prediction never reads the time
   it is checked against; the table itself is priced by the refit on every live step (calibrated sizes elsewhere).
-- **the same batches as they ran** (beside the validation; the table itself is for a batch that stays full, as
-  continuous batching keeps it): a live batch is static — it runs until its slowest row ends, shrinking as rows
-  finish. Its time under the same cost model is P + Σ_phases (n_i − n_{i−1})·t(B_i, K, C), the rows' step counts n_1 ≤
-  … ≤ n_B as measured (each row's own steps: greedy acceptance is the text's), B_i the rows still running; ``ar``'s
-  rows take one step per token; a K batch adds D. Predicted = Σ ``ar`` batch times / Σ K batch times over the same
-  batches.
 
 ``--costs roofline:GPU[:Q]`` gives the same table under a roofline cost model (``actors/plan/roofline.py``): a what-if,
 labelled so, with no validation (nothing ran on that GPU).
@@ -47,8 +41,7 @@ from jobs.report.agreement import modes
 from jobs.report.batches import (UNIT, ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals,
                                  weights)
 from jobs.report.costs import pair_cost_models, read_actor_infos
-from jobs.report.gamma_model import (BUCKETS, acceptance_samples, best_k, catchup_time, expected_catchup,
-                                     speedup_matrix, step_time)
+from jobs.report.gamma_model import BUCKETS, acceptance_samples, best_k, speedup_matrix
 from jobs.report.intervals import percentile_interval
 from jobs.report.live_costs import live_models, phase_seconds, phases, refit
 from jobs.report.text import interval as interval_text
@@ -57,19 +50,6 @@ from policies.costs import CostModel
 
 COLUMNS = ["pair", "costs", "batch_size", "bucket", "context", "K", "tokens_per_step", "step_ms", "speedup",
            "speedup_lo", "speedup_hi", "best", "best_share"]
-
-
-def static_batch_time(model: CostModel, steps: list[int], k: int, context: float, s_k: float = 0.0) -> float:
-    """Decoding seconds of one static batch whose rows take ``steps`` steps each (module docstring): every phase
-    priced at the rows still running, each step with its expected catch-up at full-acceptance rate ``s_k``."""
-    t, done = 0.0, 0
-    ordered = sorted(int(n) for n in steps)
-    for i, n in enumerate(ordered):
-        rows = len(ordered) - i
-        extra = float(expected_catchup(model, rows, s_k, context)) if k else 0.0
-        t += (n - done) * (step_time(model, rows, k, context) + extra)
-        done = n
-    return t
 
 
 def full_phase(rows: pd.DataFrame) -> tuple[int, float]:
@@ -117,106 +97,84 @@ def gamma_table(models: dict[str, CostModel], accept: dict[str, np.ndarray], siz
 
 
 def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule);
-    ``accept`` as :func:`acceptance_samples` gives it (each prediction's interval from its resamples). Each K is priced
-    by ``models`` refitted on the pair's live steps at B without that config's (``jobs/report/live_costs.py``: out of
-    sample)."""
+    """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule):
+    whole batches and their full phases, each K priced by ``models`` refitted on the pair's live steps at B without
+    that config's (``jobs/report/live_costs.py``: out of sample). Pairs without acceptance in ``accept``
+    (:func:`acceptance_samples`) or without a model are left out."""
     live = metrics.ok_rows(df[modes(df) == "live"])
     if live.empty:
         return pd.DataFrame()
     live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int) if "batch_size" in live else 1)
     floor = metrics.noise_floor(live)
     floors = dict(zip(floor["pair"], floor["floor"])) if len(floor) else {}
-    steps, out = phases(live), []
+    steps, whole, out = phases(live), phases(live, whole=True), []
     for (pair, size), part in batches(live).groupby(["base_pair", "batch_size"]):
         if pair not in models or pair not in accept:
             continue
         n, totals = unit_totals(part)
-        w = weights(n)
         ar_tok, ar_t = ar_totals(totals)
-        ar_rows = live[(live["policy"] == "ar") & (base_pairs(live["pair"]) == pair)
-                       & (live["batch_size"] == size) & (live["ar_timing"].fillna("") != "last")]
-        if ar_rows.empty or not isinstance(ar_t, np.ndarray):
-            continue
-        prompt = float(np.mean([len(p) for p in ar_rows["prompt_ids"]]))
-        ctx = prompt + float(ar_rows["new_tokens"].mean()) / 2
-        pre, tokens = float(ar_rows["prefill_time"].fillna(0).mean()), float(ar_rows["new_tokens"].mean())
-        point = accept[pair][:1]
-        label = batch_label(pair, int(size))
         same = live[(base_pairs(live["pair"]) == pair) & (live["batch_size"] == size)
                     & (live["ar_timing"].fillna("") != "last")]
         ar_same = same[same["policy"] == "ar"]
-        units = [tuple(u) for u in same[UNIT].drop_duplicates().itertuples(index=False)]
+        if ar_same.empty or not isinstance(ar_t, np.ndarray):
+            continue
+        prompt = float(np.mean([len(p) for p in ar_same["prompt_ids"]]))
+        units = [tuple(u) for u in part[UNIT].drop_duplicates().itertuples(index=False)]    # unit_totals' order
         ar_full = full_phase_totals(ar_same, units)
-        ar_units = ar_same.groupby(UNIT).size()                                 # rows per batch (a last one may be short)
-        per_row = ar_full[0].sum() / max(1, sum(int(ar_units.get(u, 0)) for u in units))
-        full_ctx = prompt + per_row / 2
+        per_row = ar_full[0].sum() / max(1, len(ar_same))
+        here = steps[(steps["pair"] == pair) & (steps["batch_size"] == size)]
+        here_whole = whole[(whole["pair"] == pair) & (whole["batch_size"] == size) & (whole["timing"] != "last")]
         for (policy, spec, gamma), (tok, t) in totals.items():
-            k = int(gamma)
-            if policy != "fixed" or k > point.shape[1]:
+            k, config = int(gamma), f"{spec}|{int(gamma)}"
+            if policy != "fixed" or k > accept[pair].shape[1]:
                 continue
-            # out of sample: the step costs refitted on this pair's live steps at B without this config's
-            model = refit(models[pair], steps[(steps["pair"] == pair) & (steps["batch_size"] == size)
-                                    & (steps["config"] != f"{spec}|{k}")])
-            t_k = speedup_matrix(model, point, int(size), ctx)[0][0]
-            ar_static = {u: pre + static_batch_time(model, list(rows["new_tokens"]), 0, ctx)
-                         for u, rows in ar_same.groupby(UNIT)}
-            thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
+            model = refit(models[pair], here[here["config"] != config])          # out of sample
+            fl = floors.get(batch_label(pair, int(size)), np.nan)
+            _, sp = speedup_samples(tok, t, ar_tok, ar_t, weights(n))
             lo, hi = interval(sp[1:], n)
-            # the draft catches up on the batch's prompts once, in its first step (a K = 0 step drafts nothing)
-            d_p = float(catchup_time(model, int(size) * max(prompt - 1, 0), ctx)) if k else 0.0
+            pred = predicted_speedup(tok, priced(model, here_whole[here_whole["config"] == config], units, True),
+                                     ar_tok, priced(model, here_whole[here_whole["policy"] == "ar"], units, True))
             runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
-            by_unit = runs.groupby(UNIT)
-            emitted = emitted_per_step(by_unit["new_tokens"].sum().to_numpy(float),
-                                       by_unit["decoding_steps"].sum().to_numpy(float))
-            preds = (pre + tokens * t_k[0]) / (pre + d_p + tokens * t_k[k] / emitted)     # [1 + resamples]
-            pred, (pred_lo, pred_hi) = float(preds[0]), resample_interval(preds)
-            fl = floors.get(label, np.nan)
-            s_k = float(accept[pair][0, k - 1]) if k else 0.0
-            k_static = {u: pre + d_p + static_batch_time(model, [len(a) for a in rows["accept_lengths"]], k, ctx,
-                                                         s_k) for u, rows in runs.groupby(UNIT)}
-            both = [u for u in k_static if u in ar_static]
-            static = (sum(ar_static[u] for u in both) / sum(k_static[u] for u in both)) if both else np.nan
             k_full = full_phase_totals(runs, units)
             _, full_msp = speedup_samples(*k_full, *ar_full, weights(len(units)))
             full_lo, full_hi = interval(full_msp[1:], int((k_full[1] > 0).sum()))
-            # the model prices the full phases' steps as they ran; the tokens are as they emitted
-            here = steps[(steps["pair"] == pair) & (steps["batch_size"] == size)]
-            priced_k = priced(model, here[here["config"] == f"{spec}|{k}"], units, int(size))
-            priced_ar = priced(model, here[(here["policy"] == "ar") & (here["timing"] != "last")], units, int(size))
-            both = (priced_k > 0) & (priced_ar > 0) & (k_full[0] > 0) & (ar_full[0] > 0)
-            w_u = weights(int(both.sum())) if both.sum() > 1 else np.ones((1, int(both.sum())))
-            full_preds = ((w_u @ k_full[0][both]) / (w_u @ priced_k[both])) / (
-                (w_u @ ar_full[0][both]) / (w_u @ priced_ar[both]))
-            full_pred, (full_pred_lo, full_pred_hi) = float(full_preds[0]), resample_interval(full_preds)
-            out.append({"pair": pair, "batch_size": int(size), "K": k, "context": round(ctx),
-                        "predicted": pred, "predicted_lo": pred_lo, "predicted_hi": pred_hi,
+            ar_here = here[(here["policy"] == "ar") & (here["timing"] != "last")]
+            full = predicted_speedup(k_full[0], priced(model, here[here["config"] == config], units),
+                                     ar_full[0], priced(model, ar_here, units))
+            out.append({"pair": pair, "batch_size": int(size), "K": k,
+                        "context": round(prompt + float(ar_same["new_tokens"].mean()) / 2),
+                        "predicted": float(pred[0]), **dict(zip(("predicted_lo", "predicted_hi"),
+                                                                resample_interval(pred))),
                         "measured": float(sp[0]), "measured_lo": lo, "measured_hi": hi,
-                        "floor": fl, "within_noise": within(pred, sp[0], fl), "as_run": static,
-                        "as_run_within": within(static, sp[0], fl),
-                        "full_context": round(full_ctx), "full_predicted": full_pred,
-                        "full_predicted_lo": full_pred_lo, "full_predicted_hi": full_pred_hi,
-                        "full_measured": float(full_msp[0]),
-                        "full_lo": full_lo, "full_hi": full_hi, "full_within": within(full_pred, full_msp[0], fl)})
+                        "floor": fl, "within_noise": within(float(pred[0]), sp[0], fl),
+                        "full_context": round(prompt + per_row / 2), "full_predicted": float(full[0]),
+                        **dict(zip(("full_predicted_lo", "full_predicted_hi"), resample_interval(full))),
+                        "full_measured": float(full_msp[0]), "full_lo": full_lo, "full_hi": full_hi,
+                        "full_within": within(float(full[0]), full_msp[0], fl)})
     return pd.DataFrame(out)
 
 
-def priced(model: CostModel, part: pd.DataFrame, units: list, rows: int) -> np.ndarray:
+def priced(model: CostModel, part: pd.DataFrame, units: list, prefill: bool = False) -> np.ndarray:
     """Seconds ``model`` gives each unit's phase in ``part`` (``jobs/report/live_costs.py``'s ``phases`` rows: the steps
-    as they ran, ``phase_seconds``), over ``units``; 0 where a unit has none."""
+    as they ran, ``phase_seconds``), over ``units``, with ``prefill`` the batch's measured prefill added; 0 where a
+    unit has none."""
     index = {u: i for i, u in enumerate(units)}
     out = np.zeros(len(units))
     for p in part.itertuples(index=False):
         if p.unit in index:
-            out[index[p.unit]] += phase_seconds(model, p, rows)
+            out[index[p.unit]] += phase_seconds(model, p) + (p.prefill if prefill else 0.0)
     return out
 
 
-def emitted_per_step(tokens: np.ndarray, row_steps: np.ndarray) -> np.ndarray:
-    """[1 + resamples] tokens a row emitted per step over live batches (``tokens`` and row-steps per batch): row 0 all
-    batches, then their bootstrap resamples (``jobs/report/batches.py``'s ``weights``; none from one batch)."""
-    w = weights(len(tokens)) if len(tokens) > 1 else np.ones((1, len(tokens)))
-    return (w @ tokens) / np.maximum(w @ row_steps, 1e-12)
+def predicted_speedup(tok: np.ndarray, seconds: np.ndarray, ar_tok: np.ndarray, ar_seconds: np.ndarray) -> np.ndarray:
+    """[1 + resamples] (Σ tok / Σ seconds) / (Σ ar_tok / Σ ar_seconds) over the units where all four are positive:
+    row 0 all of them, then bootstrap resamples of them (``jobs/report/batches.py``'s ``weights``; none from one)."""
+    keep = (tok > 0) & (seconds > 0) & (ar_tok > 0) & (ar_seconds > 0)
+    m = int(keep.sum())
+    if not m:
+        return np.array([np.nan])
+    w = weights(m) if m > 1 else np.ones((1, 1))
+    return ((w @ tok[keep]) / (w @ seconds[keep])) / ((w @ ar_tok[keep]) / (w @ ar_seconds[keep]))
 
 
 def resample_interval(samples: np.ndarray) -> tuple[float, float]:
@@ -257,12 +215,12 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
         lines.append(f"| {r.pair} | {r.batch_size} | {r.bucket} | {k} | {r.tokens_per_step:.2f} | "
                      f"{r.speedup:.2f}×{interval_text(r.speedup_lo, r.speedup_hi)} | {share} |")
     if v is not None and len(v):
-        lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran; prefill included; "
-                  "each K priced by the cost model refitted on the live steps without its own rows; "
-                  "within noise: |predicted / measured − 1| ≤ the live noise floor):\n",
-                  "| pair | B | K | context | predicted [95 %] | measured [95 %] | floor | within noise | the same batches "
-                  "as they ran (static, each row's measured steps) | within noise |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran, whole static batches, "
+                  "prefill included; predicted: their tokens over their prefill + the seconds the cost model, refitted "
+                  "on the live steps without K's own, gives every step as it ran; within noise: |predicted / measured "
+                  "− 1| ≤ the live noise floor):\n",
+                  "| pair | B | K | context | predicted [95 %] | measured [95 %] | floor | within noise |",
+                  "|---|---|---|---|---|---|---|---|"]
 
         def yes(flag) -> str:
             return "–" if flag is None else ("yes" if flag else "no")
@@ -271,17 +229,13 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
             return f"{r.floor:.1%}" if r.floor == r.floor else "–"
 
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():
-            ci, fl = interval_text(r.measured_lo, r.measured_hi), floor_text(r)
-            run = f"{r.as_run:.2f}×" if r.as_run == r.as_run else "–"
-            pred = f"{r.predicted:.2f}×{interval_text(r.predicted_lo, r.predicted_hi)}"
-            lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {pred} | {r.measured:.2f}×{ci} "
-                         f"| {fl} | {yes(r.within_noise)} | {run} | {yes(r.as_run_within)} |")
+            lines.append(f"| {r.pair} | {r.batch_size} | {r.K} | {r.context} | {r.predicted:.2f}×"
+                         f"{interval_text(r.predicted_lo, r.predicted_hi)} | {r.measured:.2f}×"
+                         f"{interval_text(r.measured_lo, r.measured_hi)} | {floor_text(r)} | {yes(r.within_noise)} |")
         lines.append(f"\n{tally(v['within_noise'])} The table's prediction is for a batch that stays full (continuous "
-                     "batching); a live batch here is static and runs until its slowest row ends, which the last two "
-                     "columns price with the same cost model.")
+                     "batching); a live batch here is static and shrinks as its rows end, priced so above.")
         lines += ["\nThe like-for-like check: the same live batches while every row runs (from the first step until "
-                  "the first row ends), decoding only; predicted: their tokens over the seconds the cost model (refitted "
-                  "without K's rows) gives their steps as they ran:\n",
+                  "the first row ends), decoding only, priced the same way:\n",
                   "| pair | B | K | context | predicted [95 %] | measured while full [95 %] | floor | within noise |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in v.sort_values(["pair", "batch_size", "K"]).itertuples():

@@ -4,7 +4,7 @@ tests the table's model, not how far one calibration (minutes earlier, in anothe
 the live steps (by −5 % to +9 % on the 2-core host, docs/benchmarks.md).
 
 Data: one *phase* per live batch — its steps while every row runs (a B = 1 row: all its steps), n = the fewest steps
-of its rows. A row's clocks run while it is in the batch, so the first-ending row's ``draft_time``, ``verify_time``
+of its rows (``phases(whole=True)``: every step, each over the rows still running, to price a whole static batch). A row's clocks run while it is in the batch, so the first-ending row's ``draft_time``, ``verify_time``
 and rest (wall − prefill − draft − verify) are the batch's over those n steps. Per step s of the phase: the verified
 width L_s = 1 + the most drafts a row verified, the draft forwards ℓ_s = the most proposals a row made (``proposed``,
 a discarded one included; logs without the column: the most drafts), the context c_s = the rows' mean prompt +
@@ -43,8 +43,8 @@ from policies.cost_fit import draft_feeds, robust_lstsq
 from policies.costs import CostModel
 
 MIN_STEPS = 3                          # a width needs this many phase steps to be fitted (as replay's fit's knots)
-PHASE_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "n", "widths", "levels", "contexts", "feeds", "draft", "verify",
-                 "rest"]
+PHASE_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "n", "running", "widths", "levels",
+                 "contexts", "feeds", "draft", "verify", "rest", "prefill"]
 
 
 def config_of(rows: pd.DataFrame) -> pd.Series:
@@ -52,33 +52,41 @@ def config_of(rows: pd.DataFrame) -> pd.Series:
     return rows["policy_spec"].astype(str) + "|" + rows["gamma"].astype(int).astype(str)
 
 
-def phase(rows: pd.DataFrame) -> dict | None:
-    """One live batch's full phase (module docstring); None when a row has no step record or a tree step."""
+def phase(rows: pd.DataFrame, whole: bool = False) -> dict | None:
+    """One live batch's full phase (module docstring), or with ``whole`` every step of the batch, each over the rows
+    still running (``running``; no measured parts: NaN); None when a row has no step record or a tree step."""
     if any(a is None for a in rows["accept_lengths"]) or any(d is None for d in rows["drafted"]):
         return None
-    n = min(len(a) for a in rows["accept_lengths"])
-    first = rows.loc[rows["decoding_steps"].idxmin()]
+    lengths = [len(a) for a in rows["accept_lengths"]]
+    n = max(lengths) if whole else min(lengths)
     if n <= 0:
         return None
     proposed = rows["proposed"] if "proposed" in rows else pd.Series([None] * len(rows), index=rows.index)
-    levels, widths, contexts, feeds = np.zeros(n, int), np.zeros(n, int), np.zeros(n), np.zeros(n)
+    levels, widths, contexts, feeds, running = (np.zeros(n, int), np.zeros(n, int), np.zeros(n), np.zeros(n),
+                                                np.zeros(n, int))
     for (_, r), props in zip(rows.iterrows(), proposed):
-        drafted, emitted = list(r["drafted"][:n]), list(r["accept_lengths"][:n])
-        made = list(props[:n]) if props is not None and len(props) else drafted
+        m = min(n, len(r["accept_lengths"]))
+        drafted, emitted = list(r["drafted"][:m]), list(r["accept_lengths"][:m])
+        made = list(props[:m]) if props is not None and len(props) else drafted
         if any(d > 0 and p == 0 for d, p in zip(drafted, made)):
             return None                                  # a tree step: its draft forwards are not recorded
         steps = [SimpleNamespace(proposed=p, drafted=d, accepted=a, emitted=e)
-                 for p, d, a, e in zip(made, drafted, r["accepted"][:n], emitted)]
-        levels = np.maximum(levels, made)
-        widths = np.maximum(widths, np.asarray(drafted) + 1)
-        contexts += len(r["prompt_ids"]) + np.concatenate([[0], np.cumsum(emitted)[:-1]])
-        feeds += draft_feeds(len(r["prompt_ids"]), steps)
-    rest = float(first["wall_time"] - first["prefill_time"] - first["draft_time"] - first["verify_time"])
-    return {"n": n, "widths": widths, "levels": levels, "contexts": contexts / len(rows), "feeds": feeds,
-            "draft": float(first["draft_time"]), "verify": float(first["verify_time"]), "rest": rest}
+                 for p, d, a, e in zip(made, drafted, r["accepted"][:m], emitted)]
+        levels[:m] = np.maximum(levels[:m], made)
+        widths[:m] = np.maximum(widths[:m], np.asarray(drafted) + 1)
+        contexts[:m] += len(r["prompt_ids"]) + np.concatenate([[0], np.cumsum(emitted)[:-1]])
+        feeds[:m] += draft_feeds(len(r["prompt_ids"]), steps)
+        running[:m] += 1
+    first = rows.loc[rows["decoding_steps"].idxmin()]
+    parts = {"draft": float(first["draft_time"]), "verify": float(first["verify_time"]),
+             "rest": float(first["wall_time"] - first["prefill_time"] - first["draft_time"] - first["verify_time"])}
+    if whole:
+        parts = dict.fromkeys(parts, np.nan)
+    return {"n": n, "running": running, "widths": widths, "levels": levels, "contexts": contexts / running,
+            "feeds": feeds, **parts, "prefill": float(rows["prefill_time"].fillna(0).max())}
 
 
-def phases(df: pd.DataFrame) -> pd.DataFrame:
+def phases(df: pd.DataFrame, whole: bool = False) -> pd.DataFrame:
     """One row per live batch of ``df`` (every config, ``ar`` timed last included): :func:`phase`'s fields with the
     base pair, batch size and config."""
     live = metrics.ok_rows(df[modes(df) == "live"]) if len(df) else df
@@ -89,7 +97,7 @@ def phases(df: pd.DataFrame) -> pd.DataFrame:
                        timing=live["ar_timing"].fillna("") if "ar_timing" in live else "")
     out = []
     for (pair, size, config, timing, *unit), rows in live.groupby(["base", "batch_size", "config", "timing"] + UNIT):
-        p = phase(rows)
+        p = phase(rows, whole)
         if p is not None:
             out.append({"pair": pair, "batch_size": int(size), "policy": rows["policy"].iloc[0], "config": config,
                         "timing": timing, "unit": tuple(unit), **p})
@@ -117,15 +125,23 @@ def _draft_extras(model: CostModel, rows: int, levels: int, feed: float, context
     return float(catchup_time(model, feed, context)) + model.batch_step_parts(rows, levels, context)[0] - model.batch_step_parts(rows, levels, c0)[0]
 
 
-def phase_seconds(model: CostModel, p, rows: int) -> float:
-    """Seconds ``model`` gives phase ``p``'s steps as they ran (a :func:`phases` row; ``rows`` rows): Σ_s draft(ℓ_s)
-    + catch-up(e_s) + T_B(L_s) + context terms + o_B (``CostModel.batch_step_parts``)."""
-    t = 0.0
-    for w, lv, c, f in zip(p.widths, p.levels, p.contexts, p.feeds):
+def phase_parts(model: CostModel, p) -> np.ndarray:
+    """(draft, verify, rest) seconds ``model`` gives phase ``p``'s steps as they ran (a :func:`phases` row), each at
+    the rows then running: Σ_s draft(ℓ_s) + catch-up(e_s), Σ_s T_B(L_s) + context terms, Σ_s o_B
+    (``CostModel.batch_step_parts``)."""
+    out = np.zeros(3)
+    for b, w, lv, c, f in zip(p.running, p.widths, p.levels, p.contexts, p.feeds):
+        b = int(b)
         if lv > 0:
-            t += model.batch_step_parts(rows, int(lv), c)[0] + float(catchup_time(model, f, c))
-        t += model.batch_step_parts(rows, int(w) - 1, c)[1] + model.batch_overhead(rows)
-    return t
+            out[0] += model.batch_step_parts(b, int(lv), c)[0] + float(catchup_time(model, f, c))
+        out[1] += model.batch_step_parts(b, int(w) - 1, c)[1]
+        out[2] += model.batch_overhead(b)
+    return out
+
+
+def phase_seconds(model: CostModel, p) -> float:
+    """Seconds ``model`` gives phase ``p``'s steps as they ran: the sum of :func:`phase_parts`."""
+    return float(phase_parts(model, p).sum())
 
 
 def _calibrated_verify(model: CostModel, rows: int, width: int) -> float:
