@@ -5,11 +5,11 @@ steps.
 Why: the γ table's live check (``jobs/report/gamma_table.py``) compares one ratio; when it misses, this says which
 part of a step the cost model got wrong and by how much.
 
-Rule: each live batch's steps while every row runs (``jobs/report/live_costs.py``'s ``phases``: the first-ending
-row's clocks are the batch's; a B = 1 row is a batch of one) give the measured draft, verify and rest seconds; beside
-them the seconds two cost models give the same steps as they ran (each step's width, draft forwards, catch-up and
-context: ``phase_parts``) — the calibration the sweep stored, and the refit on the pair's live steps at that B without
-this config's own (out of sample, as the γ table's live checks price K). Per config: sums over batches per step; the
+Rule: each live batch's steps while every row runs (the first of ``jobs/report/live_costs.py``'s ``live_segments``:
+the first-ending row's clocks are the batch's; a B = 1 row is a batch of one) give the measured draft, verify and
+rest seconds; beside them the seconds two cost models give the same steps as they ran (each step's width, draft
+forwards, catch-up and context: ``segment_parts``) — the calibration the sweep stored, and the refit on the pair's
+live steps at that B without this config's own (out of sample, as the γ table's live checks price K). Per config: sums over batches per step; the
 measured step with its 95 % percentile bootstrap interval over batches, each model's step error against its mean.
 
     python -m bench.gamma_components OUTPUT           # a sweep folder with live rows (seconds, no model loaded)
@@ -25,7 +25,7 @@ import pandas as pd
 
 from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.intervals import bootstrap_weights, percentile_interval
-from jobs.report.live_costs import phase_parts, phase_seconds, phases, refit
+from jobs.report.live_costs import live_segments, refit, segment_parts, segment_seconds
 from jobs.store.parquet_log import ParquetLog
 
 PARTS = ("draft", "verify", "rest")
@@ -35,20 +35,21 @@ def components(folder: str, resamples: int = 2000, seed: int = 0) -> pd.DataFram
     """Per (pair, B, config): measured and calibrated ms per step by part, the refit's step, the measured step's
     interval over batches and each model's step error."""
     df = ParquetLog(folder).read()
-    steps = phases(df)
+    steps = live_segments(df)
     if steps.empty:
         return pd.DataFrame()
     models = {p: m.as_measured() for p, m in pair_cost_models(read_actor_infos(folder)).items()}
     out = []
-    for (pair, b, config), part in steps[steps["timing"] != "last"].groupby(["pair", "batch_size", "config"]):
+    full = steps[(steps["timing"] != "last") & (steps["segment"] == 0)]
+    for (pair, b, config), part in full.groupby(["pair", "batch_size", "config"]):
         if pair not in models:
             continue
         refitted = refit(models[pair], steps[(steps["pair"] == pair) & (steps["batch_size"] == b)
                                              & (steps["config"] != config)])
         n = part["n"].to_numpy(float)
         measured = part[list(PARTS)].to_numpy(float)                                   # [batches, 3] seconds
-        calibrated = np.array([phase_parts(models[pair], p) for p in part.itertuples(index=False)])
-        out_of_sample = sum(phase_seconds(refitted, p) for p in part.itertuples(index=False)) / n.sum()
+        calibrated = np.array([segment_parts(models[pair], p) for p in part.itertuples(index=False)])
+        out_of_sample = sum(segment_seconds(refitted, p) for p in part.itertuples(index=False)) / n.sum()
         per_step, predicted = measured.sum(axis=0) / n.sum(), calibrated.sum(axis=0) / n.sum()
         lo = hi = np.nan
         if len(part) > 1:

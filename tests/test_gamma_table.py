@@ -195,7 +195,7 @@ def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
 
     from actors.loading.tiny_pair import save_tiny_pair
     from jobs.config import parse_config
-    from jobs.report.live_costs import phases, refit
+    from jobs.report.live_costs import live_segments, refit
     from jobs.store.parquet_log import ParquetLog
     from jobs.sweep.driver import run_sweep
     from tests.sweep_process import tiny_raw
@@ -212,7 +212,7 @@ def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
     t = pd.read_csv(Path(res["output"]) / "gamma_table.csv")
     b2 = t[(t["batch_size"] == 2) & (t["bucket"] == "<= 512")].set_index("K")
     s = acceptance(rows)["tiny"]
-    live = refit(m, phases(rows))           # the stored model, each batch size refitted on the sweep's live steps
+    live = refit(m, live_segments(rows))           # the stored model, each batch size refitted on the sweep's live steps
     assert live.batch[2]["values"] != m.as_measured().batch[2]["values"]
     for k in b2.index:
         catch = expected_catchup(live, 2, s[k - 1], 256) if k else 0.0

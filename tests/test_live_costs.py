@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobs.report.live_costs import phase, phase_seconds, phases, refit
+from jobs.report.live_costs import live_segments, refit, segment_seconds, segments
 from policies.costs import CostModel
 
 PROMPT = 20
@@ -63,7 +63,7 @@ def sweep_rows(truth: CostModel, rows: int = 1) -> pd.DataFrame:
 
 def test_the_fit_gives_back_the_model_that_timed_the_steps_at_one_row():
     rows = sweep_rows(TRUE)
-    fitted = refit(CALIBRATED, phases(rows))
+    fitted = refit(CALIBRATED, live_segments(rows))
     for w in (1, 2, 4):                                 # the widths the configs ran: ar 1, γ 1 → 2, γ 3 → 4
         assert fitted.verify(w) == pytest.approx(TRUE.verify(w), rel=1e-9)
     # a width no config ran: the calibrated shape from the nearest fitted width (3 → 2, the smaller on a tie)
@@ -73,8 +73,8 @@ def test_the_fit_gives_back_the_model_that_timed_the_steps_at_one_row():
     assert fitted.draft["per_proposal"] == pytest.approx(0.0025, rel=1e-9)
     assert fitted.overhead == pytest.approx(0.002, rel=1e-9)
     assert fitted.draft["per_catchup"] == CALIBRATED.draft["per_catchup"]       # catch-up: the calibrated terms
-    for p in phases(rows).itertuples(index=False):      # every phase priced as it ran = its measured time
-        assert phase_seconds(fitted, p) == pytest.approx(p.draft + p.verify + p.rest, rel=1e-9)
+    for p in live_segments(rows).itertuples(index=False):      # every segment priced as it ran = its measured time
+        assert segment_seconds(fitted, p) == pytest.approx(p.draft + p.verify + p.rest, rel=1e-9)
 
 
 def test_a_batch_size_refits_its_surface_entry_and_leaves_the_single_row_model():
@@ -83,7 +83,7 @@ def test_a_batch_size_refits_its_surface_entry_and_leaves_the_single_row_model()
     truth = model(TRUE.table["values"], batch={2: {**surface[2], "values": [0.066, 0.074, 0.09, 0.12, 0.12, 0.13],
                                                    "draft": 0.005, "draft_base": 0.002, "overhead": 0.003}})
     calibrated = model(CALIBRATED.table["values"], batch=surface)
-    fitted = refit(calibrated, phases(sweep_rows(truth, rows=2)))
+    fitted = refit(calibrated, live_segments(sweep_rows(truth, rows=2)))
     for w in (1, 2, 4):
         assert fitted.batch_verify(2, w) == pytest.approx(truth.batch_verify(2, w), rel=1e-9)
     assert fitted.batch_draft(2, 3) == pytest.approx(truth.batch_draft(2, 3), rel=1e-9)
@@ -91,12 +91,12 @@ def test_a_batch_size_refits_its_surface_entry_and_leaves_the_single_row_model()
     assert fitted.table == calibrated.table and fitted.overhead == calibrated.overhead
 
 
-def test_one_draft_shape_scales_the_calibrated_draft_and_a_stalled_phase_is_dropped():
+def test_one_draft_shape_scales_the_calibrated_draft_and_a_stalled_batch_is_dropped():
     rows = pd.DataFrame([r for q in range(8) for k, pol in ((0, "ar"), (3, "fixed"))
                          for r in live_batch(TRUE, k, 1, [9 + q], f"q{q}", pol)])
     stalled = live_batch(TRUE, 3, 1, [9], "q9")[0]
     stalled["verify_time"] *= 3
-    fitted = refit(CALIBRATED, phases(pd.concat([rows, pd.DataFrame([stalled])], ignore_index=True)))
+    fitted = refit(CALIBRATED, live_segments(pd.concat([rows, pd.DataFrame([stalled])], ignore_index=True)))
     assert fitted.verify(4) == pytest.approx(TRUE.verify(4), rel=1e-9)
     # every drafting step ran 3 forwards: d₀ and d₁ are not separable, so the calibrated pair is scaled to fit
     scale = fitted.draft["per_step"] / CALIBRATED.draft["per_step"]
@@ -104,34 +104,44 @@ def test_one_draft_shape_scales_the_calibrated_draft_and_a_stalled_phase_is_drop
     assert fitted.draft_time(3, 0, 0) == pytest.approx(TRUE.draft_time(3, 0, 0), rel=1e-9)
 
 
-def test_a_phase_takes_the_widest_row_the_most_draft_forwards_and_ends_with_the_first_row():
+def test_a_segment_takes_the_widest_running_row_and_the_most_draft_forwards():
     rows = pd.DataFrame(live_batch(TRUE, 2, 2, [5, 7], "u"))
-    rows.at[1, "drafted"] = [2, 1, 2, 2, 2, 2, 2]
-    rows.at[1, "proposed"] = [3, 2, 2, 2, 2, 2, 2]      # a discarded proposal in its first step
-    p = phase(rows)
-    assert p["n"] == 5 and list(p["widths"]) == [3] * 5 and list(p["levels"]) == [3, 2, 2, 2, 2]
-    assert p["feeds"][0] == 2 * (PROMPT - 1) and p["draft"] == rows.loc[0, "draft_time"]
-    assert list(p["contexts"]) == [PROMPT + s for s in range(5)]
+    rows.at[1, "drafted"] = [2, 1, 2, 2, 2, 1, 1]
+    rows.at[1, "proposed"] = [3, 2, 2, 2, 2, 1, 1]      # a discarded proposal in its first step
+    first, second = segments(rows)
+    assert (first["segment"], first["running"], first["n"]) == (0, 2, 5) and list(first["widths"]) == [3] * 5
+    assert list(first["levels"]) == [3, 2, 2, 2, 2] and first["feeds"][0] == 2 * (PROMPT - 1)
+    assert list(first["contexts"]) == [PROMPT + s for s in range(5)]
+    assert first["draft"] == rows.loc[0, "draft_time"] and first["prefill"] == 0.01
+    # the second row alone for its last 2 steps: its clocks less the first row's, no prefill
+    assert (second["running"], second["n"], second["prefill"]) == (1, 2, 0.0) and list(second["widths"]) == [2, 2]
+    assert second["verify"] == pytest.approx(rows.loc[1, "verify_time"] - rows.loc[0, "verify_time"])
     older = rows.assign(proposed=None)                  # logs without the column: the drafts verified
-    assert list(phase(older)["levels"]) == [2] * 5
+    assert list(segments(older)[0]["levels"]) == [2] * 5
     tree = rows.copy()
-    tree.at[0, "proposed"] = [0] * 5                    # a tree step records no proposals: not a chain phase
-    assert phase(tree) is None
+    tree.at[0, "proposed"] = [0] * 5                    # a tree step records no proposals: not a chain batch
+    assert segments(tree) is None
 
 
-def test_a_whole_static_batch_is_priced_at_the_rows_still_running():
+def test_a_whole_static_batch_is_priced_at_the_rows_still_running_and_refits_each_size():
     surface = {b: {"knots": [1, 2, 3], "values": [0.1 * b, 0.11 * b, 0.12 * b], "draft": 0.01 * b, "draft_base": 0.0,
                    "overhead": 0.0} for b in (2, 3)}
     m = model([0.10, 0.11, 0.12], d0=0.0, d1=0.01, overhead=0.0, batch=surface, context=PROMPT)
     m.draft.update(per_catchup=0.0, per_catchup_token=0.0)
     m.table.update(per_kctx=0.0)
     rows = pd.DataFrame(live_batch(m, 2, 3, [5, 2, 5], "u"))
-    p = next(phases(rows, whole=True).itertuples(index=False))
-    assert list(p.running) == [3, 3, 2, 2, 2] and p.n == 5 and np.isnan(p.draft)
+    segs = live_segments(rows)
+    assert list(segs["running"]) == [3, 2] and list(segs["n"]) == [2, 3]
     # rows of 5, 2 and 5 steps at K = 2: 2 steps of 3 rows, then 3 steps of 2 rows
-    assert phase_seconds(m, p) == pytest.approx(2 * (2 * 0.03 + 0.36) + 3 * (2 * 0.02 + 0.24))
-    full = next(phases(rows).itertuples(index=False))
-    assert full.n == 2 and phase_seconds(m, full) == pytest.approx(2 * (2 * 0.03 + 0.36))
+    assert sum(segment_seconds(m, p) for p in segs.itertuples()) == pytest.approx(
+        2 * (2 * 0.03 + 0.36) + 3 * (2 * 0.02 + 0.24))
+    # each segment's seconds are the batch's at its rows: a refit on them keeps T_3 and T_2 at the verified width
+    truth = model([0.10, 0.11, 0.12], d0=0.0, d1=0.01, overhead=0.0, context=PROMPT, batch={
+        b: {**surface[b], "values": [v * 1.2 for v in surface[b]["values"]]} for b in (2, 3)})
+    truth.draft, truth.table = m.draft, m.table
+    slow = pd.DataFrame(live_batch(truth, 2, 3, [5, 2, 5], "u"))
+    fitted = refit(m, live_segments(pd.concat([slow.assign(task_key=f"u{i}") for i in range(3)], ignore_index=True)))
+    assert fitted.batch_verify(3, 3) == pytest.approx(0.36 * 1.2) and fitted.batch_verify(2, 3) == pytest.approx(0.24 * 1.2)
 
 
 def test_the_live_check_prices_k_out_of_sample():

@@ -9,7 +9,7 @@ expected catch-up, the speedup t(B, 0, C)·E_K / t(B, K, C) and its interval ove
   batches.py``); *within noise* when |predicted / measured − 1| ≤ the pair's live noise floor at B (``ar`` timed
   first and last, ``jobs/report/metrics.py``). The cost model prices the live steps *as they ran* — each step's
   verified width, draft forwards, catch-up and context at the rows then running (``jobs/report/live_costs.py``'s
-  ``phase_seconds``) — and the tokens are those the rows emitted: under greedy decoding the text sets both (the
+  ``segment_seconds``) — and the tokens are those the rows emitted: under greedy decoding the text sets both (the
   budget-capped last steps of a short answer included, the same in replay), so the check tests the time model.
 - **whole batches**: a live batch is static — it runs until its slowest row ends, shrinking as rows finish.
   Measured: its tokens over its longest latency (prefill included); predicted: the same tokens over its measured
@@ -43,7 +43,7 @@ from jobs.report.batches import (UNIT, ar_totals, base_pairs, batches, interval,
 from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.gamma_model import BUCKETS, acceptance_samples, best_k, speedup_matrix
 from jobs.report.intervals import percentile_interval
-from jobs.report.live_costs import live_models, phase_seconds, phases, refit
+from jobs.report.live_costs import live_models, live_segments, refit, segment_seconds
 from jobs.report.text import interval as interval_text
 from jobs.store.output import record_written
 from policies.costs import CostModel
@@ -107,7 +107,7 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
     live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int) if "batch_size" in live else 1)
     floor = metrics.noise_floor(live)
     floors = dict(zip(floor["pair"], floor["floor"])) if len(floor) else {}
-    steps, whole, out = phases(live), phases(live, whole=True), []
+    steps, out = live_segments(live), []
     for (pair, size), part in batches(live).groupby(["base_pair", "batch_size"]):
         if pair not in models or pair not in accept:
             continue
@@ -122,8 +122,9 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         units = [tuple(u) for u in part[UNIT].drop_duplicates().itertuples(index=False)]    # unit_totals' order
         ar_full = full_phase_totals(ar_same, units)
         per_row = ar_full[0].sum() / max(1, len(ar_same))
-        here = steps[(steps["pair"] == pair) & (steps["batch_size"] == size)]
-        here_whole = whole[(whole["pair"] == pair) & (whole["batch_size"] == size) & (whole["timing"] != "last")]
+        here = steps[(steps["pair"] == pair) & (steps["batch_size"] == size)]        # every segment of every batch
+        full_here = here[here["segment"] == 0]                                           # while every row runs
+        ar_here = here[(here["policy"] == "ar") & (here["timing"] != "last")]
         for (policy, spec, gamma), (tok, t) in totals.items():
             k, config = int(gamma), f"{spec}|{int(gamma)}"
             if policy != "fixed" or k > accept[pair].shape[1]:
@@ -132,15 +133,14 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
             fl = floors.get(batch_label(pair, int(size)), np.nan)
             _, sp = speedup_samples(tok, t, ar_tok, ar_t, weights(n))
             lo, hi = interval(sp[1:], n)
-            pred = predicted_speedup(tok, priced(model, here_whole[here_whole["config"] == config], units, True),
-                                     ar_tok, priced(model, here_whole[here_whole["policy"] == "ar"], units, True))
+            pred = predicted_speedup(tok, priced(model, here[here["config"] == config], units, True),
+                                     ar_tok, priced(model, ar_here, units, True))
             runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
             k_full = full_phase_totals(runs, units)
             _, full_msp = speedup_samples(*k_full, *ar_full, weights(len(units)))
             full_lo, full_hi = interval(full_msp[1:], int((k_full[1] > 0).sum()))
-            ar_here = here[(here["policy"] == "ar") & (here["timing"] != "last")]
-            full = predicted_speedup(k_full[0], priced(model, here[here["config"] == config], units),
-                                     ar_full[0], priced(model, ar_here, units))
+            full = predicted_speedup(k_full[0], priced(model, full_here[full_here["config"] == config], units),
+                                     ar_full[0], priced(model, ar_here[ar_here["segment"] == 0], units))
             out.append({"pair": pair, "batch_size": int(size), "K": k,
                         "context": round(prompt + float(ar_same["new_tokens"].mean()) / 2),
                         "predicted": float(pred[0]), **dict(zip(("predicted_lo", "predicted_hi"),
@@ -155,14 +155,14 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
 
 
 def priced(model: CostModel, part: pd.DataFrame, units: list, prefill: bool = False) -> np.ndarray:
-    """Seconds ``model`` gives each unit's phase in ``part`` (``jobs/report/live_costs.py``'s ``phases`` rows: the steps
-    as they ran, ``phase_seconds``), over ``units``, with ``prefill`` the batch's measured prefill added; 0 where a
-    unit has none."""
+    """Seconds ``model`` gives each unit's segments in ``part`` (``jobs/report/live_costs.py``'s ``live_segments`` rows:
+    the steps as they ran, ``segment_seconds``), over ``units``, with ``prefill`` the batch's measured prefill added; 0
+    where a unit has none."""
     index = {u: i for i, u in enumerate(units)}
     out = np.zeros(len(units))
     for p in part.itertuples(index=False):
         if p.unit in index:
-            out[index[p.unit]] += phase_seconds(model, p) + (p.prefill if prefill else 0.0)
+            out[index[p.unit]] += segment_seconds(model, p) + (p.prefill if prefill else 0.0)
     return out
 
 
@@ -269,7 +269,7 @@ def gamma_section(folder: str, df: pd.DataFrame, costs: str | None = None) -> st
     accept = acceptance_samples(ok)
     models, label = folder_models(folder, ok, costs)
     roof = parse_roofline(costs)
-    steps = None if roof else phases(ok)
+    steps = None if roof else live_segments(ok)
     table_models = models
     if steps is not None and len(steps):
         table_models = live_models(models, steps)

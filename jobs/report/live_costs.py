@@ -3,29 +3,32 @@
 tests the table's model, not how far one calibration (minutes earlier, in another phase of the machine) lands from
 the live steps (by −5 % to +9 % on the 2-core host, docs/benchmarks.md).
 
-Data: one *phase* per live batch — its steps while every row runs (a B = 1 row: all its steps), n = the fewest steps
-of its rows (``phases(whole=True)``: every step, each over the rows still running, to price a whole static batch). A row's clocks run while it is in the batch, so the first-ending row's ``draft_time``, ``verify_time``
-and rest (wall − prefill − draft − verify) are the batch's over those n steps. Per step s of the phase: the verified
-width L_s = 1 + the most drafts a row verified, the draft forwards ℓ_s = the most proposals a row made (``proposed``,
-a discarded one included; logs without the column: the most drafts), the context c_s = the rows' mean prompt +
+Data: the *segments* of each live batch. A static batch shrinks as its rows end: with its rows' step counts n_1 ≤ …
+≤ n_B, steps [n_{j−1}, n_j) ran over the rows still running (all B in the first segment, while every row runs; a
+B = 1 row is one segment). A row's clocks run while it is in the batch, so the row that ends at n_j carries the
+batch's ``draft_time``, ``verify_time`` and rest (wall − prefill − draft − verify) over steps < n_j, and a segment's
+seconds are the difference between the rows ending at its two bounds. Per step s: the verified width L_s = 1 + the
+most drafts a running row verified, the draft forwards ℓ_s = the most proposals a running row made (``proposed``, a
+discarded one included; logs without the column: the most drafts), the context c_s = the running rows' mean prompt +
 tokens emitted before s, and the tokens the draft caught up on e_s (summed over rows; ``policies/cost_fit.py``'s
 ``draft_feeds``: the prompt in a row's first drafting step, one token after a fully accepted draft).
 
-Rule: the cost model's (``policies/costs.py``), summed over a phase's steps:
+Rule: the cost model's (``policies/costs.py``) at B = a segment's running rows, summed over its steps:
 
     verify = Σ_s T_B(L_s) + context terms
     draft  = d₀(B)·#{s: ℓ_s > 0} + T_d(B)·Σ_s ℓ_s + Σ_s (d₂·[e_s > 0] + d₃·e_s) + context terms
     rest   = n·o_B
 
-The catch-up and context terms are the calibrated model's, subtracted; T_B at every width the phases verified in at
-least ``MIN_STEPS`` steps and d₀(B), T_d(B) by least squares over the phases (each phase's equation divided by its
-n, so every batch weighs alike; ``policies/cost_fit.py``'s ``robust_lstsq`` drops a stalled phase), o_B = Σ rest / Σ n.
-T_B is fitted at the widths some phase ran in at least half its steps (a config's own width: ``ar``'s 1, ``fixed``
+The catch-up and context terms are the calibrated model's, subtracted; T_B at every width the segments verified in at
+least ``MIN_STEPS`` steps and d₀(B), T_d(B) by least squares over the segments of B rows (each segment's equation
+divided by its n, so every segment weighs alike; ``policies/cost_fit.py``'s ``robust_lstsq`` drops a stalled one),
+o_B = Σ rest / Σ n. T_B is fitted at the widths some segment ran in at least half its steps (a config's own width: ``ar``'s 1, ``fixed``
 γ = K's K + 1), in ``MIN_STEPS`` steps or more; any other width w is the nearest fitted width's T_B times the
 calibrated T_B(w) / T_B(that width), in the fit and after it (a mix of widths cannot place a knot of its own).
-When the phases cannot separate d₀ from T_d (their mean draft forwards per drafting step span less than one), one
-factor scales the calibrated pair. At B = 1 the same fit gives the single-row model's T(m), d₀, d₁ and o (its context terms
-counted from C = 0, as that model's are); above, the batch surface's entry at B (``CostModel.batch``).
+When the segments cannot separate d₀ from T_d (their mean draft forwards per drafting step span less than one), one
+factor scales the calibrated pair. At B = 1 the same fit gives the single-row model's T(m), d₀, d₁ and o (its context
+terms counted from C = 0, as that model's are); above, the batch surface's entry at B (``CostModel.batch``), sizes
+the calibration did not measure included (a B = 4 batch's B = 3 and 2 segments).
 """
 from __future__ import annotations
 
@@ -42,9 +45,10 @@ from jobs.report.gamma_model import catchup_time
 from policies.cost_fit import draft_feeds, robust_lstsq
 from policies.costs import CostModel
 
-MIN_STEPS = 3                          # a width needs this many phase steps to be fitted (as replay's fit's knots)
-PHASE_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "n", "running", "widths", "levels",
-                 "contexts", "feeds", "draft", "verify", "rest", "prefill"]
+MIN_STEPS = 3                          # a width needs this many segment steps to be fitted (as replay's fit's knots)
+PHASE_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "segment", "running", "n", "widths",
+                 "levels", "contexts", "feeds", "draft", "verify", "rest", "prefill"]
+CLOCKS = ("draft_time", "verify_time", "rest_time")
 
 
 def config_of(rows: pd.DataFrame) -> pd.Series:
@@ -52,43 +56,47 @@ def config_of(rows: pd.DataFrame) -> pd.Series:
     return rows["policy_spec"].astype(str) + "|" + rows["gamma"].astype(int).astype(str)
 
 
-def phase(rows: pd.DataFrame, whole: bool = False) -> dict | None:
-    """One live batch's full phase (module docstring), or with ``whole`` every step of the batch, each over the rows
-    still running (``running``; no measured parts: NaN); None when a row has no step record or a tree step."""
+def segments(rows: pd.DataFrame) -> list[dict] | None:
+    """One live batch's segments (module docstring), first to last; None when a row has no step record or a tree
+    step."""
     if any(a is None for a in rows["accept_lengths"]) or any(d is None for d in rows["drafted"]):
         return None
     lengths = [len(a) for a in rows["accept_lengths"]]
-    n = max(lengths) if whole else min(lengths)
+    n = max(lengths)
     if n <= 0:
         return None
     proposed = rows["proposed"] if "proposed" in rows else pd.Series([None] * len(rows), index=rows.index)
     levels, widths, contexts, feeds, running = (np.zeros(n, int), np.zeros(n, int), np.zeros(n), np.zeros(n),
                                                 np.zeros(n, int))
-    for (_, r), props in zip(rows.iterrows(), proposed):
-        m = min(n, len(r["accept_lengths"]))
-        drafted, emitted = list(r["drafted"][:m]), list(r["accept_lengths"][:m])
-        made = list(props[:m]) if props is not None and len(props) else drafted
+    for (_, r), props, m in zip(rows.iterrows(), proposed, lengths):
+        drafted, emitted = list(r["drafted"]), list(r["accept_lengths"])
+        made = list(props) if props is not None and len(props) else drafted
         if any(d > 0 and p == 0 for d, p in zip(drafted, made)):
             return None                                  # a tree step: its draft forwards are not recorded
         steps = [SimpleNamespace(proposed=p, drafted=d, accepted=a, emitted=e)
-                 for p, d, a, e in zip(made, drafted, r["accepted"][:m], emitted)]
+                 for p, d, a, e in zip(made, drafted, r["accepted"], emitted)]
         levels[:m] = np.maximum(levels[:m], made)
         widths[:m] = np.maximum(widths[:m], np.asarray(drafted) + 1)
         contexts[:m] += len(r["prompt_ids"]) + np.concatenate([[0], np.cumsum(emitted)[:-1]])
         feeds[:m] += draft_feeds(len(r["prompt_ids"]), steps)
         running[:m] += 1
-    first = rows.loc[rows["decoding_steps"].idxmin()]
-    parts = {"draft": float(first["draft_time"]), "verify": float(first["verify_time"]),
-             "rest": float(first["wall_time"] - first["prefill_time"] - first["draft_time"] - first["verify_time"])}
-    if whole:
-        parts = dict.fromkeys(parts, np.nan)
-    return {"n": n, "running": running, "widths": widths, "levels": levels, "contexts": contexts / running,
-            "feeds": feeds, **parts, "prefill": float(rows["prefill_time"].fillna(0).max())}
+    rows = rows.assign(rest_time=rows["wall_time"] - rows["prefill_time"] - rows["draft_time"] - rows["verify_time"],
+                       steps=lengths)
+    out, start, before = [], 0, np.zeros(3)
+    for end in sorted(set(lengths)):
+        clocks = rows[rows["steps"] == end][list(CLOCKS)].iloc[0].to_numpy(float)   # the batch's, over steps < end
+        part = slice(start, end)
+        out.append({"segment": len(out), "running": int(running[start]), "n": end - start, "widths": widths[part],
+                    "levels": levels[part], "contexts": contexts[part] / running[part], "feeds": feeds[part],
+                    **dict(zip(("draft", "verify", "rest"), clocks - before)),
+                    "prefill": float(rows["prefill_time"].fillna(0).max()) if not out else 0.0})
+        start, before = end, clocks
+    return out
 
 
-def phases(df: pd.DataFrame, whole: bool = False) -> pd.DataFrame:
-    """One row per live batch of ``df`` (every config, ``ar`` timed last included): :func:`phase`'s fields with the
-    base pair, batch size and config."""
+def live_segments(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per segment of each live batch of ``df`` (every config, ``ar`` timed last included): :func:`segments`'
+    fields with the base pair, batch size, config and batch (``unit``)."""
     live = metrics.ok_rows(df[modes(df) == "live"]) if len(df) else df
     if live.empty:
         return pd.DataFrame(columns=PHASE_COLUMNS)
@@ -97,10 +105,9 @@ def phases(df: pd.DataFrame, whole: bool = False) -> pd.DataFrame:
                        timing=live["ar_timing"].fillna("") if "ar_timing" in live else "")
     out = []
     for (pair, size, config, timing, *unit), rows in live.groupby(["base", "batch_size", "config", "timing"] + UNIT):
-        p = phase(rows, whole)
-        if p is not None:
+        for seg in segments(rows) or []:
             out.append({"pair": pair, "batch_size": int(size), "policy": rows["policy"].iloc[0], "config": config,
-                        "timing": timing, "unit": tuple(unit), **p})
+                        "timing": timing, "unit": tuple(unit), **seg})
     return pd.DataFrame(out, columns=PHASE_COLUMNS)
 
 
@@ -125,13 +132,12 @@ def _draft_extras(model: CostModel, rows: int, levels: int, feed: float, context
     return float(catchup_time(model, feed, context)) + model.batch_step_parts(rows, levels, context)[0] - model.batch_step_parts(rows, levels, c0)[0]
 
 
-def phase_parts(model: CostModel, p) -> np.ndarray:
-    """(draft, verify, rest) seconds ``model`` gives phase ``p``'s steps as they ran (a :func:`phases` row), each at
-    the rows then running: Σ_s draft(ℓ_s) + catch-up(e_s), Σ_s T_B(L_s) + context terms, Σ_s o_B
+def segment_parts(model: CostModel, p) -> np.ndarray:
+    """(draft, verify, rest) seconds ``model`` gives segment ``p``'s steps as they ran (a :func:`live_segments` row) at its
+    ``running`` rows: Σ_s draft(ℓ_s) + catch-up(e_s), Σ_s T_B(L_s) + context terms, n·o_B
     (``CostModel.batch_step_parts``)."""
-    out = np.zeros(3)
-    for b, w, lv, c, f in zip(p.running, p.widths, p.levels, p.contexts, p.feeds):
-        b = int(b)
+    out, b = np.zeros(3), int(p.running)
+    for w, lv, c, f in zip(p.widths, p.levels, p.contexts, p.feeds):
         if lv > 0:
             out[0] += model.batch_step_parts(b, int(lv), c)[0] + float(catchup_time(model, f, c))
         out[1] += model.batch_step_parts(b, int(w) - 1, c)[1]
@@ -139,9 +145,9 @@ def phase_parts(model: CostModel, p) -> np.ndarray:
     return out
 
 
-def phase_seconds(model: CostModel, p) -> float:
-    """Seconds ``model`` gives phase ``p``'s steps as they ran: the sum of :func:`phase_parts`."""
-    return float(phase_parts(model, p).sum())
+def segment_seconds(model: CostModel, p) -> float:
+    """Seconds ``model`` gives segment ``p``'s steps as they ran: the sum of :func:`segment_parts`."""
+    return float(segment_parts(model, p).sum())
 
 
 def _calibrated_verify(model: CostModel, rows: int, width: int) -> float:
@@ -157,14 +163,14 @@ def _calibrated_draft(model: CostModel, rows: int) -> tuple[float, float]:
 
 
 def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
-    """{"knots", "values", "draft_base", "draft", "overhead"} fitted on the phases ``part`` at ``rows`` rows (module
-    rule), the widths up to the calibrated model's widest; None without phases."""
+    """{"knots", "values", "draft_base", "draft", "overhead"} fitted on the segments ``part`` of ``rows`` rows
+    (module rule), the widths up to the calibrated model's widest; None without a fitted width."""
     if part.empty:
         return None
     counts = {}
     for w in part["widths"]:
         ws, c = np.unique(w, return_counts=True)
-        for x in ws[c * 2 >= len(w)]:                  # the width this phase ran in at least half its steps
+        for x in ws[c * 2 >= len(w)]:                  # the width this segment ran in at least half its steps
             counts[int(x)] = counts.get(int(x), 0) + int(c[ws == x][0])
     fitted = sorted(w for w, c in counts.items() if c >= MIN_STEPS)
     if not fitted:
@@ -191,7 +197,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     base, per_level = _calibrated_draft(model, rows)
     if Xd:
         Xd, yd = np.array(Xd), np.array(yd)
-        per_step = Xd[:, 1] / Xd[:, 0]                  # each phase's draft forwards per drafting step
+        per_step = Xd[:, 1] / Xd[:, 0]                  # each segment's draft forwards per drafting step
         if per_step.max() - per_step.min() >= 1 and len(yd) > 2:
             base, per_level = robust_lstsq(Xd, yd)
         else:                                           # one draft shape: scale the calibrated pair
@@ -206,11 +212,11 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
 
 
 def refit(model: CostModel, part: pd.DataFrame) -> CostModel:
-    """``model`` (its measured forward times: ``as_measured``) with every batch size that has phases in ``part``
-    refitted on them (:func:`fit_size`); the other sizes as calibrated."""
+    """``model`` (its measured forward times: ``as_measured``) with every batch size that has segments in ``part``
+    (their ``running`` rows) refitted on them (:func:`fit_size`); the other sizes as calibrated."""
     model = model.as_measured()
     table, draft, overhead, batch = dict(model.table), dict(model.draft), model.overhead, dict(model.batch)
-    for size, sub in part.groupby("batch_size"):
+    for size, sub in part.groupby("running"):
         fit = fit_size(model, sub, int(size))
         if fit is None:
             continue
@@ -225,7 +231,7 @@ def refit(model: CostModel, part: pd.DataFrame) -> CostModel:
 
 
 def live_models(models: dict[str, CostModel], steps: pd.DataFrame) -> dict[str, CostModel]:
-    """{pair: :func:`refit` model} for every pair of ``models`` with phases in ``steps`` (:func:`phases`); the rest
+    """{pair: :func:`refit` model} for every pair of ``models`` with segments in ``steps`` (:func:`live_segments`); the rest
     as given."""
     return {pair: (refit(m, steps[steps["pair"] == pair]) if (steps["pair"] == pair).any() else m)
             for pair, m in models.items()}
