@@ -9,8 +9,9 @@ Rule: each live batch's steps while every row runs (the first of ``jobs/report/l
 the first-ending row's clocks are the batch's; a B = 1 row is a batch of one) give the measured draft, verify and
 rest seconds; beside them the seconds two cost models give the same steps as they ran (each step's width, draft
 forwards, catch-up and context: ``segment_parts``) — the calibration the sweep stored, and the refit on the pair's
-live steps at that B without this config's own (out of sample, as the γ table's live checks price K). Per config: sums over batches per step; the
-measured step with its 95 % percentile bootstrap interval over batches, each model's step error against its mean.
+live steps at that B without this config's own (out of sample, as the γ table's live checks price K). Per config:
+sums over batches per step; the measured step with its 95 % percentile bootstrap interval over batches, each
+model's step error against its mean.
 
     python -m bench.gamma_components OUTPUT           # a sweep folder with live rows (seconds, no model loaded)
 """
@@ -72,7 +73,7 @@ def table(t: pd.DataFrame) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in t.itertuples():
         ci = f" [{r.step_lo:.1f}, {r.step_hi:.1f}]" if r.step_lo == r.step_lo else ""
-        lines.append(f"| {r.pair} | {r.B} | {r.config} | {r.batches} | {r.steps} | {r.draft_ms:.1f} "
+        lines.append(f"| {r.pair} | {r.B} | {r.config.replace("|", " γ ")} | {r.batches} | {r.steps} | {r.draft_ms:.1f} "
                      f"({r.model_draft_ms:.1f}) | {r.verify_ms:.1f} ({r.model_verify_ms:.1f}) | {r.rest_ms:.2f} "
                      f"({r.model_rest_ms:.2f}) | {r.step_ms:.1f}{ci} | {r.model_step_ms:.1f} | {r.error:+.1%} | "
                      f"{r.refit_step_ms:.1f} | {r.refit_error:+.1%} |")

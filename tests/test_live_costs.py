@@ -141,7 +141,8 @@ def test_a_whole_static_batch_is_priced_at_the_rows_still_running_and_refits_eac
     truth.draft, truth.table = m.draft, m.table
     slow = pd.DataFrame(live_batch(truth, 2, 3, [5, 2, 5], "u"))
     fitted = refit(m, live_segments(pd.concat([slow.assign(task_key=f"u{i}") for i in range(3)], ignore_index=True)))
-    assert fitted.batch_verify(3, 3) == pytest.approx(0.36 * 1.2) and fitted.batch_verify(2, 3) == pytest.approx(0.24 * 1.2)
+    assert fitted.batch_verify(3, 3) == pytest.approx(0.36 * 1.2)
+    assert fitted.batch_verify(2, 3) == pytest.approx(0.24 * 1.2)
 
 
 def test_the_live_check_prices_k_out_of_sample():

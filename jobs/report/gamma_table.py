@@ -215,8 +215,8 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
         lines.append(f"| {r.pair} | {r.batch_size} | {r.bucket} | {k} | {r.tokens_per_step:.2f} | "
                      f"{r.speedup:.2f}×{interval_text(r.speedup_lo, r.speedup_hi)} | {share} |")
     if v is not None and len(v):
-        lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran, whole static batches, "
-                  "prefill included; predicted: their tokens over their prefill + the seconds the cost model, refitted "
+        lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran, whole static "
+                  "batches, prefill included; predicted: their tokens over their prefill + the seconds the cost model, refitted "
                   "on the live steps without K's own, gives every step as it ran; within noise: |predicted / measured "
                   "− 1| ≤ the live noise floor):\n",
                   "| pair | B | K | context | predicted [95 %] | measured [95 %] | floor | within noise |",

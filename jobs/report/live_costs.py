@@ -1,17 +1,18 @@
 """A pair's cost model refitted on the sweep's own live steps, per batch size: the clock the γ table
 (``jobs/report/gamma_table.py``) prices a step with when the sweep ran live, so that its check against the live rows
 tests the table's model, not how far one calibration (minutes earlier, in another phase of the machine) lands from
-the live steps (by −5 % to +9 % on the 2-core host, docs/benchmarks.md).
+the live steps (by −6 % to +26 % on the 2-core host, docs/benchmarks.md).
 
 Data: the *segments* of each live batch. A static batch shrinks as its rows end: with its rows' step counts n_1 ≤ …
 ≤ n_B, steps [n_{j−1}, n_j) ran over the rows still running (all B in the first segment, while every row runs; a
 B = 1 row is one segment). A row's clocks run while it is in the batch, so the row that ends at n_j carries the
-batch's ``draft_time``, ``verify_time`` and rest (wall − prefill − draft − verify) over steps < n_j, and a segment's
-seconds are the difference between the rows ending at its two bounds. Per step s: the verified width L_s = 1 + the
-most drafts a running row verified, the draft forwards ℓ_s = the most proposals a running row made (``proposed``, a
-discarded one included; logs without the column: the most drafts), the context c_s = the running rows' mean prompt +
-tokens emitted before s, and the tokens the draft caught up on e_s (summed over rows; ``policies/cost_fit.py``'s
-``draft_feeds``: the prompt in a row's first drafting step, one token after a fully accepted draft).
+batch's ``draft_time``, ``verify_time`` and rest (wall − prefill − draft − verify) over steps < n_j, and a
+segment's seconds are the difference between the rows ending at its two bounds. Per step s: the verified width
+L_s = 1 + the most drafts a running row verified, the draft forwards ℓ_s = the most proposals a running row made
+(``proposed``, a discarded one included; logs without the column: the most drafts), the context c_s = the running
+rows' mean prompt + tokens emitted before s, and the tokens the draft caught up on e_s (summed over rows;
+``policies/cost_fit.py``'s ``draft_feeds``: the prompt in a row's first drafting step, one token after a fully
+accepted draft).
 
 Rule: the cost model's (``policies/costs.py``) at B = a segment's running rows, summed over its steps:
 
@@ -19,16 +20,16 @@ Rule: the cost model's (``policies/costs.py``) at B = a segment's running rows, 
     draft  = d₀(B)·#{s: ℓ_s > 0} + T_d(B)·Σ_s ℓ_s + Σ_s (d₂·[e_s > 0] + d₃·e_s) + context terms
     rest   = n·o_B
 
-The catch-up and context terms are the calibrated model's, subtracted; T_B at every width the segments verified in at
-least ``MIN_STEPS`` steps and d₀(B), T_d(B) by least squares over the segments of B rows (each segment's equation
-divided by its n, so every segment weighs alike; ``policies/cost_fit.py``'s ``robust_lstsq`` drops a stalled one),
-o_B = Σ rest / Σ n. T_B is fitted at the widths some segment ran in at least half its steps (a config's own width: ``ar``'s 1, ``fixed``
-γ = K's K + 1), in ``MIN_STEPS`` steps or more; any other width w is the nearest fitted width's T_B times the
+The catch-up and context terms are the calibrated model's, subtracted; T_B and d₀(B), T_d(B) by least squares over
+the segments of B rows (each segment's equation divided by its n, so every segment weighs alike;
+``policies/cost_fit.py``'s ``robust_lstsq`` drops a stalled one), o_B = Σ rest / Σ n. T_B is fitted at the widths
+some segment ran in at least half its steps (a config's own width: ``ar``'s 1, ``fixed`` γ = K's K + 1), in
+``MIN_STEPS`` steps or more; any other width w is the nearest fitted width's T_B times the
 calibrated T_B(w) / T_B(that width), in the fit and after it (a mix of widths cannot place a knot of its own).
 When the segments cannot separate d₀ from T_d (their mean draft forwards per drafting step span less than one), one
-factor scales the calibrated pair. At B = 1 the same fit gives the single-row model's T(m), d₀, d₁ and o (its context
-terms counted from C = 0, as that model's are); above, the batch surface's entry at B (``CostModel.batch``), sizes
-the calibration did not measure included (a B = 4 batch's B = 3 and 2 segments).
+factor scales the calibrated pair. At B = 1 the same fit gives the single-row model's T(m), d₀, d₁ and o (its
+context terms counted from C = 0, as that model's are); above, the batch surface's entry at B (``CostModel.batch``),
+sizes the calibration did not measure included (a B = 4 batch's B = 3 and 2 segments).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ from policies.cost_fit import draft_feeds, robust_lstsq
 from policies.costs import CostModel
 
 MIN_STEPS = 3                          # a width needs this many segment steps to be fitted (as replay's fit's knots)
-PHASE_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "segment", "running", "n", "widths",
+SEGMENT_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "segment", "running", "n", "widths",
                  "levels", "contexts", "feeds", "draft", "verify", "rest", "prefill"]
 CLOCKS = ("draft_time", "verify_time", "rest_time")
 
@@ -99,7 +100,7 @@ def live_segments(df: pd.DataFrame) -> pd.DataFrame:
     fields with the base pair, batch size, config and batch (``unit``)."""
     live = metrics.ok_rows(df[modes(df) == "live"]) if len(df) else df
     if live.empty:
-        return pd.DataFrame(columns=PHASE_COLUMNS)
+        return pd.DataFrame(columns=SEGMENT_COLUMNS)
     live = live.assign(batch_size=live["batch_size"].fillna(1).astype(int) if "batch_size" in live else 1,
                        base=base_pairs(live["pair"]), config=config_of(live),
                        timing=live["ar_timing"].fillna("") if "ar_timing" in live else "")
@@ -108,7 +109,7 @@ def live_segments(df: pd.DataFrame) -> pd.DataFrame:
         for seg in segments(rows) or []:
             out.append({"pair": pair, "batch_size": int(size), "policy": rows["policy"].iloc[0], "config": config,
                         "timing": timing, "unit": tuple(unit), **seg})
-    return pd.DataFrame(out, columns=PHASE_COLUMNS)
+    return pd.DataFrame(out, columns=SEGMENT_COLUMNS)
 
 
 def _origin(model: CostModel, rows: int) -> float:
@@ -129,12 +130,13 @@ def _draft_extras(model: CostModel, rows: int, levels: int, feed: float, context
     if levels <= 0:
         return 0.0
     c0 = _origin(model, rows)
-    return float(catchup_time(model, feed, context)) + model.batch_step_parts(rows, levels, context)[0] - model.batch_step_parts(rows, levels, c0)[0]
+    moved = model.batch_step_parts(rows, levels, context)[0] - model.batch_step_parts(rows, levels, c0)[0]
+    return float(catchup_time(model, feed, context)) + moved
 
 
 def segment_parts(model: CostModel, p) -> np.ndarray:
-    """(draft, verify, rest) seconds ``model`` gives segment ``p``'s steps as they ran (a :func:`live_segments` row) at its
-    ``running`` rows: Σ_s draft(ℓ_s) + catch-up(e_s), Σ_s T_B(L_s) + context terms, n·o_B
+    """(draft, verify, rest) seconds ``model`` gives segment ``p``'s steps as they ran (a :func:`live_segments` row) at
+    its ``running`` rows: Σ_s draft(ℓ_s) + catch-up(e_s), Σ_s T_B(L_s) + context terms, n·o_B
     (``CostModel.batch_step_parts``)."""
     out, b = np.zeros(3), int(p.running)
     for w, lv, c, f in zip(p.widths, p.levels, p.contexts, p.feeds):
@@ -177,7 +179,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
         return None
 
     def weights(w: int) -> np.ndarray:
-        """T_B(w) in the fitted knots: the knot itself, else the nearest knot times the calibrated T_B(w) / T_B(knot)."""
+        """T_B(w) in the fitted knots: the knot itself, else the nearest knot × calibrated T_B(w) / T_B(knot)."""
         out = np.zeros(len(fitted))
         near = min(fitted, key=lambda f: (abs(f - w), f))
         out[fitted.index(near)] = _calibrated_verify(model, rows, w) / max(_calibrated_verify(model, rows, near), 1e-12)
@@ -231,7 +233,7 @@ def refit(model: CostModel, part: pd.DataFrame) -> CostModel:
 
 
 def live_models(models: dict[str, CostModel], steps: pd.DataFrame) -> dict[str, CostModel]:
-    """{pair: :func:`refit` model} for every pair of ``models`` with segments in ``steps`` (:func:`live_segments`); the rest
-    as given."""
+    """{pair: :func:`refit` model} for every pair of ``models`` with segments in ``steps`` (:func:`live_segments`); the
+    rest as given."""
     return {pair: (refit(m, steps[steps["pair"] == pair]) if (steps["pair"] == pair).any() else m)
             for pair, m in models.items()}
