@@ -250,6 +250,9 @@ def test_bench_gamma_components_splits_each_live_step_beside_the_model(swept, ca
     want = sum(m.batch_step_parts(1, 0, len(r.prompt_ids) + i)[1] for r in ar.itertuples()
                for i in range(r.decoding_steps)) / ar["decoding_steps"].sum() * 1e3
     assert t[(t["policy"] == "ar") & (t["B"] == 1)].iloc[0]["model_verify_ms"] == pytest.approx(want)
+    assert main([str(swept)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 + len(t) and len({line.count("|") for line in lines}) == 1     # one cell per column
     assert main([str(Path(swept) / "nothing")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("bench.gamma_components:")
