@@ -173,3 +173,25 @@ def test_an_interrupt_swallowed_in_a_destructor_is_raised_at_the_next_checkpoint
         signals.restore(previous)
     assert "Exception ignored" not in capsys.readouterr().err
     assert sys.unraisablehook is before                              # restored
+
+
+def test_an_interrupt_swallowed_while_the_report_is_written_still_stops_the_sweep(capsys):
+    """The last checkpoint is the sweep's end: a Ctrl-C swallowed while its report and MLflow runs were written
+    (SQLAlchemy cleans up in weakref callbacks) exits 130 with the stop line, not 0."""
+    import gc
+
+    from jobs.sweep import signals
+
+    class DiesInterrupted:
+        def __del__(self):
+            raise KeyboardInterrupt()
+
+    def sweep() -> int:
+        DiesInterrupted()
+        gc.collect()
+        return 0                                                    # everything written
+
+    assert signals.run_main(lambda: sweep) == signals.EXIT_SIGINT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("specsweep:") and "Exception ignored" not in err[0]
+    assert signals.run_main(lambda: lambda: 0) == 0                 # nothing swallowed: the sweep's own code

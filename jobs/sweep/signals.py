@@ -16,7 +16,7 @@ Rules:
   garbage collection) has its exception swallowed: Python only reports it as unraisable and carries on. The hook
   :func:`install` sets keeps that report off stderr and remembers the interrupt; :func:`raise_if_swallowed`,
   called at the sweep's checkpoints (the driver imported, before the output folder is locked, actors started,
-  each task done), raises it there.
+  each task done, the sweep's end — its report and MLflow runs written: exit 130 or 143, not 0), raises it there.
 """
 from __future__ import annotations
 
@@ -131,7 +131,9 @@ def run_main(load_main) -> int:
     try:
         main = load_main()
         raise_if_swallowed()
-        return main()
+        code = main()
+        raise_if_swallowed()            # swallowed while the report and MLflow runs were written: the sweep was stopped
+        return code
     except KeyboardInterrupt as e:
         code, line = interrupted(e)
         say(line)
