@@ -178,16 +178,22 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     if not fitted:
         return None
 
+    widest = max(max(fitted), max(model.table["knots"]),
+                 max((max(e["knots"]) for e in model.batch.values()), default=1),
+                 max(int(w.max()) for w in part["widths"]))
+    calibrated = {w: _calibrated_verify(model, rows, w) for w in range(1, widest + 1)}
+
     def weights(w: int) -> np.ndarray:
         """T_B(w) in the fitted knots: the knot itself, else the nearest knot × calibrated T_B(w) / T_B(knot)."""
         out = np.zeros(len(fitted))
         near = min(fitted, key=lambda f: (abs(f - w), f))
-        out[fitted.index(near)] = _calibrated_verify(model, rows, w) / max(_calibrated_verify(model, rows, near), 1e-12)
+        out[fitted.index(near)] = calibrated[w] / max(calibrated[near], 1e-12)
         return out
 
+    by_width = {w: weights(w) for w in calibrated}
     Xv, yv, Xd, yd = [], [], [], []
     for p in part.itertuples(index=False):
-        row = sum(weights(int(w)) for w in p.widths)
+        row = sum(by_width[int(w)] for w in p.widths)
         ctx = sum(_verify_context(model, rows, int(w), c) for w, c in zip(p.widths, p.contexts))
         Xv.append(row / p.n)
         yv.append((p.verify - ctx) / p.n)
@@ -205,10 +211,9 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
         else:                                           # one draft shape: scale the calibrated pair
             scale = float(yd.sum() / max((Xd @ [base, per_level]).sum(), 1e-12))
             base, per_level = base * scale, per_level * scale
-    widest = max(max(fitted), max(model.table["knots"]),
-                 max((max(e["knots"]) for e in model.batch.values()), default=1))
-    knots = list(range(1, widest + 1))
-    out = [float(weights(w) @ values) for w in knots]
+    knots = list(range(1, max(max(fitted), max(model.table["knots"]),
+                                max((max(e["knots"]) for e in model.batch.values()), default=1)) + 1))
+    out = [float(by_width[w] @ values) for w in knots]
     return {"knots": knots, "values": out, "draft_base": float(base), "draft": float(per_level),
             "overhead": float(part["rest"].sum() / part["n"].sum())}
 
