@@ -160,3 +160,25 @@ def test_the_live_check_prices_k_out_of_sample():
     assert b.loc[1, "full_predicted"] == pytest.approx(a.loc[1, "full_predicted"], rel=1e-9)
     assert b.loc[3, "full_predicted"] == pytest.approx(a.loc[3, "full_predicted"], rel=1e-9)
     assert b.loc[3, "full_measured"] < a.loc[3, "full_measured"] / 1.2
+
+
+def test_the_live_checks_interval_refits_on_each_resample_of_the_batches():
+    """Batches of the same steps price alike under one model: the prediction's interval comes from refitting on each
+    resample, so a noisy batch among the fitted ones widens it, and one batch gives none."""
+    from jobs.report.gamma_table import validation
+
+    accept = {"p": np.array([[0.0, 0.0, 0.0]])}
+    clean = sweep_rows(TRUE, rows=2)
+    noisy = clean.copy()
+    slow = (noisy["task_key"] == "q0") & (noisy["policy"] == "ar")
+    noisy.loc[slow, "wall_time"] += noisy.loc[slow, "verify_time"] * 0.3
+    noisy.loc[slow, "verify_time"] *= 1.3
+    widths = []
+    for rows in (clean, noisy):
+        v = validation(rows, {"p": CALIBRATED}, accept).set_index("K").loc[3]
+        assert v["predicted_lo"] <= v["predicted"] <= v["predicted_hi"]
+        assert v["full_predicted_lo"] <= v["full_predicted"] <= v["full_predicted_hi"]
+        widths.append(v["predicted_hi"] - v["predicted_lo"])
+    assert widths[1] > 5 * widths[0] > 0
+    one = validation(clean[clean["task_key"] == "q0"], {"p": CALIBRATED}, accept).set_index("K").loc[3]
+    assert np.isnan(one["predicted_lo"]) and np.isnan(one["full_predicted_hi"]) and one["predicted"] > 0

@@ -23,6 +23,9 @@ expected catch-up, the speedup t(B, 0, C)·E_K / t(B, K, C) and its interval ove
 - **out of sample**: every check prices K with the cost model refitted on the pair's live steps at B
   (``jobs/report/live_costs.py``) *without* the ``fixed`` γ = K rows' own steps, so a prediction never reads the time
   it is checked against; the table itself is priced by the refit on every live step (calibrated sizes elsewhere).
+  A prediction's interval draws the batches with replacement, refits on the drawn ones and prices them
+  (:data:`FIT_RESAMPLES` refits), so it carries the fit's noise as well as the batches' (with the model held fixed,
+  a B = 4 check's repeats of the same steps would price alike and the interval would shrink to a point).
 
 ``--costs roofline:GPU[:Q]`` gives the same table under a roofline cost model (``actors/plan/roofline.py``): a what-if,
 labelled so, with no validation (nothing ran on that GPU).
@@ -43,11 +46,12 @@ from jobs.report.batches import (UNIT, ar_totals, base_pairs, batches, interval,
 from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.gamma_model import BUCKETS, acceptance_samples, best_k, speedup_matrix
 from jobs.report.intervals import percentile_interval
-from jobs.report.live_costs import live_models, live_segments, refit, segment_seconds
+from jobs.report.live_costs import live_models, live_segments, refit, segment_seconds, with_context_terms
 from jobs.report.text import interval as interval_text
 from jobs.store.output import record_written
 from policies.costs import CostModel
 
+FIT_RESAMPLES = 100    # refits per checked row, each on a bootstrap resample of the batches (predictions' intervals)
 COLUMNS = ["pair", "costs", "batch_size", "bucket", "context", "K", "tokens_per_step", "step_ms", "speedup",
            "speedup_lo", "speedup_hi", "best", "best_share"]
 
@@ -122,64 +126,89 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
         units = [tuple(u) for u in part[UNIT].drop_duplicates().itertuples(index=False)]    # unit_totals' order
         ar_full = full_phase_totals(ar_same, units)
         per_row = ar_full[0].sum() / max(1, len(ar_same))
-        here = steps[(steps["pair"] == pair) & (steps["batch_size"] == size)]        # every segment of every batch
+        here = with_context_terms(models[pair], steps[(steps["pair"] == pair) & (steps["batch_size"] == size)])
         full_here = here[here["segment"] == 0]                                           # while every row runs
         ar_here = here[(here["policy"] == "ar") & (here["timing"] != "last")]
         for (policy, spec, gamma), (tok, t) in totals.items():
             k, config = int(gamma), f"{spec}|{int(gamma)}"
             if policy != "fixed" or k > accept[pair].shape[1]:
                 continue
-            model = refit(models[pair], here[here["config"] != config])          # out of sample
             fl = floors.get(batch_label(pair, int(size)), np.nan)
             _, sp = speedup_samples(tok, t, ar_tok, ar_t, weights(n))
             lo, hi = interval(sp[1:], n)
-            pred = predicted_speedup(tok, priced(model, here[here["config"] == config], units, True),
-                                     ar_tok, priced(model, ar_here, units, True))
             runs = same[(same["policy"] == "fixed") & (same["policy_spec"] == spec) & (same["gamma"] == gamma)]
             k_full = full_phase_totals(runs, units)
             _, full_msp = speedup_samples(*k_full, *ar_full, weights(len(units)))
             full_lo, full_hi = interval(full_msp[1:], int((k_full[1] > 0).sum()))
-            full = predicted_speedup(k_full[0], priced(model, full_here[full_here["config"] == config], units),
-                                     ar_full[0], priced(model, ar_here[ar_here["segment"] == 0], units))
+            pred, full = predictions(models[pair], here[here["config"] != config], units, [    # out of sample
+                (tok, here[here["config"] == config], ar_tok, ar_here, True),
+                (k_full[0], full_here[full_here["config"] == config], ar_full[0], ar_here[ar_here["segment"] == 0],
+                 False)])
             out.append({"pair": pair, "batch_size": int(size), "K": k,
                         "context": round(prompt + float(ar_same["new_tokens"].mean()) / 2),
                         "predicted": float(pred[0]), **dict(zip(("predicted_lo", "predicted_hi"),
-                                                                resample_interval(pred))),
+                                                                resample_interval(pred, n))),
                         "measured": float(sp[0]), "measured_lo": lo, "measured_hi": hi,
                         "floor": fl, "within_noise": within(float(pred[0]), sp[0], fl),
                         "full_context": round(prompt + per_row / 2), "full_predicted": float(full[0]),
-                        **dict(zip(("full_predicted_lo", "full_predicted_hi"), resample_interval(full))),
+                        **dict(zip(("full_predicted_lo", "full_predicted_hi"), resample_interval(full, n))),
                         "full_measured": float(full_msp[0]), "full_lo": full_lo, "full_hi": full_hi,
                         "full_within": within(float(full[0]), full_msp[0], fl)})
     return pd.DataFrame(out)
 
 
-def priced(model: CostModel, part: pd.DataFrame, units: list, prefill: bool = False) -> np.ndarray:
-    """Seconds ``model`` gives each unit's segments in ``part`` (``jobs/report/live_costs.py``'s ``live_segments`` rows:
-    the steps as they ran, ``segment_seconds``), over ``units``, with ``prefill`` the batch's measured prefill added; 0
-    where a unit has none."""
+def priced(model: CostModel, segments: list, units: list, prefill: bool = False) -> np.ndarray:
+    """Seconds ``model`` gives each unit's ``segments`` (``jobs/report/live_costs.py``'s ``live_segments`` rows as
+    tuples: the steps as they ran, ``segment_seconds``), over ``units``, with ``prefill`` the batch's measured prefill
+    added; 0 where a unit has none."""
     index = {u: i for i, u in enumerate(units)}
     out = np.zeros(len(units))
-    for p in part.itertuples(index=False):
+    for p in segments:
         if p.unit in index:
             out[index[p.unit]] += segment_seconds(model, p) + (p.prefill if prefill else 0.0)
     return out
 
 
-def predicted_speedup(tok: np.ndarray, seconds: np.ndarray, ar_tok: np.ndarray, ar_seconds: np.ndarray) -> np.ndarray:
-    """[1 + resamples] (Σ tok / Σ seconds) / (Σ ar_tok / Σ ar_seconds) over the units where all four are positive:
-    row 0 all of them, then bootstrap resamples of them (``jobs/report/batches.py``'s ``weights``; none from one)."""
-    keep = (tok > 0) & (seconds > 0) & (ar_tok > 0) & (ar_seconds > 0)
-    m = int(keep.sum())
-    if not m:
-        return np.array([np.nan])
-    w = weights(m) if m > 1 else np.ones((1, 1))
-    return ((w @ tok[keep]) / (w @ seconds[keep])) / ((w @ ar_tok[keep]) / (w @ ar_seconds[keep]))
+def resampled(steps: pd.DataFrame, units: list, counts: np.ndarray) -> pd.DataFrame:
+    """``steps`` (``live_segments`` rows) with each batch's segments repeated as often as ``counts`` draws its unit
+    (one bootstrap resample of the batches; a segment of a unit not in ``units`` kept once)."""
+    index = {u: i for i, u in enumerate(units)}
+    reps = np.array([int(counts[index[u]]) if u in index else 1 for u in steps["unit"]], dtype=int)
+    return steps.loc[steps.index.repeat(reps)]
 
 
-def resample_interval(samples: np.ndarray) -> tuple[float, float]:
-    """The 95 % interval of ``samples``' resamples (row 0, the point estimate, left out); NaN without resamples."""
-    return interval(np.asarray(samples[1:], dtype=float), len(samples) - 1)
+def weighted_speedup(w: np.ndarray, tok: np.ndarray, seconds: np.ndarray, ar_tok: np.ndarray,
+                     ar_seconds: np.ndarray) -> float:
+    """(Σ w·tok / Σ w·seconds) / (Σ w·ar_tok / Σ w·ar_seconds) over the units where all four are positive; NaN when
+    ``w`` draws none of them."""
+    keep = w * ((tok > 0) & (seconds > 0) & (ar_tok > 0) & (ar_seconds > 0))
+    if keep.sum() <= 0:
+        return float("nan")
+    return float(((keep @ tok) / (keep @ seconds)) / ((keep @ ar_tok) / (keep @ ar_seconds)))
+
+
+def predictions(model: CostModel, others: pd.DataFrame, units: list, checks: list,
+                resamples: int = FIT_RESAMPLES) -> list[np.ndarray]:
+    """Per check (tokens, K's segments, ar tokens, ar's segments, prefill counted) over ``units``: [1 + resamples]
+    predicted speedups (K vs ``ar``). Row 0: ``model`` refitted on ``others`` (``live_costs.refit``), pricing every
+    batch. Each further row draws the batches with replacement (``jobs/report/batches.py``'s ``weights``), refits on
+    the drawn batches' segments of ``others`` and prices the drawn batches: the interval carries the fit's noise as
+    well as the batches'. No resamples from one batch."""
+    w = weights(len(units), resamples if len(units) > 1 else 0)
+    out = np.full((len(checks), len(w)), np.nan)
+    checks = [(tok, list(k.itertuples(index=False)), ar_tok, list(ar.itertuples(index=False)), prefill)
+              for tok, k, ar_tok, ar, prefill in checks]                   # segments as tuples: priced per resample
+    for r, wr in enumerate(w):
+        fitted = refit(model, others if r == 0 else resampled(others, units, wr))
+        for i, (tok, steps, ar_tok, ar_steps, prefill) in enumerate(checks):
+            out[i, r] = weighted_speedup(wr, tok, priced(fitted, steps, units, prefill), ar_tok,
+                                         priced(fitted, ar_steps, units, prefill))
+    return list(out)
+
+
+def resample_interval(samples: np.ndarray, units: int) -> tuple[float, float]:
+    """The 95 % interval of ``samples``' resamples (row 0, the point estimate, left out); NaN from one unit."""
+    return interval(np.asarray(samples[1:], dtype=float), units)
 
 
 def within(predicted: float, measured: float, floor: float) -> bool | None:
@@ -216,9 +245,10 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
                      f"{r.speedup:.2f}×{interval_text(r.speedup_lo, r.speedup_hi)} | {share} |")
     if v is not None and len(v):
         lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran, whole static "
-                  "batches, prefill included; predicted: their tokens over their prefill + the seconds the cost model, refitted "
-                  "on the live steps without K's own, gives every step as it ran; within noise: |predicted / measured "
-                  "− 1| ≤ the live noise floor):\n",
+                  "batches, prefill included; predicted: their tokens over their prefill + the seconds the cost "
+                  "model, refitted on the live steps without K's own, gives every step as it ran; its interval "
+                  "refits on each resample of the batches; within noise: |predicted / measured − 1| ≤ the live "
+                  "noise floor):\n",
                   "| pair | B | K | context | predicted [95 %] | measured [95 %] | floor | within noise |",
                   "|---|---|---|---|---|---|---|---|"]
 
@@ -262,7 +292,8 @@ def folder_models(folder: str, df: pd.DataFrame, costs: str | None) -> tuple[dic
 
 
 def gamma_section(folder: str, df: pd.DataFrame, costs: str | None = None) -> str:
-    """The report section, and ``gamma_table.csv`` (``gamma_table-roofline-GPU[-Q].csv`` for a what-if) in ``folder``."""
+    """The report section, and ``gamma_table.csv`` (``gamma_table-roofline-GPU[-Q].csv`` for a what-if) in
+    ``folder``."""
     ok = metrics.ok_rows(df)
     if ok.empty:
         return ""

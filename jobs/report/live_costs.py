@@ -134,17 +134,38 @@ def _draft_extras(model: CostModel, rows: int, levels: int, feed: float, context
     return float(catchup_time(model, feed, context)) + moved
 
 
+def context_terms(model: CostModel, p) -> tuple[float, float]:
+    """Segment ``p``'s (Σ_s verify context terms, Σ_s catch-up and draft context terms) under ``model``'s calibrated
+    coefficients (:func:`_verify_context`, :func:`_draft_extras`)."""
+    b = int(p.running)
+    return (sum(_verify_context(model, b, int(w), c) for w, c in zip(p.widths, p.contexts)),
+            sum(_draft_extras(model, b, int(lv), f, c) for lv, f, c in zip(p.levels, p.feeds, p.contexts)))
+
+
+def with_context_terms(model: CostModel, part: pd.DataFrame) -> pd.DataFrame:
+    """``part`` (segments) with :func:`context_terms` as columns ``verify_context`` and ``draft_extras``. The refit
+    keeps the calibration's context and catch-up coefficients, so the calibration's terms hold for all its refits:
+    many refits and pricings of the same segments compute them once. ``part`` as given when it has them."""
+    if part.empty or "verify_context" in part:
+        return part
+    model = model.as_measured()
+    terms = [context_terms(model, p) for p in part.itertuples(index=False)]
+    return part.assign(verify_context=[t[0] for t in terms], draft_extras=[t[1] for t in terms])
+
+
 def segment_parts(model: CostModel, p) -> np.ndarray:
     """(draft, verify, rest) seconds ``model`` gives segment ``p``'s steps as they ran (a :func:`live_segments` row) at
-    its ``running`` rows: Σ_s draft(ℓ_s) + catch-up(e_s), Σ_s T_B(L_s) + context terms, n·o_B
-    (``CostModel.batch_step_parts``)."""
-    out, b = np.zeros(3), int(p.running)
-    for w, lv, c, f in zip(p.widths, p.levels, p.contexts, p.feeds):
-        if lv > 0:
-            out[0] += model.batch_step_parts(b, int(lv), c)[0] + float(catchup_time(model, f, c))
-        out[1] += model.batch_step_parts(b, int(w) - 1, c)[1]
-        out[2] += model.batch_overhead(b)
-    return out
+    its ``running`` rows, the module rule: Σ_w (its steps of width w)·T_B(w) + verify context terms;
+    d₀(B)·#{s: ℓ_s > 0} + T_d(B)·Σ_s ℓ_s + catch-up and draft context terms; n·o_B. The context and catch-up terms
+    are ``p``'s columns where :func:`with_context_terms` added them, else ``model``'s."""
+    b = int(p.running)
+    verify_ctx, extras = ((p.verify_context, p.draft_extras) if hasattr(p, "verify_context")
+                          else context_terms(model, p))
+    widths, steps = np.unique(p.widths, return_counts=True)
+    verify = sum(int(n) * _calibrated_verify(model, b, int(w)) for w, n in zip(widths, steps)) + verify_ctx
+    base, per_level = _calibrated_draft(model, b)
+    draft = base * int((p.levels > 0).sum()) + per_level * float(p.levels.sum()) + extras
+    return np.array([draft, verify, p.n * model.batch_overhead(b)])
 
 
 def segment_seconds(model: CostModel, p) -> float:
@@ -169,6 +190,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     (module rule), the widths up to the calibrated model's widest; None without a fitted width."""
     if part.empty:
         return None
+    part = with_context_terms(model, part)
     counts = {}
     for w in part["widths"]:
         ws, c = np.unique(w, return_counts=True)
@@ -193,14 +215,12 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     by_width = {w: weights(w) for w in calibrated}
     Xv, yv, Xd, yd = [], [], [], []
     for p in part.itertuples(index=False):
-        row = sum(by_width[int(w)] for w in p.widths)
-        ctx = sum(_verify_context(model, rows, int(w), c) for w, c in zip(p.widths, p.contexts))
-        Xv.append(row / p.n)
-        yv.append((p.verify - ctx) / p.n)
+        ws, c = np.unique(p.widths, return_counts=True)
+        Xv.append(sum(by_width[int(w)] * n for w, n in zip(ws, c)) / p.n)
+        yv.append((p.verify - p.verify_context) / p.n)
         if p.levels.sum() > 0:
-            extra = sum(_draft_extras(model, rows, int(lv), f, c) for lv, f, c in zip(p.levels, p.feeds, p.contexts))
             Xd.append([float((p.levels > 0).sum()) / p.n, float(p.levels.sum()) / p.n])
-            yd.append((p.draft - extra) / p.n)
+            yd.append((p.draft - p.draft_extras) / p.n)
     values = robust_lstsq(np.array(Xv), np.array(yv))
     base, per_level = _calibrated_draft(model, rows)
     if Xd:
