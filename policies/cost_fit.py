@@ -118,7 +118,8 @@ def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
     return out
 
 
-def robust_lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0) -> np.ndarray:
+def robust_lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0,
+                 weights: np.ndarray | None = None) -> np.ndarray:
     """Least squares, refitted without outliers; columns that are constant zero (a feature never
     exercised) get coefficient 0.
 
@@ -126,14 +127,18 @@ def robust_lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0) 
     (1.4826·MAD, a robust σ) from the median residual — a step slowed by another process or a
     page fault. Dropping them ``rounds`` times keeps one disturbed step from bending the fit
     (on a loaded 2-core machine a plain fit put a negative context slope on verify time).
+    ``weights``: each row's multiplicity (a bootstrap resample's draws): the fit counts a row that
+    often, the median and σ count it once — copies of a few rows would otherwise make σ zero and
+    drop every other row.
     """
     used = np.abs(X).sum(0) > 0
     coef = np.zeros(X.shape[1])
     if not used.any() or not len(y):
         return coef
+    root = np.sqrt(np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float))
     keep = np.ones(len(y), dtype=bool)
     for _ in range(rounds + 1):
-        coef[used] = np.linalg.lstsq(X[keep][:, used], y[keep], rcond=None)[0]
+        coef[used] = np.linalg.lstsq((X[keep] * root[keep, None])[:, used], y[keep] * root[keep], rcond=None)[0]
         r = y - X @ coef
         med = np.median(r[keep])
         sigma = 1.4826 * np.median(np.abs(r[keep] - med))

@@ -249,6 +249,20 @@ def test_cost_fit_ignores_disturbed_steps():
     assert not np.allclose(plain, [0.010, 0.002, 0.004], rtol=0.05)   # what the plain fit would give
 
 
+def test_a_row_drawn_many_times_is_weighted_not_copied_into_the_outlier_scale():
+    """A bootstrap resample draws some rows several times: the fit counts them that often, but copies of one row
+    must not shrink the robust σ to zero and drop every other row."""
+    import numpy as np
+
+    from policies.cost_fit import robust_lstsq
+
+    X, y, draws = np.array([[1.0], [2.0], [3.0]]), np.array([1.0, 2.2, 2.9]), np.array([5, 1, 1])
+    counted = np.linalg.lstsq(np.repeat(X, draws, axis=0), np.repeat(y, draws), rcond=None)[0]
+    assert robust_lstsq(X, y, weights=draws) == pytest.approx(counted)             # every row kept, counted 5, 1, 1
+    assert robust_lstsq(np.repeat(X, draws, axis=0), np.repeat(y, draws)) == pytest.approx([1.0])   # copies: σ = 0
+    assert robust_lstsq(X, y, weights=np.ones(3)) == pytest.approx(robust_lstsq(X, y))
+
+
 def test_agreement_text_warns_when_times_are_off():
     from jobs.report.agreement import agreement_text
 

@@ -170,11 +170,12 @@ def priced(model: CostModel, segments: list, units: list, prefill: bool = False)
 
 
 def resampled(steps: pd.DataFrame, units: list, counts: np.ndarray) -> pd.DataFrame:
-    """``steps`` (``live_segments`` rows) with each batch's segments repeated as often as ``counts`` draws its unit
-    (one bootstrap resample of the batches; a segment of a unit not in ``units`` kept once)."""
+    """``steps`` (``live_segments`` rows) of the batches that ``counts`` draws (one bootstrap resample of ``units``),
+    each with ``draws``: how often its batch was drawn (the refit counts it that often, ``live_costs.fit_size``); a
+    segment of a unit not in ``units`` kept once."""
     index = {u: i for i, u in enumerate(units)}
-    reps = np.array([int(counts[index[u]]) if u in index else 1 for u in steps["unit"]], dtype=int)
-    return steps.loc[steps.index.repeat(reps)]
+    draws = np.array([int(counts[index[u]]) if u in index else 1 for u in steps["unit"]], dtype=int)
+    return steps.assign(draws=draws)[draws > 0]
 
 
 def weighted_speedup(w: np.ndarray, tok: np.ndarray, seconds: np.ndarray, ar_tok: np.ndarray,

@@ -191,11 +191,12 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     if part.empty:
         return None
     part = with_context_terms(model, part)
+    draws = part["draws"].to_numpy(float) if "draws" in part else np.ones(len(part))
     counts = {}
-    for w in part["widths"]:
+    for w, d in zip(part["widths"], draws):
         ws, c = np.unique(w, return_counts=True)
         for x in ws[c * 2 >= len(w)]:                  # the width this segment ran in at least half its steps
-            counts[int(x)] = counts.get(int(x), 0) + int(c[ws == x][0])
+            counts[int(x)] = counts.get(int(x), 0) + int(c[ws == x][0]) * d
     fitted = sorted(w for w, c in counts.items() if c >= MIN_STEPS)
     if not fitted:
         return None
@@ -213,29 +214,30 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
         return out
 
     by_width = {w: weights(w) for w in calibrated}
-    Xv, yv, Xd, yd = [], [], [], []
-    for p in part.itertuples(index=False):
+    Xv, yv, Xd, yd, wd = [], [], [], [], []
+    for p, d in zip(part.itertuples(index=False), draws):
         ws, c = np.unique(p.widths, return_counts=True)
         Xv.append(sum(by_width[int(w)] * n for w, n in zip(ws, c)) / p.n)
         yv.append((p.verify - p.verify_context) / p.n)
         if p.levels.sum() > 0:
             Xd.append([float((p.levels > 0).sum()) / p.n, float(p.levels.sum()) / p.n])
             yd.append((p.draft - p.draft_extras) / p.n)
-    values = robust_lstsq(np.array(Xv), np.array(yv))
+            wd.append(d)
+    values = robust_lstsq(np.array(Xv), np.array(yv), weights=draws)
     base, per_level = _calibrated_draft(model, rows)
     if Xd:
-        Xd, yd = np.array(Xd), np.array(yd)
+        Xd, yd, wd = np.array(Xd), np.array(yd), np.array(wd)
         per_step = Xd[:, 1] / Xd[:, 0]                  # each segment's draft forwards per drafting step
         if per_step.max() - per_step.min() >= 1 and len(yd) > 2:
-            base, per_level = robust_lstsq(Xd, yd)
+            base, per_level = robust_lstsq(Xd, yd, weights=wd)
         else:                                           # one draft shape: scale the calibrated pair
-            scale = float(yd.sum() / max((Xd @ [base, per_level]).sum(), 1e-12))
+            scale = float(wd @ yd / max(wd @ (Xd @ [base, per_level]), 1e-12))
             base, per_level = base * scale, per_level * scale
     knots = list(range(1, max(max(fitted), max(model.table["knots"]),
                                 max((max(e["knots"]) for e in model.batch.values()), default=1)) + 1))
     out = [float(by_width[w] @ values) for w in knots]
     return {"knots": knots, "values": out, "draft_base": float(base), "draft": float(per_level),
-            "overhead": float(part["rest"].sum() / part["n"].sum())}
+            "overhead": float(draws @ part["rest"].to_numpy(float) / (draws @ part["n"].to_numpy(float)))}
 
 
 def refit(model: CostModel, part: pd.DataFrame) -> CostModel:
