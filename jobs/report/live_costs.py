@@ -162,8 +162,8 @@ def segment_parts(model: CostModel, p) -> np.ndarray:
     verify_ctx, extras = ((p.verify_context, p.draft_extras) if hasattr(p, "verify_context")
                           else context_terms(model, p))
     widths, steps = np.unique(p.widths, return_counts=True)
-    verify = sum(int(n) * _calibrated_verify(model, b, int(w)) for w, n in zip(widths, steps)) + verify_ctx
-    base, per_level = _calibrated_draft(model, b)
+    verify = sum(int(n) * _verify_at_origin(model, b, int(w)) for w, n in zip(widths, steps)) + verify_ctx
+    base, per_level = _draft_at_origin(model, b)
     draft = base * int((p.levels > 0).sum()) + per_level * float(p.levels.sum()) + extras
     return np.array([draft, verify, p.n * model.batch_overhead(b)])
 
@@ -173,13 +173,13 @@ def segment_seconds(model: CostModel, p) -> float:
     return float(segment_parts(model, p).sum())
 
 
-def _calibrated_verify(model: CostModel, rows: int, width: int) -> float:
-    """The calibrated T_B(width) at the model's origin (context terms excluded)."""
+def _verify_at_origin(model: CostModel, rows: int, width: int) -> float:
+    """The model's T_B(width) at its origin (context terms excluded)."""
     return model.batch_step_parts(rows, width - 1, _origin(model, rows))[1]
 
 
-def _calibrated_draft(model: CostModel, rows: int) -> tuple[float, float]:
-    """The calibrated (d₀(B), T_d(B)) at the origin."""
+def _draft_at_origin(model: CostModel, rows: int) -> tuple[float, float]:
+    """The model's (d₀(B), T_d(B)) at its origin."""
     c0 = _origin(model, rows)
     one, two = model.batch_step_parts(rows, 1, c0)[0], model.batch_step_parts(rows, 2, c0)[0]
     return one - (two - one), two - one
@@ -187,7 +187,8 @@ def _calibrated_draft(model: CostModel, rows: int) -> tuple[float, float]:
 
 def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     """{"knots", "values", "draft_base", "draft", "overhead"} fitted on the segments ``part`` of ``rows`` rows
-    (module rule), the widths up to the calibrated model's widest; None without a fitted width."""
+    (module rule), the widths up to the calibrated model's widest; None without a fitted width. A ``draws`` column
+    (a bootstrap resample's) counts each segment that often."""
     if part.empty:
         return None
     part = with_context_terms(model, part)
@@ -204,7 +205,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     widest = max(max(fitted), max(model.table["knots"]),
                  max((max(e["knots"]) for e in model.batch.values()), default=1),
                  max(int(w.max()) for w in part["widths"]))
-    calibrated = {w: _calibrated_verify(model, rows, w) for w in range(1, widest + 1)}
+    calibrated = {w: _verify_at_origin(model, rows, w) for w in range(1, widest + 1)}
 
     def weights(w: int) -> np.ndarray:
         """T_B(w) in the fitted knots: the knot itself, else the nearest knot × calibrated T_B(w) / T_B(knot)."""
@@ -224,7 +225,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
             yd.append((p.draft - p.draft_extras) / p.n)
             wd.append(d)
     values = robust_lstsq(np.array(Xv), np.array(yv), weights=draws)
-    base, per_level = _calibrated_draft(model, rows)
+    base, per_level = _draft_at_origin(model, rows)
     if Xd:
         Xd, yd, wd = np.array(Xd), np.array(yd), np.array(wd)
         per_step = Xd[:, 1] / Xd[:, 0]                  # each segment's draft forwards per drafting step
