@@ -159,6 +159,7 @@ def test_tiny_sweep_table_csv_validation_and_roofline_what_if(swept):
     assert "whole static batches" in text and "refitted per batch size on its live steps" in text
     assert re.search(r"^\| tiny \| 1 \| 1 \| \d+ \| \d+\.\d\d× \[.*\] \| \d+\.\d\d×.* \| (yes|no|–) \|$", text, re.M)
     assert "while every row runs" in text
+    assert "The checked configs ran 1 repeat(s), fewer than 5" in text                 # the tiny sweep runs one
     assert len(re.findall(r"^\d+ of \d+ rows within the live noise floor\.$", text, re.M)) == 1      # the while-full tally
     assert re.search(r"^\d+ of \d+ rows within the live noise floor\. The table's prediction", text, re.M)
     assert re.search(r"^\| tiny \| 2 \| 1 \| \d+ \| \d+\.\d\d× \[\d+\.\d\d, \d+\.\d\d\] \| \d+\.\d\d×( \[.*\])? \| .* \| (yes|no|–) \|$",

@@ -52,6 +52,7 @@ from jobs.store.output import record_written
 from policies.costs import CostModel
 
 FIT_RESAMPLES = 100    # refits per checked row, each on a bootstrap resample of the batches (predictions' intervals)
+CHECK_REPEATS = 5      # fewer live repeats per config: one slow batch can move a measured speedup past the floor
 COLUMNS = ["pair", "costs", "batch_size", "bucket", "context", "K", "tokens_per_step", "step_ms", "speedup",
            "speedup_lo", "speedup_hi", "best", "best_share"]
 
@@ -153,7 +154,8 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
                         "full_context": round(prompt + per_row / 2), "full_predicted": float(full[0]),
                         **dict(zip(("full_predicted_lo", "full_predicted_hi"), resample_interval(full, n))),
                         "full_measured": float(full_msp[0]), "full_lo": full_lo, "full_hi": full_hi,
-                        "full_within": within(float(full[0]), full_msp[0], fl)})
+                        "full_within": within(float(full[0]), full_msp[0], fl),
+                        "repeats": int(runs["repeat"].nunique())})
     return pd.DataFrame(out)
 
 
@@ -275,6 +277,10 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
                          f"{r.full_measured:.2f}×{interval_text(r.full_lo, r.full_hi)} | {floor_text(r)} | "
                          f"{yes(r.full_within)} |")
         lines.append(f"\n{tally(v['full_within'])}")
+        fewest = int(v["repeats"].min())
+        if fewest < CHECK_REPEATS:
+            lines.append(f"\nThe checked configs ran {fewest} repeat(s), fewer than {CHECK_REPEATS}: one slow batch "
+                         "can move a measured speedup past the floor (`repeats` in the sweep config).")
     return head + "\n".join(lines) + "\n"
 
 
