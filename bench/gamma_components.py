@@ -73,7 +73,8 @@ def table(t: pd.DataFrame) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in t.itertuples():
         ci = f" [{r.step_lo:.1f}, {r.step_hi:.1f}]" if r.step_lo == r.step_lo else ""
-        lines.append(f"| {r.pair} | {r.B} | {r.config.replace('|', ' γ ')} | {r.batches} | {r.steps} | {r.draft_ms:.1f} "
+        config = r.config.replace("|", " γ ")
+        lines.append(f"| {r.pair} | {r.B} | {config} | {r.batches} | {r.steps} | {r.draft_ms:.1f} "
                      f"({r.model_draft_ms:.1f}) | {r.verify_ms:.1f} ({r.model_verify_ms:.1f}) | {r.rest_ms:.2f} "
                      f"({r.model_rest_ms:.2f}) | {r.step_ms:.1f}{ci} | {r.model_step_ms:.1f} | {r.error:+.1%} | "
                      f"{r.refit_step_ms:.1f} | {r.refit_error:+.1%} |")

@@ -213,7 +213,7 @@ def test_live_batch_sweep_prices_b2_on_the_measured_surface(tmp_path):
     t = pd.read_csv(Path(res["output"]) / "gamma_table.csv")
     b2 = t[(t["batch_size"] == 2) & (t["bucket"] == "<= 512")].set_index("K")
     s = acceptance(rows)["tiny"]
-    live = refit(m, live_segments(rows))           # the stored model, each batch size refitted on the sweep's live steps
+    live = refit(m, live_segments(rows))           # the stored model, each size refitted on the sweep's live steps
     assert live.batch[2]["values"] != m.as_measured().batch[2]["values"]
     for k in b2.index:
         catch = expected_catchup(live, 2, s[k - 1], 256) if k else 0.0

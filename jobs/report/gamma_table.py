@@ -203,9 +203,13 @@ def predictions(model: CostModel, others: pd.DataFrame, units: list, checks: lis
               for tok, k, ar_tok, ar, prefill in checks]                   # segments as tuples: priced per resample
     for r, wr in enumerate(w):
         fitted = refit(model, others if r == 0 else resampled(others, units, wr))
+        drawn = {u for u, c in zip(units, wr) if c > 0}                        # an undrawn batch weighs nothing
+
+        def price(segments: list, prefill: bool) -> np.ndarray:
+            return priced(fitted, [p for p in segments if p.unit in drawn], units, prefill)
+
         for i, (tok, steps, ar_tok, ar_steps, prefill) in enumerate(checks):
-            out[i, r] = weighted_speedup(wr, tok, priced(fitted, steps, units, prefill), ar_tok,
-                                         priced(fitted, ar_steps, units, prefill))
+            out[i, r] = weighted_speedup(wr, tok, price(steps, prefill), ar_tok, price(ar_steps, prefill))
     return list(out)
 
 
