@@ -119,7 +119,7 @@ def samples_from_generation(prompt_len: int, gen) -> list[StepSample]:
 
 
 def robust_lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0,
-                 weights: np.ndarray | None = None) -> np.ndarray:
+                 weights: np.ndarray | None = None, smooth: np.ndarray | None = None) -> np.ndarray:
     """Least squares, refitted without outliers; columns that are constant zero (a feature never
     exercised) get coefficient 0.
 
@@ -130,15 +130,18 @@ def robust_lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0,
     ``weights``: each row's multiplicity (a bootstrap resample's draws): the fit counts a row that
     often, the median and σ count it once — copies of a few rows would otherwise make σ zero and
     drop every other row.
+    ``smooth``: a matrix D; where the rows leave some combinations of the coefficients undetermined (columns
+    that always enter together in the same proportions, or a column never exercised), they are set so
+    that |D·coef| is least — among the coefficients that fit the rows equally well, the smoothest.
     """
-    used = np.abs(X).sum(0) > 0
+    used = np.abs(X).sum(0) > 0 if smooth is None else np.ones(X.shape[1], dtype=bool)
     coef = np.zeros(X.shape[1])
     if not used.any() or not len(y):
         return coef
     root = np.sqrt(np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float))
     keep = np.ones(len(y), dtype=bool)
     for _ in range(rounds + 1):
-        coef[used] = np.linalg.lstsq((X[keep] * root[keep, None])[:, used], y[keep] * root[keep], rcond=None)[0]
+        coef[used] = _least_squares((X[keep] * root[keep, None])[:, used], y[keep] * root[keep], smooth)
         r = y - X @ coef
         med = np.median(r[keep])
         sigma = 1.4826 * np.median(np.abs(r[keep] - med))
@@ -147,6 +150,20 @@ def robust_lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0,
             break
         keep = new
     return coef
+
+
+def _least_squares(A: np.ndarray, b: np.ndarray, smooth: np.ndarray | None) -> np.ndarray:
+    """argmin |A·x − b|; with ``smooth`` (D), the one of least |D·x| among them: the minimum-norm solution plus the
+    null-space component of A that minimises |D·x|."""
+    x = np.linalg.lstsq(A, b, rcond=None)[0]
+    if smooth is None or not len(b):
+        return x
+    _, sv, vt = np.linalg.svd(A)
+    rank = int((sv > sv.max() * max(A.shape) * np.finfo(float).eps).sum()) if sv.size and sv.max() > 0 else 0
+    free = vt[rank:].T                                  # directions the rows do not determine
+    if free.shape[1]:
+        x = x + free @ np.linalg.lstsq(smooth @ free, -(smooth @ x), rcond=None)[0]
+    return x
 
 
 def _rel_stats(pred: Sequence[float], meas: Sequence[float]) -> dict:

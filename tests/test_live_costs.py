@@ -66,8 +66,9 @@ def test_the_fit_gives_back_the_model_that_timed_the_steps_at_one_row():
     fitted = refit(CALIBRATED, live_segments(rows))
     for w in (1, 2, 4):                                 # the widths the configs ran: ar 1, γ 1 → 2, γ 3 → 4
         assert fitted.verify(w) == pytest.approx(TRUE.verify(w), rel=1e-9)
-    # a width no config ran: the calibrated shape from the nearest fitted width (3 → 2, the smaller on a tie)
-    assert fitted.verify(3) == pytest.approx(CALIBRATED.verify(3) / CALIBRATED.verify(2) * TRUE.verify(2), rel=1e-9)
+    # a width no config ran: the calibrated shape scaled by the fitted scales interpolated between 2 and 4
+    scale = (TRUE.verify(2) / CALIBRATED.verify(2) + TRUE.verify(4) / CALIBRATED.verify(4)) / 2
+    assert fitted.verify(3) == pytest.approx(CALIBRATED.verify(3) * scale, rel=1e-9)
     assert fitted.verify(6) == pytest.approx(CALIBRATED.verify(6) / CALIBRATED.verify(4) * TRUE.verify(4), rel=1e-9)
     assert fitted.draft["per_step"] == pytest.approx(0.006, rel=1e-9)
     assert fitted.draft["per_proposal"] == pytest.approx(0.0025, rel=1e-9)
@@ -150,16 +151,17 @@ def test_the_live_check_prices_k_out_of_sample():
     from jobs.report.gamma_table import validation
 
     rows = sweep_rows(TRUE)
-    slow = rows.copy()
-    k3 = (slow["gamma"] == 3)
-    slow.loc[k3, "verify_time"] *= 1.5
-    slow.loc[k3, "wall_time"] += rows.loc[k3, "verify_time"] * 0.5
     accept = {"p": np.array([[0.0, 0.0, 0.0]])}
     a = validation(rows, {"p": CALIBRATED}, accept).set_index("K")
-    b = validation(slow, {"p": CALIBRATED}, accept).set_index("K")
-    assert b.loc[1, "full_predicted"] == pytest.approx(a.loc[1, "full_predicted"], rel=1e-9)
-    assert b.loc[3, "full_predicted"] == pytest.approx(a.loc[3, "full_predicted"], rel=1e-9)
-    assert b.loc[3, "full_measured"] < a.loc[3, "full_measured"] / 1.2
+    for k in (1, 3):
+        slow = rows.copy()
+        own = slow["gamma"] == k
+        slow.loc[own, "verify_time"] *= 1.5
+        slow.loc[own, "wall_time"] += rows.loc[own, "verify_time"] * 0.5
+        b = validation(slow, {"p": CALIBRATED}, accept).set_index("K")
+        assert b.loc[k, "full_predicted"] == pytest.approx(a.loc[k, "full_predicted"], rel=1e-9)
+        assert b.loc[k, "predicted"] == pytest.approx(a.loc[k, "predicted"], rel=1e-9)
+        assert b.loc[k, "full_measured"] < a.loc[k, "full_measured"] / 1.2
 
 
 def test_the_live_checks_interval_refits_on_each_resample_of_the_batches():
@@ -182,3 +184,54 @@ def test_the_live_checks_interval_refits_on_each_resample_of_the_batches():
     assert widths[1] > 5 * widths[0] > 0
     one = validation(clean[clean["task_key"] == "q0"], {"p": CALIBRATED}, accept).set_index("K").loc[3]
     assert np.isnan(one["predicted_lo"]) and np.isnan(one["full_predicted_hi"]) and one["predicted"] > 0
+
+
+def mixed_batch(truth: CostModel, ks: list[int], unit: str, policy: str) -> list[dict]:
+    """One single-row live batch drafting ``ks[s]`` in step s (none accepted), timed by ``truth`` as
+    :func:`live_batch` times it."""
+    d = v = 0.0
+    for s, k in enumerate(ks):
+        d += truth.draft_time(k, PROMPT - 1 if s == 0 and k else 0, PROMPT + s) if k else 0.0
+        v += truth.verify_time(k + 1, PROMPT + s)
+    n = len(ks)
+    return [{"mode": "live", "status": "ok", "pair": "p", "batch_size": 1, "policy": policy, "policy_spec": policy,
+             "gamma": 3, "ar_timing": "", "task_key": unit, "turn": 0, "repeat": 0, "prompt_ids": [1] * PROMPT,
+             "accept_lengths": [1] * n, "drafted": list(ks), "accepted": [0] * n, "proposed": list(ks),
+             "decoding_steps": n, "new_tokens": n, "prefill_time": 0.01, "draft_time": d, "verify_time": v,
+             "wall_time": 0.01 + d + v + n * truth.overhead}]
+
+
+def test_a_width_run_only_among_others_gets_its_own_time():
+    """ar runs width 1 alone; a policy verifies width 2 in 4 of its 15 steps. The width-2 forward is fitted from the
+    two together, so neither config's time leans on the calibrated ratio T(2)/T(1)."""
+    rows = []
+    for q in range(3):
+        rows += live_batch(TRUE, 0, 1, [12 + q], f"q{q}", "ar")
+        rows += mixed_batch(TRUE, [0] * (11 + q) + [1] * 4, f"q{q}", "adaptive")
+    fitted = refit(CALIBRATED, live_segments(pd.DataFrame(rows)))
+    assert fitted.verify(1) == pytest.approx(TRUE.verify(1), rel=1e-9)
+    assert fitted.verify(2) == pytest.approx(TRUE.verify(2), rel=1e-9)
+    assert TRUE.verify(2) / TRUE.verify(1) != pytest.approx(CALIBRATED.verify(2) / CALIBRATED.verify(1), rel=0.05)
+
+
+def test_widths_that_always_run_together_take_the_smoothest_split():
+    """A policy whose every batch verifies widths 5 and 6 in the same proportion cannot separate them: the fit
+    still prices its steps as they ran, and splits the two by the smoothest scales beside width 4's."""
+    rows = []
+    for q in range(3):
+        rows += live_batch(TRUE, 0, 1, [9 + q], f"q{q}", "ar")
+        rows += live_batch(TRUE, 3, 1, [9 + q], f"q{q}", "fixed")
+        rows += mixed_batch(TRUE, [4, 5, 5] * (3 + q), f"q{q}", "wide")
+    segs = live_segments(pd.DataFrame(rows))
+    fitted = refit(CALIBRATED, segs)
+    for p in segs.itertuples(index=False):
+        assert segment_seconds(fitted, p) == pytest.approx(p.draft + p.verify + p.rest, rel=1e-6)
+    s4, s5, s6 = (fitted.verify(w) / CALIBRATED.verify(w) for w in (4, 5, 6))
+    assert s4 == pytest.approx(TRUE.verify(4) / CALIBRATED.verify(4), rel=1e-9)
+    # the split: the least (s4 − s5)² + (s5 − s6)² on the line the segments fix (T(5) + 2·T(6) per three steps)
+    def roughness(e: float) -> float:
+        t5, t6 = s5 + e, s6 - e * CALIBRATED.verify(5) / (2 * CALIBRATED.verify(6))
+        return (s4 - t5) ** 2 + (t5 - t6) ** 2
+
+    assert roughness(0.0) < min(roughness(-1e-3), roughness(1e-3))
+    assert (s5, s6) != pytest.approx((TRUE.verify(5) / CALIBRATED.verify(5), TRUE.verify(6) / CALIBRATED.verify(6)))

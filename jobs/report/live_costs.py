@@ -22,10 +22,12 @@ Rule: the cost model's (``policies/costs.py``) at B = a segment's running rows, 
 
 The catch-up and context terms are the calibrated model's, subtracted; T_B and d₀(B), T_d(B) by least squares over
 the segments of B rows (each segment's equation divided by its n, so every segment weighs alike;
-``policies/cost_fit.py``'s ``robust_lstsq`` drops a stalled one), o_B = Σ rest / Σ n. T_B is fitted at the widths
-some segment ran in at least half its steps (a config's own width: ``ar``'s 1, ``fixed`` γ = K's K + 1), in
-``MIN_STEPS`` steps or more; any other width w is the nearest fitted width's T_B times the
-calibrated T_B(w) / T_B(that width), in the fit and after it (a mix of widths cannot place a knot of its own).
+``policies/cost_fit.py``'s ``robust_lstsq`` drops a stalled one), o_B = Σ rest / Σ n. T_B is fitted at every width
+that ran in ``MIN_STEPS`` steps or more, whichever configs ran it (a width an adaptive policy verifies in a few of
+its steps gets its own time beside ``ar``'s 1 and ``fixed`` γ = K's K + 1), as a scale on the calibrated T_B:
+T_B(w) = s(w)·calibrated T_B(w), s linear between the fitted widths and constant beyond them. Where the segments
+leave the scales undetermined (widths that always run together in the same proportion), the least squares takes
+the smoothest: the least Σ (s(f_{i+1}) − s(f_i))² over the fitted widths f.
 When the segments cannot separate d₀ from T_d (their mean draft forwards per drafting step span less than one), one
 factor scales the calibrated pair. At B = 1 the same fit gives the single-row model's T(m), d₀, d₁ and o (its
 context terms counted from C = 0, as that model's are); above, the batch surface's entry at B (``CostModel.batch``),
@@ -195,9 +197,8 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     draws = part["draws"].to_numpy(float) if "draws" in part else np.ones(len(part))
     counts = {}
     for w, d in zip(part["widths"], draws):
-        ws, c = np.unique(w, return_counts=True)
-        for x in ws[c * 2 >= len(w)]:                  # the width this segment ran in at least half its steps
-            counts[int(x)] = counts.get(int(x), 0) + int(c[ws == x][0]) * d
+        for x, c in zip(*np.unique(w, return_counts=True)):
+            counts[int(x)] = counts.get(int(x), 0) + int(c) * d
     fitted = sorted(w for w, c in counts.items() if c >= MIN_STEPS)
     if not fitted:
         return None
@@ -208,11 +209,15 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     calibrated = {w: _verify_at_origin(model, rows, w) for w in range(1, widest + 1)}
 
     def weights(w: int) -> np.ndarray:
-        """T_B(w) in the fitted knots: the knot itself, else the nearest knot × calibrated T_B(w) / T_B(knot)."""
-        out = np.zeros(len(fitted))
-        near = min(fitted, key=lambda f: (abs(f - w), f))
-        out[fitted.index(near)] = calibrated[w] / max(calibrated[near], 1e-12)
-        return out
+        """T_B(w) in the fitted widths' scales s_f = T_B(f) / calibrated T_B(f): the calibrated T_B(w) times s
+        interpolated linearly between the fitted widths around w (the nearest one's beyond them)."""
+        out, i = np.zeros(len(fitted)), int(np.searchsorted(fitted, w))
+        if i == 0 or i == len(fitted) or fitted[i] == w:
+            out[min(i, len(fitted) - 1)] = 1.0
+        else:
+            t = (w - fitted[i - 1]) / (fitted[i] - fitted[i - 1])
+            out[i - 1], out[i] = 1.0 - t, t
+        return calibrated[w] * out
 
     by_width = {w: weights(w) for w in calibrated}
     Xv, yv, Xd, yd, wd = [], [], [], [], []
@@ -224,7 +229,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
             Xd.append([float((p.levels > 0).sum()) / p.n, float(p.levels.sum()) / p.n])
             yd.append((p.draft - p.draft_extras) / p.n)
             wd.append(d)
-    values = robust_lstsq(np.array(Xv), np.array(yv), weights=draws)
+    scales = robust_lstsq(np.array(Xv), np.array(yv), weights=draws, smooth=np.diff(np.eye(len(fitted)), axis=0))
     base, per_level = _draft_at_origin(model, rows)
     if Xd:
         Xd, yd, wd = np.array(Xd), np.array(yd), np.array(wd)
@@ -236,7 +241,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
             base, per_level = base * scale, per_level * scale
     knots = list(range(1, max(max(fitted), max(model.table["knots"]),
                                 max((max(e["knots"]) for e in model.batch.values()), default=1)) + 1))
-    out = [float(by_width[w] @ values) for w in knots]
+    out = [float(by_width[w] @ scales) for w in knots]
     return {"knots": knots, "values": out, "draft_base": float(base), "draft": float(per_level),
             "overhead": float(draws @ part["rest"].to_numpy(float) / (draws @ part["n"].to_numpy(float)))}
 
