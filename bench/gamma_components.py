@@ -46,7 +46,7 @@ def components(folder: str, resamples: int = 2000, seed: int = 0) -> pd.DataFram
         if pair not in models:
             continue
         refitted = refit(models[pair], steps[(steps["pair"] == pair) & (steps["batch_size"] == b)
-                                             & (steps["config"] != config)])
+                                             & (steps["config"] != config) & (steps["timing"] != "last")])
         n = part["n"].to_numpy(float)
         measured = part[list(PARTS)].to_numpy(float)                                   # [batches, 3] seconds
         calibrated = np.array([segment_parts(models[pair], p) for p in part.itertuples(index=False)])

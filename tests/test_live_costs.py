@@ -162,6 +162,13 @@ def test_the_live_check_prices_k_out_of_sample():
         assert b.loc[k, "full_predicted"] == pytest.approx(a.loc[k, "full_predicted"], rel=1e-9)
         assert b.loc[k, "predicted"] == pytest.approx(a.loc[k, "predicted"], rel=1e-9)
         assert b.loc[k, "full_measured"] < a.loc[k, "full_measured"] / 1.2
+    # ar timed last (the noise control) is not what the speedups divide by: a slow closing ar moves no prediction
+    last = rows[rows["policy"] == "ar"].assign(ar_timing="last", verify_time=lambda d: d["verify_time"] * 1.3,
+                                               wall_time=lambda d: d["wall_time"] + d["verify_time"] * 0.3)
+    both = pd.concat([rows, last], ignore_index=True).assign(question_id=lambda d: d["task_key"], category="c")
+    c = validation(both, {"p": CALIBRATED}, accept).set_index("K")
+    assert c["predicted"].to_numpy() == pytest.approx(a["predicted"].to_numpy(), rel=1e-9)
+    assert c["full_predicted"].to_numpy() == pytest.approx(a["full_predicted"].to_numpy(), rel=1e-9)
 
 
 def test_the_live_checks_interval_refits_on_each_resample_of_the_batches():

@@ -104,7 +104,8 @@ def gamma_table(models: dict[str, CostModel], accept: dict[str, np.ndarray], siz
 def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str, np.ndarray]) -> pd.DataFrame:
     """Predicted vs measured speedup of live ``fixed`` γ = K vs live ``ar`` at each batch size that ran (module rule):
     whole batches and their full phases, each K priced by ``models`` refitted on the pair's live steps at B without
-    that config's (``jobs/report/live_costs.py``: out of sample). Pairs without acceptance in ``accept``
+    that config's (``jobs/report/live_costs.py``: out of sample) and without ``ar`` timed last (the noise control:
+    every speedup here divides by ``ar`` timed first). Pairs without acceptance in ``accept``
     (:func:`acceptance_samples`) or without a model are left out."""
     live = metrics.ok_rows(df[modes(df) == "live"])
     if live.empty:
@@ -141,7 +142,8 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
             k_full = full_phase_totals(runs, units)
             _, full_msp = speedup_samples(*k_full, *ar_full, weights(len(units)))
             full_lo, full_hi = interval(full_msp[1:], int((k_full[1] > 0).sum()))
-            pred, full = predictions(models[pair], here[here["config"] != config], units, [    # out of sample
+            fit_on = here[(here["config"] != config) & (here["timing"] != "last")]   # out of sample; ar as compared
+            pred, full = predictions(models[pair], fit_on, units, [
                 (tok, here[here["config"] == config], ar_tok, ar_here, True),
                 (k_full[0], full_here[full_here["config"] == config], ar_full[0], ar_here[ar_here["segment"] == 0],
                  False)])
@@ -253,9 +255,9 @@ def table_md(t: pd.DataFrame, v: pd.DataFrame, label: str) -> str:
     if v is not None and len(v):
         lines += ["\nChecked against the live rows (fixed γ = K vs ar at the batch sizes that ran, whole static "
                   "batches, prefill included; predicted: their tokens over their prefill + the seconds the cost "
-                  "model, refitted on the live steps without K's own, gives every step as it ran; its interval "
-                  "refits on each resample of the batches; within noise: |predicted / measured − 1| ≤ the live "
-                  "noise floor):\n",
+                  "model, refitted on the live steps without K's own and ar's closing run, gives every step as it "
+                  "ran; its interval refits on each resample of the batches; within noise: |predicted / measured − 1| "
+                  "≤ the live noise floor):\n",
                   "| pair | B | K | context | predicted [95 %] | measured [95 %] | floor | within noise |",
                   "|---|---|---|---|---|---|---|---|"]
 
