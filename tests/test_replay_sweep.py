@@ -263,6 +263,24 @@ def test_a_row_drawn_many_times_is_weighted_not_copied_into_the_outlier_scale():
     assert robust_lstsq(X, y, weights=np.ones(3)) == pytest.approx(robust_lstsq(X, y))
 
 
+def test_smooth_least_squares_fits_the_rows_and_is_smoothest_where_they_leave_it_open():
+    """Columns 2 and 3 always enter together and column 4 never: every row is fitted exactly, the undetermined
+    combinations take the least Σ (coef_{i+1} − coef_i)², and the determined ones are untouched."""
+    import numpy as np
+
+    from policies.cost_fit import robust_lstsq
+
+    X = np.array([[1.0, 0, 0, 0], [2.0, 0, 0, 0], [0, 1.0, 1.0, 0], [0, 2.0, 2.0, 0], [1.0, 1.0, 1.0, 0]])
+    truth = np.array([3.0, 1.0, 2.0, 0.0])
+    D = np.diff(np.eye(4), axis=0)
+    coef = robust_lstsq(X, X @ truth, smooth=D)
+    assert X @ coef == pytest.approx(X @ truth) and coef[0] == pytest.approx(3.0)
+    # on the line c1 + c2 = 3 with c3 free, (3 − c1)² + (c1 − c2)² + (c2 − c3)² is least at c3 = c2 = 3 − c1 and
+    # −2(3 − c1) + 4(2·c1 − 3) = 0: c1 = 1.8
+    assert coef[1:] == pytest.approx([1.8, 1.2, 1.2])
+    assert robust_lstsq(X, X @ truth)[3] == 0.0                   # without it: a column never exercised is 0
+
+
 def test_agreement_text_warns_when_times_are_off():
     from jobs.report.agreement import agreement_text
 
