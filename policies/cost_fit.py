@@ -155,11 +155,11 @@ def robust_lstsq(X: np.ndarray, y: np.ndarray, rounds: int = 3, k: float = 3.0,
 def _least_squares(A: np.ndarray, b: np.ndarray, smooth: np.ndarray | None) -> np.ndarray:
     """argmin |A·x − b|; with ``smooth`` (D), the one of least |D·x| among them: the minimum-norm solution plus the
     null-space component of A that minimises |D·x|."""
-    x = np.linalg.lstsq(A, b, rcond=None)[0]
     if smooth is None or not len(b):
-        return x
-    _, sv, vt = np.linalg.svd(A)
+        return np.linalg.lstsq(A, b, rcond=None)[0]
+    u, sv, vt = np.linalg.svd(A)                        # one decomposition: min-norm solution and null space
     rank = int((sv > sv.max() * max(A.shape) * np.finfo(float).eps).sum()) if sv.size and sv.max() > 0 else 0
+    x = vt[:rank].T @ ((u[:, :rank].T @ b) / sv[:rank])
     free = vt[rank:].T                                  # directions the rows do not determine
     if free.shape[1]:
         x = x + free @ np.linalg.lstsq(smooth @ free, -(smooth @ x), rcond=None)[0]

@@ -203,12 +203,11 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     if not fitted:
         return None
 
-    widest = max(max(fitted), max(model.table["knots"]),
-                 max((max(e["knots"]) for e in model.batch.values()), default=1),
-                 max(int(w.max()) for w in part["widths"]))
+    top = max(max(fitted), max(model.table["knots"]), max((max(e["knots"]) for e in model.batch.values()), default=1))
+    widest = max(top, max(int(w.max()) for w in part["widths"]))
     calibrated = {w: _verify_at_origin(model, rows, w) for w in range(1, widest + 1)}
 
-    def weights(w: int) -> np.ndarray:
+    def in_scales(w: int) -> np.ndarray:
         """T_B(w) in the fitted widths' scales s_f = T_B(f) / calibrated T_B(f): the calibrated T_B(w) times s
         interpolated linearly between the fitted widths around w (the nearest one's beyond them)."""
         out, i = np.zeros(len(fitted)), int(np.searchsorted(fitted, w))
@@ -219,7 +218,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
             out[i - 1], out[i] = 1.0 - t, t
         return calibrated[w] * out
 
-    by_width = {w: weights(w) for w in calibrated}
+    by_width = {w: in_scales(w) for w in calibrated}
     Xv, yv, Xd, yd, wd = [], [], [], [], []
     for p, d in zip(part.itertuples(index=False), draws):
         ws, c = np.unique(p.widths, return_counts=True)
@@ -239,8 +238,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
         else:                                           # one draft shape: scale the calibrated pair
             scale = float(wd @ yd / max(wd @ (Xd @ [base, per_level]), 1e-12))
             base, per_level = base * scale, per_level * scale
-    knots = list(range(1, max(max(fitted), max(model.table["knots"]),
-                                max((max(e["knots"]) for e in model.batch.values()), default=1)) + 1))
+    knots = list(range(1, top + 1))
     out = [float(by_width[w] @ scales) for w in knots]
     return {"knots": knots, "values": out, "draft_base": float(base), "draft": float(per_level),
             "overhead": float(draws @ part["rest"].to_numpy(float) / (draws @ part["n"].to_numpy(float)))}
