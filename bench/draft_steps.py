@@ -7,13 +7,14 @@ and context terms (``jobs/report/live_costs.py``). A sweep's log holds each row'
 steps themselves, to see whether a policy's drafting steps cost more or less than the rule gives at the same number
 of forwards.
 
-Rule: ``--repeats`` rounds; in each, every policy (built at γ = ``--gamma``, calibrated cost model attached as the
-sweep's actors do) generates ``--max-new-tokens`` after each question, in the order of ``--policies``. Each step
+Rule: ``--repeats`` rounds; in each, after each question every policy (built at γ = ``--gamma``, calibrated cost
+model attached as the sweep's actors do) generates ``--max-new-tokens``, the policies' order rotated by one per
+question and round, so a machine that drifts over minutes slows every policy alike. Each step
 that drafted, after a generation's first (which feeds the prompt to the draft), is one sample: its draft seconds,
 its draft forwards ℓ (proposals made), whether the step before it verified every draft (the draft then catches up
 on two tokens) and the tokens before it. Printed: median ms per (policy, ℓ); then one least-squares rule over every
 policy's samples, ms = d₀ + T_d·ℓ + d_c·[caught up] + d_x·ℓ·tokens/100, and per policy the mean residual (measured
-− rule) with its 95 % bootstrap interval over generations (question × round).
+− rule) with its 95 % bootstrap interval over question × round blocks (every policy drawn with the same blocks).
 
     python -m bench.draft_steps [--draft smollm2-135m-draft] [--policies fixed gt-batch tetris] [--repeats 3]
 """
@@ -35,22 +36,28 @@ from policies.registry import build
 QUESTIONS = (9017, 9021, 9022, 9023)                 # jobs/configs/batches.yaml's
 
 
+def schedule(questions: int, policies: list[str], repeats: int) -> list[tuple[int, int, str]]:
+    """(block, question index, policy) in run order: block = question × round, every policy once per block, the
+    policies' order rotated by one from each block to the next (module rule)."""
+    out = []
+    for block in range(repeats * questions):
+        out += [(block, block % questions, policies[(j + block) % len(policies)]) for j in range(len(policies))]
+    return out
+
+
 def samples(pair: Pair, prompts: list, policies: list[str], gamma: int, repeats: int, max_new: int) -> list[tuple]:
-    """(policy, generation id, ℓ, caught up, tokens before, draft seconds) of every drafting step but each
-    generation's first (module rule)."""
-    out, gen_id = [], 0
-    for _ in range(repeats):
-        for spec in policies:
-            for p in prompts:
-                g = pair.engine.generate(p, build(spec, gamma), max_new_tokens=max_new)
-                before, caught = 0, False
-                for i, s in enumerate(g.steps):
-                    made = s.proposed or s.drafted
-                    if i and made:
-                        out.append((spec, gen_id, made, caught, before, s.draft_time))
-                    caught = bool(s.drafted) and s.accepted == s.drafted
-                    before += s.emitted
-                gen_id += 1
+    """(policy, block, ℓ, caught up, tokens before, draft seconds) of every drafting step but each generation's
+    first (module rule)."""
+    out = []
+    for block, q, spec in schedule(len(prompts), policies, repeats):
+        g = pair.engine.generate(prompts[q], build(spec, gamma), max_new_tokens=max_new)
+        before, caught = 0, False
+        for i, s in enumerate(g.steps):
+            made = s.proposed or s.drafted
+            if i and made:
+                out.append((spec, block, made, caught, before, s.draft_time))
+            caught = bool(s.drafted) and s.accepted == s.drafted
+            before += s.emitted
     return out
 
 
@@ -102,10 +109,10 @@ def main(argv=None) -> int:
     print("|---|---|---|")
     for spec in a.policies:
         mine = [i for i, r in enumerate(rows) if r[0] == spec]
-        gens = sorted({rows[i][1] for i in mine})
-        tot = np.array([sum(res[i] for i in mine if rows[i][1] == g) for g in gens], dtype=float)
-        cnt = np.array([sum(1 for i in mine if rows[i][1] == g) for g in gens], dtype=float)
-        w = bootstrap_weights(len(gens), 2000, 0)
+        blocks = sorted({rows[i][1] for i in mine})
+        tot = np.array([sum(res[i] for i in mine if rows[i][1] == g) for g in blocks], dtype=float)
+        cnt = np.array([sum(1 for i in mine if rows[i][1] == g) for g in blocks], dtype=float)
+        w = bootstrap_weights(len(blocks), 2000, 0)
         lo, hi = percentile_interval((w @ tot) / (w @ cnt))
         print(f"| {spec} | {len(mine)} | {tot.sum() / cnt.sum():+.2f} ms [{lo:+.2f}, {hi:+.2f}] |")
     return 0

@@ -1,9 +1,10 @@
 """bench/draft_steps.py's shared rule: one least-squares rule over every policy's drafting steps gives back the rule
-that timed them, and a policy whose steps cost a constant more shows it in its residuals."""
+that timed them, a policy whose steps cost a constant more shows it in its residuals, and the run order rotates the
+policies so drift over time slows each alike."""
 import numpy as np
 import pytest
 
-from bench.draft_steps import residuals
+from bench.draft_steps import residuals, schedule
 
 
 def steps(offsets: dict[str, float]) -> list[tuple]:
@@ -26,3 +27,16 @@ def test_the_shared_rule_is_given_back_and_a_dearer_policy_shows_in_its_residual
     _, res = residuals(rows)
     mean = {s: res[[r[0] == s for r in rows]].mean() for s in ("fixed", "gt-batch")}
     assert mean["fixed"] - mean["gt-batch"] == pytest.approx(0.6, abs=0.05)
+
+
+def test_every_block_runs_each_policy_once_and_each_policy_leads_in_turn():
+    runs = schedule(4, ["fixed", "gt-batch", "tetris"], 3)
+    assert len(runs) == 36
+    blocks = {}
+    for block, q, spec in runs:
+        blocks.setdefault(block, []).append((q, spec))
+    assert sorted(blocks) == list(range(12)) and all(len({q for q, _ in b}) == 1 for b in blocks.values())
+    assert all(sorted(s for _, s in b) == ["fixed", "gt-batch", "tetris"] for b in blocks.values())
+    leaders = [blocks[k][0][1] for k in range(12)]
+    assert {s: leaders.count(s) for s in set(leaders)} == {"fixed": 4, "gt-batch": 4, "tetris": 4}
+    assert [blocks[k][0][0] for k in range(12)] == [0, 1, 2, 3] * 3
