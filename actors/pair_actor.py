@@ -289,11 +289,11 @@ class PairActor:
 
     def _row(self, base: dict, t: int, g, text: str, prompt_ids, done: float) -> dict:
         return {**base, "turn": t, "new_tokens": g.new_tokens, "wall_time": g.wall_time, "tstamp": done,
-                "prefill_time": g.prefill_time, "draft_time": sum(s.draft_time for s in g.steps),
-                "verify_time": sum(s.verify_time for s in g.steps), "decoding_steps": g.decoding_steps,
+                "prefill_time": g.prefill_time, "draft_time": sum(g.draft_times),
+                "verify_time": sum(g.verify_times), "decoding_steps": g.decoding_steps,
                 "target_calls": g.target_calls, "accept_lengths": g.accept_lengths,
                 "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max, "proposed": g.proposed,
-                "pad_slots": g.pad_slots, "text": text,
+                "draft_times": g.draft_times, "verify_times": g.verify_times, "pad_slots": g.pad_slots, "text": text,
                 "token_ids": g.token_ids, "prompt_ids": list(prompt_ids),
                 "peak_gpu_bytes": sum(peak_gpu_memory().values()), "status": "ok", "error": ""}
 

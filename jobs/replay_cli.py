@@ -118,9 +118,8 @@ def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=Non
             "wall_time": g.wall_time,
             "prefill_time": g.prefill_time, "token_ids": g.token_ids, "accept_lengths": g.accept_lengths,
             "drafted": g.drafted, "accepted": g.accepted, "k_max": g.k_max, "proposed": g.proposed,
-            "pad_slots": g.pad_slots,
-            "decoding_steps": g.decoding_steps,
-            "draft_time": sum(s.draft_time for s in g.steps), "verify_time": sum(s.verify_time for s in g.steps)}
+            "draft_times": g.draft_times, "verify_times": g.verify_times, "pad_slots": g.pad_slots,
+            "decoding_steps": g.decoding_steps, "draft_time": sum(g.draft_times), "verify_time": sum(g.verify_times)}
 
 
 def check_costs(infos, source: str) -> None:

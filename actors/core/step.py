@@ -84,6 +84,16 @@ class Generation:
         return [s.proposed for s in self.steps]
 
     @property
+    def draft_times(self) -> list[float]:
+        """Seconds drafting per step (a batch step's time, shared by its rows; replay: the cost model's)."""
+        return [s.draft_time for s in self.steps]
+
+    @property
+    def verify_times(self) -> list[float]:
+        """Seconds verifying per step: the target forward, acceptance and cache crops (replay: the cost model's)."""
+        return [s.verify_time for s in self.steps]
+
+    @property
     def k_max(self) -> list[int]:
         """The per-step draft cap the policy chose (tree steps: the tree's depth)."""
         return [s.k_max for s in self.steps]

@@ -3,8 +3,8 @@
 Every task returns a ``pyarrow.Table`` with exactly these columns; the Parquet log,
 MLflow summaries and reports all read them. A failed task becomes rows with
 ``status = "failed"`` and the reason in ``error``. Times are seconds; token counts are
-tokens. The per-step lists (``accept_lengths``, ``drafted``, ``accepted``, ``k_max``) hold
-one entry per target forward after prefill, from the generation's
+tokens. The per-step lists (``accept_lengths``, ``drafted``, ``accepted``, ``k_max``, ``proposed``, ``draft_times``,
+``verify_times``) hold one entry per target forward after prefill, from the generation's
 :class:`~policies.base.Step` records.
 
 Stable names (other code and users rely on them): ``config_key, pair, policy,
@@ -16,6 +16,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 INT_LIST = pa.list_(pa.int32())
+FLOAT_LIST = pa.list_(pa.float64())
 SCHEMA = pa.schema([
     ("task_key", pa.string()),        # identity used to resume: pair|question|block
     ("config_key", pa.string()),      # pair|policy_spec|gamma
@@ -47,6 +48,10 @@ SCHEMA = pa.schema([
     ("k_max", INT_LIST),              # per step: the draft cap the policy chose (trees: the tree's depth)
     ("proposed", INT_LIST),           # per step: draft proposals this row made, a discarded one included (a batch
                                       # step ran as many draft forwards as its rows' most; trees: 0); null in older logs
+    ("draft_times", FLOAT_LIST),      # per step: seconds drafting (a batch step's, shared by its rows; replay:
+                                      # predicted); Σ = draft_time; null in older logs
+    ("verify_times", FLOAT_LIST),     # per step: seconds verifying (as draft_times); Σ = verify_time; null in
+                                      # older logs
     ("text", pa.string()),            # decoded new tokens
     ("token_ids", INT_LIST),          # generated ids (token views)
     ("prompt_ids", INT_LIST),         # the rendered prompt of this turn

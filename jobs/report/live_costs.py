@@ -12,7 +12,9 @@ L_s = 1 + the most drafts a running row verified, the draft forwards ℓ_s = the
 (``proposed``, a discarded one included; logs without the column: the most drafts), the context c_s = the running
 rows' mean prompt + tokens emitted before s, and the tokens the draft caught up on e_s (summed over rows;
 ``policies/cost_fit.py``'s ``draft_feeds``: the prompt in a row's first drafting step, one token after a fully
-accepted draft).
+accepted draft). A segment also carries its steps' own clocks where the log holds them (``draft_times``,
+``verify_times``: ``step_draft``, ``step_verify``; NaN in older logs), which ``bench/equal_work.py`` reads; the fit
+below reads the sums.
 
 Rule: the cost model's (``policies/costs.py``) at B = a segment's running rows, summed over its steps:
 
@@ -50,7 +52,7 @@ from policies.costs import CostModel
 
 MIN_STEPS = 3                          # a width needs this many segment steps to be fitted (as replay's fit's knots)
 SEGMENT_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "segment", "running", "n", "widths",
-                 "levels", "contexts", "feeds", "draft", "verify", "rest", "prefill"]
+                 "levels", "contexts", "feeds", "draft", "verify", "rest", "prefill", "step_draft", "step_verify"]
 CLOCKS = ("draft_time", "verify_time", "rest_time")
 
 
@@ -83,6 +85,7 @@ def segments(rows: pd.DataFrame) -> list[dict] | None:
         contexts[:m] += len(r["prompt_ids"]) + np.concatenate([[0], np.cumsum(emitted)[:-1]])
         feeds[:m] += draft_feeds(len(r["prompt_ids"]), steps)
         running[:m] += 1
+    step_draft, step_verify = _step_clocks(rows, lengths, n)
     rows = rows.assign(rest_time=rows["wall_time"] - rows["prefill_time"] - rows["draft_time"] - rows["verify_time"],
                        steps=lengths)
     out, start, before = [], 0, np.zeros(3)
@@ -92,9 +95,21 @@ def segments(rows: pd.DataFrame) -> list[dict] | None:
         out.append({"segment": len(out), "running": int(running[start]), "n": end - start, "widths": widths[part],
                     "levels": levels[part], "contexts": contexts[part] / running[part], "feeds": feeds[part],
                     **dict(zip(("draft", "verify", "rest"), clocks - before)),
-                    "prefill": float(rows["prefill_time"].fillna(0).max()) if not out else 0.0})
+                    "prefill": float(rows["prefill_time"].fillna(0).max()) if not out else 0.0,
+                    "step_draft": step_draft[part], "step_verify": step_verify[part]})
         start, before = end, clocks
     return out
+
+
+def _step_clocks(rows: pd.DataFrame, lengths: list[int], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's draft and verify seconds of each of its ``n`` steps, from the longest row's ``draft_times`` /
+    ``verify_times`` (a batch step's clocks are every running row's); NaN in logs without them."""
+    longest = rows.iloc[int(np.argmax(lengths))]
+    out = []
+    for col in ("draft_times", "verify_times"):
+        v = longest[col] if col in rows else None
+        out.append(np.asarray(v, float) if v is not None and len(v) == n else np.full(n, np.nan))
+    return out[0], out[1]
 
 
 def live_segments(df: pd.DataFrame) -> pd.DataFrame:
