@@ -19,7 +19,7 @@ Rules:
   turn t samples with seed ``(--seed + i) · 1000 + t``, as ``generate --dataset`` without ``--batch-size`` does;
   a summary line and, with ``--answers``, the Spec-Bench answer file;
 - bad input is one line (``SpecsweepError``), before any model loads: an unreadable or empty file, B not an
-  integer >= 1, ``--prompt-file`` beside ``--prompt`` or ``--dataset``, ``--answers`` with ``--prompt-file``,
+  integer >= 1, ``--prompt-file`` beside ``--prompt`` or ``--dataset``, ``--answers`` without ``--dataset``,
   ``--batch-size`` with a single ``--prompt``, ``--engine static|compiled`` with B > 1 (those engines run one row
   at a time for now); a policy or drafter the batch engine cannot run is refused by
   it in one line after the pair loads.
@@ -50,6 +50,11 @@ def generation_fields(g) -> dict:
             "target_calls": g.target_calls, "decoding_steps": g.decoding_steps,
             "mean_accepted_length": defined(m["mean_accepted_length"], 3),
             "acceptance_rate": defined(m["acceptance_rate"], 4)}
+
+
+def run_label(policy, gamma: int, draft) -> str:
+    """``policy=… γ0=… draft=…`` of a generate summary; γ0 "–" for a policy that drafts nothing (``ar``)."""
+    return f"policy={policy!r} γ0={gamma if policy.needs_draft else '–'} draft={draft}"
 
 
 def generation_json(g, text: str, *, target: str, draft, policy, gamma: int, costs) -> dict:
@@ -96,6 +101,8 @@ def check_batch_flags(a) -> list[tuple[int, str]] | None:
         if size is not None and not a.dataset:
             raise SpecsweepError("--batch-size batches the lines of --prompt-file FILE or the questions of --dataset; "
                                  "a single --prompt runs alone")
+        if getattr(a, "answers", None) and not a.dataset:
+            raise SpecsweepError("--answers writes a dataset's answer file: use it with --dataset, not --prompt")
     elif a.prompt is not None or a.dataset:
         raise SpecsweepError("--prompt-file reads every prompt from FILE: drop --prompt and --dataset")
     elif a.answers:
@@ -164,7 +171,7 @@ def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]]
         mal = summarize(gens)["mean_accepted_length"]
         print(f"--- {len(gens)} prompts in {-(-len(gens) // size)} batches of {size}: {tokens} tokens in "
               f"{seconds:.2f} s = {tokens / seconds if seconds > 0 else float('nan'):.2f} tok/s (whole file) · "
-              f"mean accepted length {mal:.3f} · policy={policy!r} γ0={a.gamma} draft={draft}")
+              f"mean accepted length {mal:.3f} · {run_label(policy, a.gamma, draft)}")
     return 0
 
 
@@ -187,7 +194,7 @@ def generate_dataset(a, pair, policy, template: str, questions, target: str, dra
     tokens = sum(g.new_tokens for g in flat)
     print(f"{len(questions)} questions, {len(flat)} turns in batches of {size}: {tokens} tokens in {seconds:.2f} s = "
           f"{tokens / seconds if seconds > 0 else float('nan'):.2f} tok/s (whole batches), mean accepted length "
-          f"{summarize(flat)['mean_accepted_length']:.3f} (policy={policy!r}, γ0={a.gamma}, draft={draft})")
+          f"{summarize(flat)['mean_accepted_length']:.3f} ({run_label(policy, a.gamma, draft)})")
     if a.answers:
         write_answers(Path(a.answers), answer_records(pd.DataFrame(rows), f"{target}-{policy.name}-g{a.gamma}"))
         print(f"answers written to {a.answers}")

@@ -29,7 +29,8 @@ from tqdm import tqdm
 from actors.costs.quiet import quiet_third_party
 from actors.loading.conversation import run_question
 from actors.loading.templates import default_template, render
-from jobs.batch_generate import check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json
+from jobs.batch_generate import (check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json,
+                                 run_label)
 from jobs.dataset import load_questions
 from jobs.distill.cli import add_parser as add_distill_parser
 from jobs.plan_cli import add_parser as add_plan_parser
@@ -141,8 +142,8 @@ def cmd_generate(a) -> int:
                                          costs=pair.costs)))
     else:
         print(text)
-        print("\n--- " + " · ".join(f"{k}={v}" for k, v in generation_fields(g).items())
-              + f" · policy={policy!r} γ0={a.gamma} draft={draft}")
+        print("\n--- " + " · ".join(f"{k}={'–' if v is None else v}" for k, v in generation_fields(g).items())
+              + f" · {run_label(policy, a.gamma, draft)}")
     return 0
 
 
@@ -219,7 +220,7 @@ def _generate_questions(a, pair, policy, template, questions, target, draft) -> 
     df = pd.DataFrame(rows)
     m = summarize(generations)
     print(f"{m['questions']} questions, {m['generations']} turns: throughput {m['throughput']:.2f} tok/s, "
-          f"mean accepted length {m['mean_accepted_length']:.3f} (policy={policy!r}, γ0={a.gamma}, draft={draft})")
+          f"mean accepted length {m['mean_accepted_length']:.3f} ({run_label(policy, a.gamma, draft)})")
     if a.answers:
         model_id = f"{target}-{policy.name}-g{a.gamma}"
         write_answers(Path(a.answers), answer_records(df, model_id))
@@ -267,7 +268,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--answers", default=None, help="write a Spec-Bench answer file (jsonl) here")
     g.add_argument("--warmup", type=int, default=0, help="discarded warm-up generations before timing")
     g.add_argument("--raw", action="store_true", help="no chat template")
-    g.add_argument("--json", action="store_true", help="print one JSON object")
+    g.add_argument("--json", action="store_true",
+                   help="print the result as JSON: one object (with --prompt-file: one line per prompt)")
     g.set_defaults(fn=cmd_generate)
     g.add_argument("--costs", default=None, help="a cost model from `specsweep calibrate --out` (measured again "
                    "when it is from another machine)")

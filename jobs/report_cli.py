@@ -46,9 +46,8 @@ def main(a) -> int:
         summary, speed, frac = summary_from_mlflow(a.experiment, a.tracking_uri, getattr(a, "output", None))
         floor = None
         if "noise_floor" in summary and summary["noise_floor"].notna().any():   # only the floor itself is in MLflow
-            f = summary.groupby("pair", as_index=False)["noise_floor"].first().rename(columns={"noise_floor": "floor"})
-            floor = f.assign(tasks=float("nan"), ar_ratio=float("nan"), ar_ratio_lo=float("nan"),
-                             ar_ratio_hi=float("nan"), task_p05=float("nan"), task_p95=float("nan"))
+            floor = summary.groupby("pair", as_index=False)["noise_floor"].first()
+            floor = floor.rename(columns={"noise_floor": "floor"})
         text = build_report(summary, speed, frac, a.format, None, floor)
     if a.compare:
         if not a.parquet:

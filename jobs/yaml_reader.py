@@ -51,6 +51,13 @@ def _check_expanded_size(raw, path: str) -> None:
             stack.extend(v)
 
 
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """What the parser found and where: ``"expected ',' or ']', but got ':' at line 3, column 9"``."""
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    mark = getattr(e, "problem_mark", None)
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else problem
+
+
 def read_yaml_mapping(path: str) -> dict:
     """The YAML mapping in ``path``: a missing file, invalid YAML, a repeated key, a non-mapping or an alias bomb is
     refused in one line."""
@@ -65,7 +72,7 @@ def read_yaml_mapping(path: str) -> dict:
     try:
         raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as e:
-        raise SpecsweepError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+        raise SpecsweepError(f"{path}: not valid YAML ({_yaml_problem(e)})") from None
     except UnicodeDecodeError:
         raise SpecsweepError(f"{path}: not a UTF-8 text file") from None
     except SpecsweepError as e:

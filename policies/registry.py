@@ -219,14 +219,15 @@ def _convert(policy: str, key: str, p: Param, raw: Any) -> Any:
                 raise ValueError          # every number parameter is finite
         else:
             value = str(raw)
-        ok = p.valid(value)
+        ok, why = p.valid(value), "is out of range"
     except (TypeError, ValueError, OverflowError):
-        ok = False
+        ok, why = False, {bool: "is not true/false", int: "is not an integer",
+                          float: "is not a finite number"}.get(p.kind, "is not valid")
         value = raw
     if not ok:
         rule = {bool: "true/false", int: f"an integer {p.rule}".strip(),
                 float: p.rule or "a finite number"}.get(p.kind, p.rule or p.kind.__name__)
-        raise SpecsweepError(f"{policy}: {key}={str(raw)[:40]!r} is out of range: must be {rule}")
+        raise SpecsweepError(f"{policy}: {key}={str(raw)[:40]!r} {why}: must be {rule}")
     return value
 
 

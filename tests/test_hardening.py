@@ -154,6 +154,7 @@ def test_yaml_booleans_are_booleans(tmp_path):
     ("name: x\npairs: [{target: t, dtype: float16, dtype: float32}]\npolicies: [fixed]\n", "key 'dtype' appears twice"),
     ("- a\n- b\n", "expected a YAML mapping"),
     ("name: [x\n", "not valid YAML"),
+    ("name: x\npolicies: [fixed\ngammas: [1]\n", r"not valid YAML \(.* at line 3, column \d+\)"),
 ])
 def test_bad_yaml_files(tmp_path, text, msg):
     p = tmp_path / "c.yaml"
@@ -261,6 +262,18 @@ def test_one_rule_for_every_place_a_command_writes(tmp_path):
             check_writable(path, "--out", folder=False, what="JSON file path")
     assert check_writable(tmp_path / "c.json", "--out", folder=False, beside=(tmp_path / "c.json.md",)).name == "c.json"
     assert not (tmp_path / "new").exists() and not (tmp_path / "c.json").exists()      # nothing created
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "dangling", "loop"]  # the probes removed
+
+
+def test_a_place_no_file_can_be_created_is_refused_even_for_root():
+    """/proc passes every permission check for root, yet no file can be created there: a sweep's output folder,
+    ``--out`` and ``--answers`` there are refused up front, one line each."""
+    from jobs.store.output import check_writable
+
+    with pytest.raises(SpecsweepError, match="output /proc/specout cannot be created .*/proc is not writable"):
+        check_writable("/proc/specout", "output", what="output folder")
+    with pytest.raises(SpecsweepError, match="--out /proc/x.yaml: /proc/x.yaml is not writable"):
+        check_writable("/proc/x.yaml", "--out", folder=False, what="file path")
 
 
 def test_lock_is_exclusive_and_names_the_holder(tmp_path):
@@ -452,6 +465,8 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
         (["generate", "--dataset", "sample", "--question-ids", "9001,9001"], "lists an id twice"),
         (["generate", "--dataset", "sample", "--answers", str(tmp)], "is a folder"),
         (["generate", "--dataset", "sample", "--answers", str(tmp / "no" / "a.jsonl")], "does not exist"),
+        (["generate", "--dataset", "sample", "--answers", "/proc/a.jsonl"], "is not writable"),
+        (["generate", "--prompt", "x", "--answers", str(tmp / "a.jsonl")], "use it with --dataset, not --prompt"),
         (["distill", "--target", str(tmp / "nope"), "--out", str(tmp / "d1")], "does not exist"),
         (["distill", "--target", target, "--steps", "0", "--out", str(tmp / "d2")], "--steps must be >= 1"),
         (["distill", "--target", target, "--lr", "2", "--out", str(tmp / "d3")], "--lr must be in"),

@@ -295,3 +295,20 @@ def test_a_log_written_before_the_k_max_rename_reads_back_beside_a_new_one(tmp_p
     df = log.read().sort_values("task_key")
     assert "gammas" not in df and [list(v) for v in df["k_max"]] == [[2, 2], [2, 2]]
     assert set(df["task_key"]) == {"t0", "t1"} and df["mode"].isna().all()
+
+
+def test_one_question_has_no_interval_and_no_verdict():
+    """Redrawing one question gives it back every time: no interval (not a zero-width one) and no verdict."""
+    from jobs.report.intervals import bootstrap_weights
+
+    assert np.isnan(bootstrap_weights(1, 10)).all() and bootstrap_weights(1, 10).shape == (10, 1)
+    df = pd.DataFrame(q_rows("ar", 0, [10], timing="first") + q_rows("ar", 0, [10.1], timing="last")
+                      + q_rows("fixed", 2, [8]))
+    s = metrics.config_summary(df)
+    fixed = s[s["policy"] == "fixed"].iloc[0]
+    assert fixed["speedup"] == pytest.approx(0.8) and np.isnan(fixed["speedup_lo"]) and np.isnan(fixed["speedup_hi"])
+    assert fixed["vs_ar"] == ""
+    two = pd.DataFrame(q_rows("ar", 0, [10, 12], timing="first") + q_rows("ar", 0, [10, 12], timing="last")
+                       + q_rows("fixed", 2, [8, 9]))
+    s2 = metrics.config_summary(two)
+    assert s2.loc[s2["policy"] == "fixed", "speedup_lo"].notna().all()

@@ -41,6 +41,19 @@ def test_redact_in_any_text():
     assert redact("sqlite:///mlflow.db") == "sqlite:///mlflow.db"
 
 
+def test_artifacts_go_beside_the_sqlite_database_not_the_working_folder(tmp_path, monkeypatch):
+    from jobs.mlflow.runs import artifact_root, experiment_id
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    cfg = make_cfg(tmp_path)
+    exp = client(cfg).get_experiment(experiment_id(client(cfg), cfg.experiment_name, cfg.tracking_uri))
+    assert exp.artifact_location == (tmp_path / "mlruns").as_uri()
+    assert artifact_root("sqlite:///mlflow.db") == (elsewhere / "mlruns").as_uri()       # relative: this folder
+    assert artifact_root("http://h:5000") is None and artifact_root("file:///x/mlruns") is None
+
+
 def test_streaming_layout_statuses_and_once_only_points(tmp_path, capsys):
     cfg = make_cfg(tmp_path)
     c = client(cfg)

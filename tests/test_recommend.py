@@ -171,6 +171,21 @@ def test_sglang_maps_an_eagle2_tree_and_ngram():
         NGRAM_SIZES
 
 
+def test_every_engine_is_given_the_eagle3_heads_folder():
+    """The shipped EAGLE-3 head's alias, ``eagle3:PATH`` and ``eagle:PATH`` of an EAGLE-3 folder all name the head's
+    folder as the draft model (never the text "None")."""
+    from actors.drafter_kinds.eagle3 import EAGLE3_HEADS
+    shipped = EAGLE3_HEADS["smollm2-135m-eagle3"]
+    for draft in ("smollm2-135m-eagle3", f"eagle3:{shipped}", f"eagle:{shipped}"):
+        path = shipped
+        rec = recommend(frame(sweep_rows(draft=draft)), "vllm")
+        assert rec.method == "eagle3" and check_vllm(WRITERS["vllm"](rec))["model"] == path
+        flags = check_sglang(WRITERS["sglang"](recommend(frame(sweep_rows(draft=draft)), "sglang")))
+        assert flags["--speculative-draft-model-path"] == path
+        trt = yaml.safe_load(WRITERS["trtllm"](recommend(frame(sweep_rows(draft=draft)), "trtllm")))
+        assert trt["speculative_config"]["speculative_model"] == path
+
+
 def test_ngram_sizes_match_the_drafter():
     pytest.importorskip("torch")
     import inspect

@@ -124,6 +124,25 @@ def test_headline_survives_untrusted_times():
     assert "fixed" in text and "1.50" in text and text.endswith("full report: x")
 
 
+def test_headline_names_the_grid_mean_vs_fixed_and_marks_it_when_unresolved():
+    """The "vs fixed" column is Table 2's mean over the γ grid (named so), with ``~`` when its interval includes 1 or
+    it is inside the pair's floor, as the "vs ar" column."""
+    from jobs.report.headline import policy_rows
+
+    summary = pd.DataFrame({"pair": ["p"] * 4, "policy_spec": ["fixed", "fixed", "gt", "threshold"],
+                            "policy": ["fixed", "fixed", "gt", "threshold"], "gamma": [1, 2, 2, 2],
+                            "throughput": [10.0, 11.0, 12.0, 11.5], "mean_accepted_length": [1.5, 1.8, 2.0, 1.9],
+                            "speedup": [1.0, 1.1, 1.2, 1.15], "speedup_lo": [0.9, 1.05, 1.1, 1.1],
+                            "speedup_hi": [1.1, 1.15, 1.3, 1.2], "noise_floor": [0.01] * 4})
+    t2 = pd.DataFrame({"pair": ["p", "p"], "policy_spec": ["gt", "threshold"], "mean": [1.07, 1.03],
+                       "mean_lo": [1.03, 0.99], "mean_hi": [1.10, 1.07]})
+    rows = policy_rows(summary, t2).set_index("policy")
+    assert "vs fixed, γ mean" in rows.columns
+    assert rows.loc["gt", "vs fixed, γ mean"] == "1.07 [1.03, 1.10]"
+    assert rows.loc["threshold", "vs fixed, γ mean"].endswith(" ~")
+    assert rows.loc["fixed", "vs fixed, γ mean"] == "1.00"
+
+
 def test_gamma_free_policies_take_one_row():
     from jobs.report.tables import one_row_if_gamma_free
 

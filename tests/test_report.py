@@ -43,3 +43,14 @@ def test_average_column_is_pooled():
     # stds √0.02 = 0.141 and √0.18 = 0.424: pooled √0.10 = 0.316 (their mean would print 0.28)
     assert wide.loc["gt", "average"] == "1.20 ± 0.32×"
     assert list(wide.columns) == ["a", "b", "average"]
+
+
+def test_a_floor_read_back_from_mlflow_alone_prints_dashes_for_what_it_lacks():
+    """``report --experiment`` has only each pair's floor (MLflow keeps no ar/ar ratio or spreads)."""
+    rows = (q_rows("ar", 0, [10, 20, 30], timing="first") + q_rows("ar", 0, [10, 20, 30], timing="last")
+            + q_rows("fixed", 1, [12, 24, 36]))
+    df = pd.DataFrame(rows)
+    floor = pd.DataFrame({"pair": ["p"], "floor": [0.012]})
+    text = build_report(metrics.config_summary(df), metrics.speedup_vs_ar(df), None, "md", metrics.table2(df), floor)
+    line = next(x for x in text.splitlines() if x.startswith("| p "))
+    assert "1.2%" in line and "– (no repeats)" in line and "nan" not in line

@@ -139,6 +139,20 @@ def test_cli_report_specbench(tmp_path, capsys):
     assert "## Spec-Bench speed.py speedup by task" in text and "1.022" in text      # qa
 
 
+@needs_tokenizer
+def test_ours_comes_from_the_rows_the_report_shows(tmp_path):
+    """A config both run live and replayed (``mode: both``): ours is the live rows' speedup, as in the report and the
+    answer files, not a pool of both modes."""
+    out = sweep_folder(tmp_path)
+    before = specbench.folder_table(out).set_index(["policy_spec", "gamma"])["speedup"]
+    df = fixture_rows()
+    fixed = df[df["policy"] != "ar"].assign(mode="replay", wall_time=lambda d: d["wall_time"] / 2)
+    ParquetLog(out).write(to_table(fixed.assign(task_key="smollm2|replayed").to_dict("records")))
+    (out / "state.json").write_text(json.dumps({"config": {"mode": "both"}}))
+    after = specbench.folder_table(out).set_index(["policy_spec", "gamma"])["speedup"]
+    assert after.to_dict() == pytest.approx(before.to_dict())
+
+
 def test_cli_specbench_errors_are_one_line(tmp_path, capsys, monkeypatch):
     out = sweep_folder(tmp_path)
     for p in (out / "answers").iterdir():

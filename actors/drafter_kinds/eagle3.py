@@ -95,8 +95,20 @@ def _plan_params(params: dict, shape) -> int:
     return 3 * h * h + wider + 2 * h - shared
 
 
+def head_path(draft: str) -> Path | None:
+    """The folder an EAGLE-3 head's name points at, unchecked (a shipped head's alias, ``eagle3:PATH`` or
+    ``eagle:PATH``); None for a name that is not a head's."""
+    if draft in EAGLE3_HEADS:
+        return Path(EAGLE3_HEADS[draft])
+    if draft.startswith(EAGLE3_PREFIX):
+        return Path(draft[len(EAGLE3_PREFIX):].strip()).expanduser()
+    return eagle.head_folder(draft)
+
+
 def _serving(draft: str) -> Serving:
-    folder = eagle.head_folder(draft) if not draft.startswith(EAGLE3_PREFIX) else Path(draft[len(EAGLE3_PREFIX):].strip())
+    folder = head_path(draft)
+    if folder is None:
+        raise SpecsweepError(f"draft {draft!r} names no EAGLE-3 head folder")
     return Serving(NAME, {"vllm": "eagle3", "sglang": "EAGLE3", "trtllm": "Eagle3"}, model=str(folder), trees=True)
 
 

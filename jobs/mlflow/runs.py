@@ -83,13 +83,24 @@ def sweep_key(fingerprint: str, output: str) -> str:
     return hashlib.sha256(f"{fingerprint}\0{Path(output).resolve()}".encode()).hexdigest()[:16]
 
 
-def experiment_id(client, name: str) -> str:
-    """Get or create the experiment and make the UI open it on its runs (``mlflow.experimentKind``).
+def artifact_root(uri: str) -> str | None:
+    """Where a new experiment keeps its artifacts: beside a SQLite database (``sqlite:////abs/mlflow.db`` →
+    ``/abs/mlruns``; MLflow's own default is ``./mlruns`` under the current folder, wherever the database is);
+    None — the tracking store's default — for any other URI (a server, a file store keep their own)."""
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix) or uri[len(prefix):] in ("", ":memory:"):
+        return None
+    return (Path(uri[len(prefix):]).resolve().parent / "mlruns").as_uri()
+
+
+def experiment_id(client, name: str, uri: str = "") -> str:
+    """Get or create the experiment (artifacts at :func:`artifact_root` of the tracking ``uri``) and make the UI open
+    it on its runs (``mlflow.experimentKind``).
 
     An explicit kind someone set is kept; a missing or inferred one is replaced."""
     exp = client.get_experiment_by_name(name)
     if exp is None:
-        return client.create_experiment(name, tags={KIND_TAG: KIND})
+        return client.create_experiment(name, artifact_location=artifact_root(uri), tags={KIND_TAG: KIND})
     if exp.lifecycle_stage == "deleted":
         raise SpecsweepError(f"MLflow experiment {name!r} is deleted; restore it or set `experiment:` to another name")
     kind = exp.tags.get(KIND_TAG, "")

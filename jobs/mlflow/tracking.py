@@ -155,7 +155,7 @@ class SweepTracker:
 
         t0 = time.perf_counter()
         c, cfg = self.client, self.cfg
-        self.exp_id = experiment_id(c, cfg.experiment_name)
+        self.exp_id = experiment_id(c, cfg.experiment_name, self.uri)
         found = c.search_runs([self.exp_id], filter_string=f"tags.`{SWEEP_KEY}` = '{self.key}'", max_results=10000)
         sweep = [r for r in found if r.data.tags.get(ROLE) == "sweep"]
         self.dataset = dataset_entity(cfg.dataset.source, self.tasks)

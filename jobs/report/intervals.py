@@ -8,6 +8,8 @@ Rules (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 6 and Â
   are always compared on the same questions.
 - the interval is the percentile interval: the 2.5th and 97.5th percentiles of the resampled
   values (LEVEL = 0.95, two-sided), resamples with an undefined ratio (0 / 0) ignored.
+- one question (or batch) alone has no interval: redrawing it gives it back every time, which says nothing about
+  the questions not asked; its resamples are NaN, so every interval of it is missing and no verdict is drawn.
 - ``verdict``: "faster" / "slower" only when the interval excludes 1.0 and the distance of the
   point value from 1.0 exceeds the noise floor (the ar/ar control); else NOT_RESOLVED.
 """
@@ -26,7 +28,10 @@ NOT_RESOLVED = "no difference resolved"
 
 def bootstrap_weights(n_questions: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
     """[resamples, n_questions] multiplicities: row b counts how often each question was drawn
-    when n_questions ids are drawn uniformly with replacement (one bootstrap resample)."""
+    when n_questions ids are drawn uniformly with replacement (one bootstrap resample); all NaN for fewer than two
+    (module rules)."""
+    if n_questions < 2:
+        return np.full((resamples, n_questions), np.nan)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n_questions, size=(resamples, n_questions))
     flat = (idx + n_questions * np.arange(resamples)[:, None]).ravel()

@@ -227,7 +227,9 @@ def target_tokenizer(target: str):
 
 
 def folder_table(folder: str | Path, tasks: Sequence[str] = TASKS) -> pd.DataFrame:
-    """``parity_table`` for a sweep output folder: its Parquet log, ``answers/`` and each pair's target tokenizer."""
+    """``parity_table`` for a sweep output folder: its Parquet log's rows as the report shows them (one mode per
+    config, trusted times: the rows the answer files were written from), ``answers/`` and each pair's target
+    tokenizer."""
 
     folder = Path(folder)
     log = ParquetLog(folder)
@@ -237,7 +239,10 @@ def folder_table(folder: str | Path, tasks: Sequence[str] = TASKS) -> pd.DataFra
     if not answers.is_dir() or not any(answers.glob("*.jsonl")):
         raise SpecsweepError(f"{folder} has no answers folder with answer files ({answers}): they are written when "
                              "the sweep finishes; run the sweep to the end first")
-    df = metrics.ok_rows(log.read())
+    from jobs.report.tables import shown_rows     # the rows the report and the answer files use: one mode per config
+
+    df = shown_rows(str(folder), log.read())
+    df = df[df["wall_time"].notna()] if len(df) else df
     if df.empty:
         raise SpecsweepError(f"{folder}: the log has no successful rows yet")
     targets = df.groupby("pair")["target"].first().to_dict() if "target" in df else {}

@@ -115,7 +115,7 @@ def table2_layout(summary: pd.DataFrame, t2: pd.DataFrame | None = None, floor: 
 
     t2["cell"] = t2.apply(cell, axis=1)
     wide = t2.pivot(index="policy_spec", columns="pair", values="cell")
-    wide = wide[[c for c in wide.columns if c != "average"] + ["average"]]
+    wide = wide[[c for c in wide.columns if c != "average"] + ["average"]].fillna("–")   # a config a pair did not run
     wide.index = [short(i) for i in wide.index]
     return wide
 
@@ -151,26 +151,35 @@ def one_row_if_gamma_free(t: pd.DataFrame, values: list[str]) -> pd.DataFrame:
 
 
 def floor_layout(floor: pd.DataFrame) -> pd.DataFrame:
+    """The noise floor table; a column the floor lacks (an MLflow-only report keeps the floor alone) shows "–"."""
     if floor is None or floor.empty:
         return pd.DataFrame()
     f = floor.set_index("pair")
-    return pd.DataFrame({"tasks": f["tasks"],
-                         "ar last / ar first": [f"{r:.3f}{interval(lo, hi)}" for r, lo, hi in
-                                                zip(f["ar_ratio"], f["ar_ratio_lo"], f["ar_ratio_hi"])],
-                         "ar/ar spread median / p90": [f"{a:.1%} / {b:.1%}" for a, b in
-                                                       zip(f["spread_median"], f["spread_p90"])],
+
+    def col(name: str) -> pd.Series:
+        return f[name] if name in f else pd.Series(np.nan, index=f.index)
+
+    def spread(a, b, none: str = "–") -> str:
+        return f"{a:.1%} / {b:.1%}" if a == a else none
+
+    return pd.DataFrame({"tasks": [int(t) if t == t else "–" for t in col("tasks")],
+                         "ar last / ar first": [f"{r:.3f}{interval(lo, hi)}" if r == r else "–" for r, lo, hi in
+                                                zip(col("ar_ratio"), col("ar_ratio_lo"), col("ar_ratio_hi"))],
+                         "ar/ar spread median / p90": [spread(a, b) for a, b in
+                                                       zip(col("spread_median"), col("spread_p90"))],
                          "policy repeats spread median / p90": [
-                             f"{a:.1%} / {b:.1%}" if a == a else "– (no repeats)" for a, b in
-                             zip(f.get("policy_spread_median", pd.Series(np.nan, index=f.index)),
-                                 f.get("policy_spread_p90", pd.Series(np.nan, index=f.index)))],
+                             spread(a, b, "– (no repeats)") for a, b in
+                             zip(col("policy_spread_median"), col("policy_spread_p90"))],
                          "floor": [f"{x:.1%}" for x in f["floor"]],
-                         "per-task 5–95 %": [f"{a:.2f} – {b:.2f}" for a, b in zip(f["task_p05"], f["task_p95"])]})
+                         "per-task 5–95 %": [f"{a:.2f} – {b:.2f}" if a == a else "–" for a, b in
+                                             zip(col("task_p05"), col("task_p95"))]}, index=f.index)
 
 
 def floor_warnings(floor: pd.DataFrame) -> str:
     if floor is None or floor.empty:
-        return ("\nNo noise floor: this log has no closing ar run per task (written before ar was timed twice); "
-                "differences are judged by their intervals alone.\n")
+        return ("\nNo noise floor: these rows have no closing ar run per task (a replay times ar once per trace; a "
+                "sweep log written before ar was timed twice has none); differences are judged by their intervals "
+                "alone.\n")
     out = ""
     for r in floor.itertuples():
         if r.floor > metrics.FLOOR_WARNING:

@@ -27,6 +27,7 @@ import fnmatch
 import json
 import os
 import socket
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +72,20 @@ def _foreign_entries(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.name not in (LOCK, SESSION_FILE))
 
 
+def can_create_in(folder: Path) -> bool:
+    """Whether this process can create a file in ``folder``: permission bits first, then a hidden file created and
+    removed at once (root passes every permission check, yet cannot create files in /proc or on a read-only mount)."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".specsweep-probe-")
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True
+
+
 def check_writable(path: str | Path, name: str, *, folder: bool = True, what: str = "folder",
                    beside: tuple = ()) -> Path:
     """``path`` as a Path when specsweep can write there, else one line naming ``name`` (the flag or setting), the
@@ -82,6 +97,8 @@ def check_writable(path: str | Path, name: str, *, folder: bool = True, what: st
     * a **file** (``folder=False``; ``what`` names it, e.g. "JSON file path"): not a folder, in an existing folder,
       and writable — the file itself when it exists, its folder when not; the same for each path in ``beside``
       (files written next to it).
+
+    A folder counts as writable when :func:`can_create_in` it (a hidden probe file, removed at once).
     """
     path = Path(path)
     if not folder:
@@ -94,7 +111,7 @@ def check_writable(path: str | Path, name: str, *, folder: bool = True, what: st
         if not parent.is_dir():
             raise SpecsweepError(f"{name} {path}: folder {parent} does not exist: give a {what} in an existing folder")
         for p in (path, *map(Path, beside)):
-            if (p.exists() and not os.access(p, os.W_OK)) or (not p.exists() and not os.access(parent, os.W_OK)):
+            if (p.exists() and not os.access(p, os.W_OK)) or (not p.exists() and not can_create_in(parent)):
                 raise SpecsweepError(f"{name} {path}: {p} is not writable: give a {what} this user can write")
         return path
     try:
@@ -108,7 +125,7 @@ def check_writable(path: str | Path, name: str, *, folder: bool = True, what: st
     if path.exists() and not path.is_dir():
         raise SpecsweepError(f"{name} {path} is a file, not a folder: choose a new or existing {what}")
     if path.is_dir():
-        if not os.access(path, os.W_OK | os.X_OK):
+        if not can_create_in(path):
             raise SpecsweepError(f"{name} {path} is not writable by this user: choose another {what}")
         return path
     parent = path.parent
@@ -116,7 +133,7 @@ def check_writable(path: str | Path, name: str, *, folder: bool = True, what: st
         parent = parent.parent
     if not parent.is_dir():
         raise SpecsweepError(f"{name} {path}: {parent} is a file, not a folder: choose another {what}")
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not can_create_in(parent):
         raise SpecsweepError(f"{name} {path} cannot be created ({parent} is not writable): choose another {what}")
     return path
 

@@ -116,7 +116,7 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
     blocks = -(-configs // (cfg.block_size or configs or 1))      # config blocks: each times ar first and last
     live_gens = len(cfg.pairs) * len(cfg.batch_sizes) * turns * (len(live) + 2 * blocks) * cfg.repeats
     tokens = live_gens * cfg.generation["max_new_tokens"]
-    lines = [f"sweep {cfg.name!r}: {len(cfg.pairs)} pair(s), {len(questions)} questions ({turns} turns), "
+    lines = [f"sweep {cfg.name!r}: {len(cfg.pairs)} pair(s), {len(questions)} question(s) ({turns} turn(s)), "
              f"{len(cfg.policies)} policies × {len(cfg.gammas)} initial γ = {configs} configs (+ ar), "
              f"{cfg.repeats} repeat(s); mode {cfg.mode}",
              f"tasks: {len(tasks)} ({per_pair_tasks} per pair); live generations: {live_gens} (ar first and last "
@@ -149,6 +149,11 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
     ms = 25 if gpu else 100
     est = tokens * ms / 1000 / max(1, actors)
     lines.append(f"rough decoding time: {tokens} tokens × {ms} ms/token (a small target on {'a GPU' if gpu else 'a CPU'}) "
-                 f"/ {actors} actor(s) ≈ {est / 60:.0f} min, plus model loading, calibration and replay; a larger "
+                 f"/ {actors} actor(s) ≈ {_duration(est)}, plus model loading, calibration and replay; a larger "
                  "target decodes slower (not a bound)")
     return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    """``"40 s"`` under two minutes, ``"12 min"`` above."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"

@@ -66,6 +66,9 @@ def _values(policy: str, key: str, text: str) -> list:
     else:
         kind = params[key].kind
     parts = text.split(":")
+    if kind in (int, float) and len(parts) not in (1, 3):
+        raise SpecsweepError(f"--params {key}={text}: a range is lo:hi:n (three numbers, e.g. {key}=0.1:0.9:5); "
+                             f"values are {key}=a/b")
     if kind in (int, float) and len(parts) == 3:
         try:
             lo, hi, n = float(parts[0]), float(parts[1]), int(parts[2])
@@ -104,7 +107,11 @@ def parse_grid(policy: str, text: str | None) -> tuple[list[dict], list[int]]:
     if policy == "ar":
         raise SpecsweepError("ar has nothing to tune (no draft, no parameters): pick a speculative policy")
     axes: dict[str, list] = {}
-    for item in filter(None, (s.strip() for s in (text or "").split(","))):
+    items = [s.strip() for s in (text or "").split(",")]
+    if text is not None and text.strip() and not all(items):
+        raise SpecsweepError(f"--params {text!r} holds an empty item: give key=values items separated by single "
+                             "commas (e.g. tau=0.2/0.4,gamma=2/3)")
+    for item in items if text is not None and text.strip() else []:
         key, eq, value = item.partition("=")
         key = key.strip().replace("-", "_")
         if not eq or not key:
