@@ -53,18 +53,15 @@ def test_ar_first_and_last_around_shuffled_configs(actor, monkeypatch):
 
 def test_every_row_carries_its_steps_clocks(actor):
     """``draft_times`` / ``verify_times``: one entry per decoding step, summing to the row's ``draft_time`` /
-    ``verify_time``; ``ar``'s draft clock holds only the step's bookkeeping."""
+    ``verify_time`` (no claim about how long anything took: timings are the machine's)."""
     d = actor.run_task(task())["rows"].to_pydict()
     for i in range(len(d["policy"])):
         n = d["decoding_steps"][i]
         assert len(d["draft_times"][i]) == len(d["verify_times"][i]) == len(d["accept_lengths"][i]) == n > 0
         assert sum(d["draft_times"][i]) == pytest.approx(d["draft_time"][i], rel=1e-12)
         assert sum(d["verify_times"][i]) == pytest.approx(d["verify_time"][i], rel=1e-12)
-        assert all(v > 0 for v in d["verify_times"][i])
-        if d["policy"][i] == "ar":
-            assert sum(d["draft_times"][i]) < 0.1 * sum(d["verify_times"][i])
-        else:
-            assert all(t > 0 for t, k in zip(d["draft_times"][i], d["drafted"][i]) if k)
+        assert all(v > 0 for v in d["verify_times"][i]) and all(t >= 0 for t in d["draft_times"][i])
+        assert all(t > 0 for t, k in zip(d["draft_times"][i], d["drafted"][i]) if k)      # a draft forward ran
 
 
 def test_task_warmup_runs_the_tasks_own_questions_with_ar_before_timing(actor, monkeypatch):
