@@ -39,6 +39,13 @@ read it, linear in B between sizes and clamped past the largest; without a table
 single-row model over B·L tokens. ``batch_knee(B)``
 and ``level_price(B, L)`` are the knee and the token price above on the B-row table (``policies/batch.py``).
 
+A model refitted on a sweep's live steps (``jobs/report/live_costs.py``) may also hold ``draft_levels``: per batch
+size B, the seconds of a drafting step of ℓ draft forwards (catch-up and context terms aside) at each ℓ, in place of
+d₀(B) + ℓ·T_d(B) (linear between knots and past the last two) — on a CPU the forwards of one chain are not alike
+(measured on SmolLM2-135M's draft: 6.1, 12.2, 17.3, 22.0 ms for ℓ = 1…4). ``batch_draft`` and ``batch_step_parts``
+read it at exactly those sizes; ``draft_time`` (the clocks of replay and the policies' view) never does. It is a
+report-time refit and is not stored.
+
 Stored (:meth:`CostModel.to_dict`) with the machine it was measured on (``actors/costs/machine.py``),
 how it was measured (``probe``) and whether the measurement can be trusted (``trust``).
 """
@@ -98,6 +105,7 @@ class CostModel:
     trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/costs/calibrate.py)
     tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
     batch: dict = field(default_factory=dict)      # {B: {"knots", "values", "draft", "raw"?, "draft_base"?, "overhead"?, "steps"?}}
+    draft_levels: dict = field(default_factory=dict)   # {B: {"knots": [ℓ…], "values": [s…]}}: module docstring; not stored
     params: dict = field(default_factory=dict)     # parameter counts {"target": n, "draft": n} (actors/pair.py); {} unknown
 
     @property
@@ -223,9 +231,18 @@ class CostModel:
         catch-up): d₀(B) + levels·T_d(B) (B = 1: ``draft_time(levels, 0, C₀)``); 0 for ``levels`` 0."""
         if levels <= 0:
             return 0.0
+        by_level = self.level_draft(rows, levels)
+        if by_level is not None:
+            return by_level
         t = self._by_batch(rows, lambda e: e.get("draft_base", 0.0) + levels * e["draft"],
                            lambda: self.draft_time(levels, 0, self.context))
         return max(0.0, t) if t is not None else self.draft_time(levels, 0, self.context)
+
+    def level_draft(self, rows: int, levels: int) -> float | None:
+        """Seconds of a drafting step of ``levels`` draft forwards over ``rows`` rows from ``draft_levels`` (no catch-up,
+        context at the origin); None when there is no table at exactly that size."""
+        e = self.draft_levels.get(max(1, int(rows)))
+        return None if not e or levels <= 0 else max(0.0, _interpolate(e["knots"], e["values"], levels))
 
     def batch_overhead(self, rows: int) -> float:
         """Seconds of a ``rows``-row step besides drafting and the target forward (B = 1, or a surface measured
@@ -245,7 +262,10 @@ class CostModel:
         c = self.context if context is None else context
         if rows <= 1:
             c = int(round(c))
-            return self.draft_time(k, 0, c), self.verify_time(k + 1, c), self.overhead
+            by_level = self.level_draft(1, k)
+            draft = self.draft_time(k, 0, c) if by_level is None else by_level + k * self.draft.get(
+                "per_proposal_kctx", 0.0) * c / 1000.0
+            return draft, self.verify_time(k + 1, c), self.overhead
         dc = (c - self.context) / 1000.0
         per_row = self.table.get("per_kctx", 0.0) + self.table.get("per_token_kctx", 0.0) * (k + 1)
         draft = self.batch_draft(rows, k) + k * rows * self.draft.get("per_proposal_kctx", 0.0) * dc if k else 0.0

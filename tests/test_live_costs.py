@@ -78,6 +78,31 @@ def test_the_fit_gives_back_the_model_that_timed_the_steps_at_one_row():
         assert segment_seconds(fitted, p) == pytest.approx(p.draft + p.verify + p.rest, rel=1e-9)
 
 
+def test_a_draft_phase_not_linear_in_its_forwards_is_priced_per_forward_count():
+    """Steps timed by a concave D(ℓ) (6.1, 12.2, 17.3, 22.0 ms, as measured on the real draft): the refit gives D back
+    at every ℓ that ran, and prices ``fixed`` γ 3 — left out, as the γ check leaves it out — from another config's
+    three-forward steps exactly, where the line d₀ + T_d·ℓ through all of them misses it."""
+    import dataclasses
+
+    truth = dataclasses.replace(TRUE, draft_levels={1: {"knots": [1, 2, 3, 4],
+                                                        "values": [0.0061, 0.0122, 0.0173, 0.0220]}})
+    out = []
+    for q in range(3):
+        for k, policy in ((0, "ar"), (1, "gt-batch"), (2, "gt-batch"), (3, "tetris"), (3, "fixed"), (4, "schedule")):
+            out += live_batch(truth, k, 1, [8 + q], f"q{q}", policy)
+    steps = live_segments(pd.DataFrame(out).assign(policy_spec=lambda d: d["policy"]))
+    fitted = refit(CALIBRATED, steps)
+    for k, want in zip((1, 2, 3, 4), truth.draft_levels[1]["values"]):
+        assert fitted.level_draft(1, k) == pytest.approx(want, rel=1e-9)
+        assert fitted.batch_step_parts(1, k, 0)[0] == pytest.approx(want, rel=1e-9)
+    assert fitted.draft_time(3, 0, 0) != pytest.approx(0.0173, rel=0.01)      # replay's clock keeps the line
+    held_out = refit(CALIBRATED, steps[steps["config"] != "fixed|3"])
+    for p in steps[steps["config"] == "fixed|3"].itertuples(index=False):
+        assert segment_seconds(held_out, p) == pytest.approx(p.draft + p.verify + p.rest, rel=1e-9)
+    line = held_out.draft["per_step"] + 3 * held_out.draft["per_proposal"]
+    assert abs(line / 0.0173 - 1) > 0.01
+
+
 def test_a_batch_size_refits_its_surface_entry_and_leaves_the_single_row_model():
     surface = {2: {"knots": [1, 2, 3, 4, 5, 6], "values": [0.06, 0.07, 0.08, 0.10, 0.11, 0.12], "draft": 0.004,
                    "draft_base": 0.003, "overhead": 0.001}}

@@ -19,7 +19,7 @@ below reads the sums.
 Rule: the cost model's (``policies/costs.py``) at B = a segment's running rows, summed over its steps:
 
     verify = Σ_s T_B(L_s) + context terms
-    draft  = d₀(B)·#{s: ℓ_s > 0} + T_d(B)·Σ_s ℓ_s + Σ_s (d₂·[e_s > 0] + d₃·e_s) + context terms
+    draft  = Σ_{s: ℓ_s > 0} D_B(ℓ_s) + Σ_s (d₂·[e_s > 0] + d₃·e_s) + context terms
     rest   = n·o_B
 
 The catch-up and context terms are the calibrated model's, subtracted; T_B and d₀(B), T_d(B) by least squares over
@@ -30,7 +30,12 @@ its steps gets its own time beside ``ar``'s 1 and ``fixed`` γ = K's K + 1), as 
 T_B(w) = s(w)·calibrated T_B(w), s linear between the fitted widths and constant beyond them. Where the segments
 leave the scales undetermined (widths that always run together in the same proportion), the least squares takes
 the smoothest: the least Σ (s(f_{i+1}) − s(f_i))² over the fitted widths f.
-When the segments cannot separate d₀ from T_d (their mean draft forwards per drafting step span less than one), one
+The draft phase the same way: D_B(ℓ) = u(ℓ)·(calibrated d₀(B) + ℓ·T_d(B)), a scale u fitted at each ℓ that
+ran in ``MIN_STEPS`` drafting steps or more, linear between them and the smoothest where undetermined
+(``CostModel.draft_levels``), because the forwards of one chain do not cost alike on a CPU (SmolLM2-135M's
+draft, 2026-11-29: 6.1, 12.2, 17.3, 22.0 ms for ℓ = 1…4, in every config) and a straight line fitted where
+`gt-batch` runs one or two and `batch-schedule` four priced `fixed`'s three low. With fewer than two such ℓ, the line
+d₀(B) + ℓ·T_d(B) stands, fitted as follows. When the segments cannot separate d₀ from T_d (their mean draft forwards per drafting step span less than one), one
 factor scales the calibrated pair. At B = 1 the same fit gives the single-row model's T(m), d₀, d₁ and o (its
 context terms counted from C = 0, as that model's are); above, the batch surface's entry at B (``CostModel.batch``),
 sizes the calibration did not measure included (a B = 4 batch's B = 3 and 2 segments).
@@ -180,8 +185,12 @@ def segment_parts(model: CostModel, p) -> np.ndarray:
                           else context_terms(model, p))
     widths, steps = np.unique(p.widths, return_counts=True)
     verify = sum(int(n) * _verify_at_origin(model, b, int(w)) for w, n in zip(widths, steps)) + verify_ctx
-    base, per_level = _draft_at_origin(model, b)
-    draft = base * int((p.levels > 0).sum()) + per_level * float(p.levels.sum()) + extras
+    drafting = p.levels[p.levels > 0]
+    if model.level_draft(b, 1) is not None:
+        draft = sum(model.level_draft(b, int(x)) for x in drafting) + extras
+    else:
+        base, per_level = _draft_at_origin(model, b)
+        draft = base * len(drafting) + per_level * float(drafting.sum()) + extras
     return np.array([draft, verify, p.n * model.batch_overhead(b)])
 
 
@@ -203,7 +212,8 @@ def _draft_at_origin(model: CostModel, rows: int) -> tuple[float, float]:
 
 
 def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
-    """{"knots", "values", "draft_base", "draft", "overhead"} fitted on the segments ``part`` of ``rows`` rows
+    """{"knots", "values", "draft_base", "draft", "draft_levels", "overhead"} fitted on the segments ``part`` of
+    ``rows`` rows
     (module rule), the widths up to the calibrated model's widest; None without a fitted width. A ``draws`` column
     (a bootstrap resample's) counts each segment that often."""
     if part.empty:
@@ -222,18 +232,7 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     widest = max(top, max(int(w.max()) for w in part["widths"]))
     calibrated = {w: _verify_at_origin(model, rows, w) for w in range(1, widest + 1)}
 
-    def in_scales(w: int) -> np.ndarray:
-        """T_B(w) in the fitted widths' scales s_f = T_B(f) / calibrated T_B(f): the calibrated T_B(w) times s
-        interpolated linearly between the fitted widths around w (the nearest one's beyond them)."""
-        out, i = np.zeros(len(fitted)), int(np.searchsorted(fitted, w))
-        if i == 0 or i == len(fitted) or fitted[i] == w:
-            out[min(i, len(fitted) - 1)] = 1.0
-        else:
-            t = (w - fitted[i - 1]) / (fitted[i] - fitted[i - 1])
-            out[i - 1], out[i] = 1.0 - t, t
-        return calibrated[w] * out
-
-    by_width = {w: in_scales(w) for w in calibrated}
+    by_width = {w: _in_scales(fitted, w) * calibrated[w] for w in calibrated}   # T_B(w) in the fitted scales
     Xv, yv, Xd, yd, wd = [], [], [], [], []
     for p, d in zip(part.itertuples(index=False), draws):
         ws, c = np.unique(p.widths, return_counts=True)
@@ -256,7 +255,48 @@ def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     knots = list(range(1, top + 1))
     out = [float(by_width[w] @ scales) for w in knots]
     return {"knots": knots, "values": out, "draft_base": float(base), "draft": float(per_level),
+            "draft_levels": fit_levels(model, part, rows, draws),
             "overhead": float(draws @ part["rest"].to_numpy(float) / (draws @ part["n"].to_numpy(float)))}
+
+
+def fit_levels(model: CostModel, part: pd.DataFrame, rows: int, draws: np.ndarray) -> dict | None:
+    """D_B(ℓ), the seconds of a drafting step of ℓ draft forwards at ``rows`` rows (module rule: scales on the
+    calibrated d₀(B) + ℓ·T_d(B) fitted at each ℓ run in ``MIN_STEPS`` drafting steps or more, linear between them,
+    the smoothest where the segments leave them open), as {"knots": [1 … the most forwards run], "values"}; None
+    with fewer than two such ℓ (the linear rule then stands) or a calibrated rule that is not positive."""
+    counts: dict[int, float] = {}
+    for lv, d in zip(part["levels"], draws):
+        for x, c in zip(*np.unique(lv[lv > 0], return_counts=True)):
+            counts[int(x)] = counts.get(int(x), 0.0) + int(c) * d
+    fitted = sorted(x for x, c in counts.items() if c >= MIN_STEPS)
+    base, per_level = _draft_at_origin(model, rows)
+    top = max(counts, default=0)
+    calibrated = {x: base + per_level * x for x in range(1, top + 1)}
+    if len(fitted) < 2 or min(calibrated.values()) <= 0:
+        return None
+    by_level = {x: _in_scales(fitted, x) * calibrated[x] for x in calibrated}
+    X, y, w = [], [], []
+    for p, d in zip(part.itertuples(index=False), draws):
+        drafting = p.levels[p.levels > 0]
+        if len(drafting):
+            X.append(sum(by_level[int(x)] for x in drafting) / p.n)
+            y.append((p.draft - p.draft_extras) / p.n)
+            w.append(d)
+    scales = robust_lstsq(np.array(X), np.array(y), weights=np.array(w), smooth=np.diff(np.eye(len(fitted)), axis=0))
+    knots = list(range(1, top + 1))
+    return {"knots": knots, "values": [float(by_level[x] @ scales) for x in knots]}
+
+
+def _in_scales(fitted: list[int], x: int) -> np.ndarray:
+    """Weights on the fitted points' scales that give the scale at ``x``: linear between the two around it, the
+    nearest one's beyond them."""
+    out, i = np.zeros(len(fitted)), int(np.searchsorted(fitted, x))
+    if i == 0 or i == len(fitted) or fitted[i] == x:
+        out[min(i, len(fitted) - 1)] = 1.0
+    else:
+        t = (x - fitted[i - 1]) / (fitted[i] - fitted[i - 1])
+        out[i - 1], out[i] = 1.0 - t, t
+    return out
 
 
 def refit(model: CostModel, part: pd.DataFrame) -> CostModel:
@@ -264,10 +304,14 @@ def refit(model: CostModel, part: pd.DataFrame) -> CostModel:
     (their ``running`` rows) refitted on them (:func:`fit_size`); the other sizes as calibrated."""
     model = model.as_measured()
     table, draft, overhead, batch = dict(model.table), dict(model.draft), model.overhead, dict(model.batch)
+    levels = dict(model.draft_levels)
     for size, sub in part.groupby("running"):
         fit = fit_size(model, sub, int(size))
         if fit is None:
             continue
+        by_level = fit.pop("draft_levels")
+        if by_level is not None:
+            levels[int(size)] = by_level
         if int(size) <= 1:
             table.update(knots=fit["knots"], values=fit["values"])
             draft.update(per_step=fit["draft_base"], per_proposal=fit["draft"])
@@ -275,7 +319,7 @@ def refit(model: CostModel, part: pd.DataFrame) -> CostModel:
         else:
             batch[int(size)] = {k: v for k, v in batch.get(int(size), {}).items() if k != "raw"} | fit
     return dataclasses.replace(model, table=table, draft=draft, overhead=overhead, batch=batch, raw_verify={},
-                               label=f"{model.label} refitted on live steps".strip())
+                               draft_levels=levels, label=f"{model.label} refitted on live steps".strip())
 
 
 def live_models(models: dict[str, CostModel], steps: pd.DataFrame) -> dict[str, CostModel]:
