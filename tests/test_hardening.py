@@ -437,6 +437,8 @@ def cli_cases(tmp: Path, target: str, draft: str) -> list[tuple[list[str], str]]
     return [
         (["report", "--parquet", str(tmp / "corrupt")], "unreadable task file(s)"),
         (["report", "--parquet", str(tmp / "foreign")], "holds no sweep log"),
+        (["report", str(tmp / "notutf8.yaml")], "is a file, not a sweep's output folder"),
+        (["report", str(tmp / "nowhere")], "does not exist: give a sweep's output folder"),
         (["report"], "report needs --parquet"),
         (["sweep", conf("trc", pairs=[{"target": target, "draft": draft, "trust_remote_code": "false"}])], "trust_remote_code"),
         (["sweep", conf("nan", generation={"temperature": NAN})], "generation.temperature"),

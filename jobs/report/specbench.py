@@ -39,7 +39,7 @@ from jobs.dataset import GROUP_ORDER, MT_BENCH
 from jobs.report import derived, metrics
 from jobs.report.text import interval as interval_text, render, short
 from jobs.store.answers import answer_records, answers_filename, read_answers
-from jobs.store.parquet_log import ParquetLog
+from jobs.store.parquet_log import existing_log
 from policies.errors import SpecsweepError
 
 TASKS = GROUP_ORDER          # speed.py's task list, in its order
@@ -232,9 +232,7 @@ def folder_table(folder: str | Path, tasks: Sequence[str] = TASKS) -> pd.DataFra
     tokenizer."""
 
     folder = Path(folder)
-    log = ParquetLog(folder)
-    if not log.dir.is_dir():
-        raise SpecsweepError(f"{folder} holds no sweep log (expected {log.dir})")
+    log = existing_log(folder)
     answers = folder / "answers"
     if not answers.is_dir() or not any(answers.glob("*.jsonl")):
         raise SpecsweepError(f"{folder} has no answers folder with answer files ({answers}): they are written when "

@@ -35,15 +35,12 @@ from jobs.report.costs import costs_text, read_actor_infos, untrusted_reasons, u
 from jobs.report.positions import positions_section
 from jobs.report.derived import trusted_times
 from jobs.report.text import interval, render, short
-from jobs.store.parquet_log import ParquetLog
+from jobs.store.parquet_log import ParquetLog, existing_log
 from policies.errors import SpecsweepError
 
 
 def summary_from_parquet(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    log = ParquetLog(folder)
-    if not log.dir.exists():
-        raise SpecsweepError(f"{folder} holds no sweep log (expected {log.dir})")
-    df = shown_rows(folder, log.read())
+    df = shown_rows(folder, existing_log(folder).read())
     if df.empty:
         raise SpecsweepError(f"{folder}: the log has no successful rows yet")
     return metrics.config_summary(df), metrics.speedup_vs_ar(df), metrics.fraction_of_oracle(df)

@@ -110,3 +110,18 @@ class ParquetLog:
                                  f"{', ...' if len(bad) > 3 else ''}): delete them; running the sweep again re-runs "
                                  "their tasks")
         return pa.concat_tables(tables, promote_options="default").to_pandas()
+
+
+def existing_log(folder: str | Path) -> ParquetLog:
+    """The log of the sweep whose output folder is ``folder``; one line when ``folder`` is a file, missing, or holds
+    no sweep log."""
+    path = Path(folder)
+    if path.is_file():
+        raise SpecsweepError(f"{folder} is a file, not a sweep's output folder: give the folder a sweep wrote "
+                             "(its config's `output:`)")
+    if not path.is_dir():
+        raise SpecsweepError(f"{folder} does not exist: give a sweep's output folder (its config's `output:`)")
+    log = ParquetLog(path)
+    if not log.dir.exists():
+        raise SpecsweepError(f"{folder} holds no sweep log (expected {log.dir})")
+    return log
