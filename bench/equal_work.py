@@ -18,14 +18,13 @@ recomputed per draw. Needs a log written with per-step clocks (``draft_times``, 
 """
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from actors.loading.schema import batch_label
+from bench.sweep_output import run_on_output
 from jobs.report import metrics
 from jobs.report.intervals import bootstrap_weights, percentile_interval
 from jobs.report.live_costs import live_segments
@@ -114,23 +113,9 @@ def table(t: pd.DataFrame) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("output", help="a sweep's output folder with live rows")
-    a = ap.parse_args(argv)
-    if not Path(a.output).is_dir():
-        print(f"bench.equal_work: no sweep folder at {a.output!r} (give a sweep's output folder)", file=sys.stderr)
-        return 2
-    try:
-        t = equal_work(ParquetLog(a.output).read())
-    except (FileNotFoundError, OSError) as e:
-        print(f"bench.equal_work: cannot read {a.output!r}: {e}", file=sys.stderr)
-        return 2
-    if t.empty:
-        print(f"bench.equal_work: {a.output!r} holds no live chain rows with per-step clocks (draft_times, "
-              "verify_times: logs written from 2026-11-29 on)", file=sys.stderr)
-        return 2
-    print(table(t))
-    return 0
+    return run_on_output("equal_work", __doc__, argv, lambda folder: equal_work(ParquetLog(folder).read()), table,
+                         "live chain rows with per-step clocks (draft_times, verify_times: logs written from "
+                         "2026-11-29 on)")
 
 
 if __name__ == "__main__":

@@ -17,13 +17,12 @@ model's step error against its mean.
 """
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bench.sweep_output import run_on_output
 from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.intervals import bootstrap_weights, percentile_interval
 from jobs.report.live_costs import live_segments, refit, segment_parts, segment_seconds
@@ -82,23 +81,8 @@ def table(t: pd.DataFrame) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("output", help="a sweep's output folder with live rows")
-    a = ap.parse_args(argv)
-    if not Path(a.output).is_dir():
-        print(f"bench.gamma_components: no sweep folder at {a.output!r} (give a sweep's output folder)", file=sys.stderr)
-        return 2
-    try:
-        t = components(a.output)
-    except (FileNotFoundError, OSError) as e:
-        print(f"bench.gamma_components: cannot read {a.output!r}: {e}", file=sys.stderr)
-        return 2
-    if t.empty:
-        print(f"bench.gamma_components: {a.output!r} holds no live chain rows with a stored cost model",
-              file=sys.stderr)
-        return 2
-    print(table(t))
-    return 0
+    return run_on_output("gamma_components", __doc__, argv, components, table,
+                         "live chain rows with a stored cost model")
 
 
 if __name__ == "__main__":

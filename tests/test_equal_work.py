@@ -60,6 +60,6 @@ def test_logs_without_step_clocks_give_nothing_and_the_command_says_so(tmp_path,
     old = log(0.0).drop(columns=["draft_times", "verify_times"])
     assert equal_work(old).empty
     assert main([str(tmp_path / "missing")]) == 2
-    assert "no sweep folder" in capsys.readouterr().err
+    assert "does not exist: give a sweep's output folder" in capsys.readouterr().err
     text = table(equal_work(log(0.02), resamples=100))
     assert "| p | 1 | fixed γ 3 | 72 |" in text and "verify offsets span" in text
