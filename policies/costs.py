@@ -105,7 +105,7 @@ class CostModel:
     trust: dict = field(default_factory=dict)      # {"reliable": bool, "reasons": [...]} (actors/costs/calibrate.py)
     tree: dict = field(default_factory=dict)       # tree drafting: {"per_level": a, "per_node": b, ...}; {} unmeasured
     batch: dict = field(default_factory=dict)      # {B: {"knots", "values", "draft", "raw"?, "draft_base"?, "overhead"?, "steps"?}}
-    draft_levels: dict = field(default_factory=dict)   # {B: {"knots": [ℓ…], "values": [s…]}}: module docstring; not stored
+    draft_levels: dict = field(default_factory=dict)   # {B: {"knots": [ℓ…], "values": [s…]}} (module doc); not stored
     params: dict = field(default_factory=dict)     # parameter counts {"target": n, "draft": n} (actors/pair.py); {} unknown
 
     @property
@@ -239,8 +239,8 @@ class CostModel:
         return max(0.0, t) if t is not None else self.draft_time(levels, 0, self.context)
 
     def level_draft(self, rows: int, levels: int) -> float | None:
-        """Seconds of a drafting step of ``levels`` draft forwards over ``rows`` rows from ``draft_levels`` (no catch-up,
-        context at the origin); None when there is no table at exactly that size."""
+        """Seconds of a drafting step of ``levels`` draft forwards over ``rows`` rows from ``draft_levels`` (no
+        catch-up, context at the origin); None when there is no table at exactly that size."""
         e = self.draft_levels.get(max(1, int(rows)))
         return None if not e or levels <= 0 else max(0.0, _interpolate(e["knots"], e["values"], levels))
 

@@ -30,15 +30,16 @@ its steps gets its own time beside ``ar``'s 1 and ``fixed`` γ = K's K + 1), as 
 T_B(w) = s(w)·calibrated T_B(w), s linear between the fitted widths and constant beyond them. Where the segments
 leave the scales undetermined (widths that always run together in the same proportion), the least squares takes
 the smoothest: the least Σ (s(f_{i+1}) − s(f_i))² over the fitted widths f.
-The draft phase the same way: D_B(ℓ) = u(ℓ)·(calibrated d₀(B) + ℓ·T_d(B)), a scale u fitted at each ℓ that
-ran in ``MIN_STEPS`` drafting steps or more, linear between them and the smoothest where undetermined
-(``CostModel.draft_levels``), because the forwards of one chain do not cost alike on a CPU (SmolLM2-135M's
-draft, 2026-11-29: 6.1, 12.2, 17.3, 22.0 ms for ℓ = 1…4, in every config) and a straight line fitted where
-`gt-batch` runs one or two and `batch-schedule` four priced `fixed`'s three low. With fewer than two such ℓ, the line
-d₀(B) + ℓ·T_d(B) stands, fitted as follows. When the segments cannot separate d₀ from T_d (their mean draft forwards per drafting step span less than one), one
-factor scales the calibrated pair. At B = 1 the same fit gives the single-row model's T(m), d₀, d₁ and o (its
-context terms counted from C = 0, as that model's are); above, the batch surface's entry at B (``CostModel.batch``),
-sizes the calibration did not measure included (a B = 4 batch's B = 3 and 2 segments).
+The draft phase the same way: D_B(ℓ) = u(ℓ)·(calibrated d₀(B) + ℓ·T_d(B)), a scale u fitted at each ℓ that ran in
+``MIN_STEPS`` drafting steps or more, linear between them and the smoothest where undetermined
+(``CostModel.draft_levels``), because the forwards of one chain do not cost alike on a CPU (SmolLM2-135M's draft,
+2026-11-29: 6.1, 12.2, 17.3, 22.0 ms for ℓ = 1…4, in every config) and a straight line fitted where `gt-batch` runs
+one or two and `batch-schedule` four priced `fixed`'s three low. With fewer than two such ℓ, the line d₀(B) +
+ℓ·T_d(B) stands, fitted as follows. When the segments cannot separate d₀ from T_d (their mean draft forwards per
+drafting step span less than one), one factor scales the calibrated pair. At B = 1 the same fit gives the single-row
+model's T(m), d₀, d₁ and o (its context terms counted from C = 0, as that model's are); above, the batch surface's
+entry at B (``CostModel.batch``), sizes the calibration did not measure included (a B = 4 batch's B = 3 and 2
+segments).
 """
 from __future__ import annotations
 
@@ -213,9 +214,8 @@ def _draft_at_origin(model: CostModel, rows: int) -> tuple[float, float]:
 
 def fit_size(model: CostModel, part: pd.DataFrame, rows: int) -> dict | None:
     """{"knots", "values", "draft_base", "draft", "draft_levels", "overhead"} fitted on the segments ``part`` of
-    ``rows`` rows
-    (module rule), the widths up to the calibrated model's widest; None without a fitted width. A ``draws`` column
-    (a bootstrap resample's) counts each segment that often."""
+    ``rows`` rows (module rule), the widths up to the calibrated model's widest; None without a fitted width. A
+    ``draws`` column (a bootstrap resample's) counts each segment that often."""
     if part.empty:
         return None
     part = with_context_terms(model, part)
