@@ -143,6 +143,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
     local_store = cfg.tracking_uri.split(":", 1)[0].lower() in ("sqlite", "file")
     client = _open_tracking(cfg) if log_mlflow and not local_store else None
     check_pairs(cfg, local_cluster=backend != "ray" or target_address(address) is None)
+    raise_if_swallowed()             # an interrupt swallowed while the models loaded: stop before any store is made
     if log_mlflow and client is None:
         client = _open_tracking(cfg)
     raise_if_swallowed()

@@ -15,8 +15,9 @@ Rules:
 * A signal that lands while Python runs a weakref callback or a ``__del__`` (an import's module-lock clean-up, a
   garbage collection) has its exception swallowed: Python only reports it as unraisable and carries on. The hook
   :func:`install` sets keeps that report off stderr and remembers the interrupt; :func:`raise_if_swallowed`,
-  called at the sweep's checkpoints (the driver imported, before the output folder is locked, actors started,
-  each task done, the sweep's end — its report and MLflow runs written: exit 130 or 143, not 0), raises it there.
+  called at the sweep's checkpoints (the driver imported; the models checked, before a local MLflow store is made;
+  before the output folder is locked; actors started; each task done; the sweep's end — its report and MLflow runs
+  written: exit 130 or 143, not 0), raises it there.
 """
 from __future__ import annotations
 
