@@ -107,11 +107,11 @@ def parse_grid(policy: str, text: str | None) -> tuple[list[dict], list[int]]:
     if policy == "ar":
         raise SpecsweepError("ar has nothing to tune (no draft, no parameters): pick a speculative policy")
     axes: dict[str, list] = {}
-    items = [s.strip() for s in (text or "").split(",")]
-    if text is not None and text.strip() and not all(items):
+    items = [s.strip() for s in text.split(",")] if text and text.strip() else []
+    if not all(items):
         raise SpecsweepError(f"--params {text!r} holds an empty item: give key=values items separated by single "
                              "commas (e.g. tau=0.2/0.4,gamma=2/3)")
-    for item in items if text is not None and text.strip() else []:
+    for item in items:
         key, eq, value = item.partition("=")
         key = key.strip().replace("-", "_")
         if not eq or not key:
