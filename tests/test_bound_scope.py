@@ -61,3 +61,9 @@ def test_a_rollout_shorter_than_a_cap_and_batches_are_stated():
     assert any("no oracle bound at B > 1" in n for n in scope_notes(batched))
     assert "no oracle bound at B > 1" in bound_text({"turns": 0}, pd.DataFrame(), scope_notes(batched[
         batched["policy"] != "oracle-bound"]))
+
+
+@pytest.mark.parametrize("turns, said", [(1, "on its one turn"), (2, "on both turns"), (5, "on all 5 turns")])
+def test_the_bound_line_counts_turns_in_words(turns, said):
+    text = bound_text({"turns": turns, "violations": 0, "worst": 0.0}, pd.DataFrame())
+    assert text == f"oracle bound ≤ every comparable replayed config {said}"

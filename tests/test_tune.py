@@ -215,3 +215,37 @@ def test_recommend_and_tune_on_unreliable_times_say_so_in_one_line(swept, tmp_pa
     assert len(err) == 1 and "the replayed times are marked unreliable (step times spread 40%" in err[0], err
     assert "specsweep calibrate --out costs.json" in err[0] and "--costs costs.json" in err[0]
     assert not (folder / "tunes").exists()
+
+
+def test_the_gap_counts_only_questions_with_a_fixed_row_and_says_so():
+    rows = [_row(q, "oracle-bound", 0, 1.0, "oracle (bound)") for q in (1, 2, 3)]
+    rows += [_row(1, "fixed", 2, 1.5), _row(2, "fixed", 2, 1.4)]          # question 3's fixed replay is missing
+    rows += [_row(q, "x", 4, 1.2) for q in (1, 2, 3)]
+    t = regret_table(pd.DataFrame(rows)).set_index(["policy_spec", "gamma"])
+    x = t.loc[("x", 4)]
+    assert x["questions"] == 3 and x["gap_questions"] == 2
+    assert x["gap_fixed_ms"] == pytest.approx(-250.0)                   # (−0.3 − 0.2) / 2 questions
+    assert x["gap_fixed_ms_lo"] <= -250.0 <= x["gap_fixed_ms_hi"]
+    assert "(the 2 of 3 questions with a fixed γ replayed)" in regret_md(t.reset_index())
+
+
+def test_a_sweep_run_live_and_replayed_reports_its_regret(tmp_path):
+    """mode: both — the report shows live rows for a config that ran both ways; regret still reads the replayed ones."""
+    from actors.loading.schema import to_table
+    from jobs.report.tables import extras_from_parquet
+    from jobs.store.parquet_log import ParquetLog
+
+    rows = [_row(q, "oracle-bound", 0, 1.0, "oracle (bound)") for q in (1, 2)]
+    for mode, scale in (("replay", 1.0), ("live", 1.02)):
+        rows += [{**_row(q, "fixed", 2, 1.5 * scale), "mode": mode} for q in (1, 2)]
+        rows += [{**_row(q, "x", 4, 1.2 * scale), "mode": mode} for q in (1, 2)]
+    rows = [{**r, "task_key": f"p|{r['question_id']}", "config_key": f"p|{r['policy_spec']}|{r['gamma']}",
+             "new_tokens": 10} for r in rows]
+    log = ParquetLog(tmp_path / "out")
+    log.prepare("fp", {"mode": "both"})
+    for q in (1, 2):
+        log.write(to_table([r for r in rows if r["question_id"] == q]))
+    text = extras_from_parquet(str(tmp_path / "out"))
+    assert "Regret against the oracle bound" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("| p | x | 4 |"))
+    assert "200.00" in line                                              # replayed: 1.2 − 1.0 s per question

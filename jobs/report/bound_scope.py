@@ -120,7 +120,9 @@ def bound_text(check: dict, frac: pd.DataFrame, notes: list[str] = ()) -> str:
     a bound and without notes)."""
     if not check["turns"]:
         return "\n".join(notes)
-    held = (f"oracle bound ≤ every comparable replayed config on all {check['turns']} turns" if not check["violations"]
+    n = check["turns"]
+    on = "its one turn" if n == 1 else "both turns" if n == 2 else f"all {n} turns"
+    held = (f"oracle bound ≤ every comparable replayed config on {on}" if not check["violations"]
             else f"WARNING: oracle bound above a replayed config on {check['violations']} of {check['turns']} turns "
             f"(by up to {check['worst']:.2%}): a bug, please report it")
     f = frac.dropna(subset=["fraction_of_oracle"]) if len(frac) else frac

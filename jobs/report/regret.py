@@ -9,7 +9,8 @@ Rules (one unit = one recorded turn: pair, question, turn, repeat; times are rep
   Prefill is the trace's one measured (or predicted) value on both sides and cancels. It is ≥ 0 by construction.
 - the turn's **gap to the best fixed K in hindsight** = the config's time − min over the replayed ``fixed`` γ
   of that turn's time (the best single fixed γ chosen knowing the turn); negative when the config beat every fixed γ.
-- per config: the mean over questions of each question's summed regret (and gap), in milliseconds, and the
+- per config: the mean over questions of each question's summed regret (and gap: over the questions every turn of
+  which has a replayed ``fixed`` row), in milliseconds, and the
   regret as a share of the bound's time (Σ regret / Σ bound time); 95 % paired-bootstrap intervals over questions
   (``jobs/report/intervals.py``: one draw of question ids serves every config).
 
@@ -31,7 +32,7 @@ from policies.registry import REGISTRY
 TURN = ["pair", "question_id", "turn", "repeat"]
 CONFIG = ["pair", "policy_spec", "gamma"]
 COLUMNS = CONFIG + ["questions", "regret_ms", "regret_ms_lo", "regret_ms_hi", "regret_share", "regret_share_lo",
-                    "regret_share_hi", "gap_fixed_ms", "gap_fixed_ms_lo", "gap_fixed_ms_hi"]
+                    "regret_share_hi", "gap_questions", "gap_fixed_ms", "gap_fixed_ms_lo", "gap_fixed_ms_hi"]
 
 
 def turn_regrets(df: pd.DataFrame) -> pd.DataFrame:
@@ -73,14 +74,16 @@ def regret_table(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED)
                 vec["gap_fixed"][i] += r.gap_fixed if r.gap_fixed == r.gap_fixed else np.nan
                 vec["ran"][i] = 1
             ran = vec["ran"] > 0
-            ww, nn = w[:, ran], (w[:, ran]).sum(axis=1)
-            row = {"pair": pair, "policy_spec": spec, "gamma": int(gamma), "questions": int(ran.sum())}
+            has_fixed = ran & ~np.isnan(vec["gap_fixed"])      # the gap counts the questions every turn of which has one
+            row = {"pair": pair, "policy_spec": spec, "gamma": int(gamma), "questions": int(ran.sum()),
+                   "gap_questions": int(has_fixed.sum())}
             with np.errstate(all="ignore"):
-                regret = 1e3 * (ww @ vec["regret"][ran]) / nn
-                share = (ww @ vec["regret"][ran]) / (ww @ vec["bound"][ran])
-                gap = 1e3 * (ww @ vec["gap_fixed"][ran]) / nn
-            for name, s in (("regret_ms", regret), ("regret_share", share), ("gap_fixed_ms", gap)):
-                lo, hi = percentile_interval(s[1:]) if ran.sum() > 1 else (np.nan, np.nan)
+                regret = 1e3 * (w[:, ran] @ vec["regret"][ran]) / w[:, ran].sum(axis=1)
+                share = (w[:, ran] @ vec["regret"][ran]) / (w[:, ran] @ vec["bound"][ran])
+                gap = 1e3 * (w[:, has_fixed] @ vec["gap_fixed"][has_fixed]) / w[:, has_fixed].sum(axis=1)
+            for name, s, n in (("regret_ms", regret, ran.sum()), ("regret_share", share, ran.sum()),
+                               ("gap_fixed_ms", gap, has_fixed.sum())):
+                lo, hi = percentile_interval(s[1:]) if n > 1 else (np.nan, np.nan)
                 row[name], row[f"{name}_lo"], row[f"{name}_hi"] = float(s[0]), float(lo), float(hi)
             out.append(row)
     return pd.DataFrame(out, columns=COLUMNS)
@@ -98,8 +101,10 @@ def regret_md(table: pd.DataFrame) -> str:
              "| pair | policy | γ | questions | regret ms/question | regret / bound time | gap to best fixed K ms |",
              "|---|---|---|---|---|---|---|"]
     for r in table.sort_values(["pair", "regret_share", "policy_spec", "gamma"]).itertuples():
-        gap = (f"{r.gap_fixed_ms:.2f}{interval(r.gap_fixed_ms_lo, r.gap_fixed_ms_hi)}" if r.gap_fixed_ms == r.gap_fixed_ms
+        gap = (f"{r.gap_fixed_ms:.2f}{interval(r.gap_fixed_ms_lo, r.gap_fixed_ms_hi)}" if r.gap_questions
                else "– (no fixed γ replayed)")
+        if 0 < r.gap_questions < r.questions:
+            gap += f" (the {r.gap_questions} of {r.questions} questions with a fixed γ replayed)"
         lines.append(f"| {r.pair} | {short(r.policy_spec)} | {r.gamma or '–'} | {r.questions} | "
                      f"{r.regret_ms:.2f}{interval(r.regret_ms_lo, r.regret_ms_hi)} | "
                      f"{r.regret_share:.1%}{_pct(r.regret_share_lo, r.regret_share_hi)} | {gap} |")

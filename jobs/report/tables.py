@@ -231,7 +231,9 @@ def extras_from_parquet(folder: str, costs: str | None = None) -> str:
     """Regret against the oracle bound (``jobs/report/regret.py``) and the (batch, context) → γ table
     (``jobs/report/gamma_table.py``, written as ``gamma_table.csv``; with ``costs`` = roofline:GPU[:Q] its what-if too)."""
     rows = ParquetLog(folder).read()
-    text = regret_md(regret_table(shown_rows(folder, rows))) + gamma_section(folder, rows)
+    ok = metrics.ok_rows(rows)
+    every_mode = trusted_times(mark_untrusted(ok, untrusted_reasons(folder, ok)))   # regret reads the replayed rows
+    text = regret_md(regret_table(every_mode)) + gamma_section(folder, rows)
     return text + (gamma_section(folder, rows, costs) if costs else "")
 
 
