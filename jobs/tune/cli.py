@@ -151,11 +151,12 @@ def tune(df: pd.DataFrame, policy: str, default_spec: str, seed: int) -> tuple[p
         keys = list(cand.itertuples(index=False, name=None))
         fkeys = list(fixed.itertuples(index=False, name=None))
         ok = [k for k in keys if np.isfinite(score.get(k, np.nan))]
-        if not ok or not fkeys:
+        fkeys_ok = [k for k in fkeys if np.isfinite(score.get(k, np.nan))]     # a NaN would never lose a max()
+        if not ok or not fkeys_ok:
             raise SpecsweepError(f"pair {pair!r}: no predicted time for the training questions (an untrusted cost "
                                  "model gives none; re-measure it, then pass --costs)")
         best = max(ok, key=lambda k: (score[k], -keys.index(k)))
-        best_fixed = max(fkeys, key=lambda k: (score.get(k, -np.inf), -k[1]))
+        best_fixed = max(fkeys_ok, key=lambda k: (score[k], -k[1]))
         ar = next((k for k in he.index if k[0] == "ar"), None)
         if ar is None:
             raise SpecsweepError(f"pair {pair!r}: the held-out questions have no ar row to compare with")
@@ -173,7 +174,7 @@ def tune(df: pd.DataFrame, policy: str, default_spec: str, seed: int) -> tuple[p
         results.append(row)
         held_mean = he.mean(axis=1, skipna=False)
         grid += [{"pair": pair, "policy_spec": k[0], "gamma": int(k[1]), "train_tok_s": float(score.get(k, np.nan)),
-                  "held_out_tok_s": float(held_mean.get(k, np.nan)), "chosen": k == best} for k in keys + fkeys]
+                  "held_out_tok_s": float(held_mean.get(k, np.nan)), "chosen": k == best} for k in keys + [f for f in fkeys if f not in keys]]
     return pd.DataFrame(results), pd.DataFrame(grid)
 
 
