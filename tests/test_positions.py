@@ -132,3 +132,12 @@ def test_mlflow_policy_runs_get_accept_rate_pos_at_each_gamma(tmp_path, monkeypa
         assert points[g] == pytest.approx(want)
     ar = next(r for r in runs_of(c, cfg, "policy") if r.data.tags["policy"] == "ar")
     assert not any("accept_rate_pos" in k for k in ar.data.metrics)
+
+
+def test_the_oracle_bound_is_not_shown_as_a_config_that_drafts():
+    """The bound's hindsight schedule drafts only accepted tokens (α = 1 everywhere): not an acceptance to compare."""
+    bound = {**_row("fixed", 0, [2, 1], [2, 1], [2, 1]), "policy": "oracle-bound", "policy_spec": "oracle (bound)"}
+    pos, hist = position_tables(pd.DataFrame(ROWS + [bound]))
+    assert "oracle (bound)" in set(pos["policy_spec"])                               # kept in the stored table
+    md = positions_md(pos, hist)
+    assert "| fixed | 3 |" in md and "oracle" not in md

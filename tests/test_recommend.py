@@ -8,6 +8,7 @@ import json
 import random
 import re
 
+import numpy as np
 import pytest
 import yaml
 
@@ -18,6 +19,7 @@ from jobs.recommend.engines import setting
 from jobs.recommend.schema import check_sglang, check_trtllm, check_vllm
 from jobs.recommend.selection import recommend
 from jobs.recommend.writers import WRITERS, notes_md
+from jobs.report.batches import by_batch_size
 from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
@@ -78,6 +80,35 @@ def run_cli(*argv) -> tuple[int, str, str]:
 
 
 # ---------------------------------------------------------------------------------------------- the choice
+
+
+def _missing(tasks, spec, gamma, from_task):
+    """``tasks`` with config (spec, γ) dropped from task ``from_task`` on (as if it failed there), the easier
+    remaining batches twice as fast for every other config."""
+    out = []
+    for t, rows in enumerate(tasks):
+        kept = []
+        for r in rows:
+            if t >= from_task and r["policy_spec"] == spec and r["gamma"] == gamma:
+                continue
+            kept.append({**r, "wall_time": r["wall_time"] / 2} if t >= from_task else r)
+        out.append(kept)
+    return out
+
+
+def test_a_config_that_missed_some_of_ars_batches_is_left_out_and_named():
+    tasks = _missing(sweep_rows({1: {"fixed:4": 1.2, "fixed:2": 1.1}}), "fixed", 4, 3)
+    rec = recommend(frame(tasks), "vllm")
+    (c,) = rec.choices
+    assert c.chosen.name == "fixed γ=2" and c.runner.name == "ar (speculation off)"
+    assert c.batches == TASKS and any("fixed γ=4 left out: it ran 3 of the 6 batches ar ran" in n for n in c.notes)
+    lo, hi = c.runner_ratio[1:]
+    assert lo < c.runner_ratio[0] < hi and np.isfinite([lo, hi]).all()
+    with pytest.raises(SpecsweepError, match="fixed γ=4 left out: it ran 3 of the 6 batches ar ran at batch size 1"):
+        recommend(frame(_missing(sweep_rows({1: {"fixed:4": 1.2}}), "fixed", 4, 3)), "vllm")
+    best = by_batch_size(frame(tasks)).iloc[0]
+    assert (best["best_spec"], best["best_gamma"], best["batches"]) == ("fixed", 2, TASKS)
+
 
 def test_vllm_choice_per_batch_size_runner_up_and_the_policy_beyond_the_engine():
     rec = recommend(frame(sweep_rows()), "vllm")
@@ -370,16 +401,17 @@ def test_a_real_tiny_batch_sweep_gives_valid_configs_and_the_position_tables(tmp
     assert (out / "acceptance_by_position.parquet").is_file()
     assert (out / "figures" / "acceptance_by_position.png").is_file()
     assert "accept_rate_pos_1" in (out / "summary.csv").read_text().splitlines()[0]
-    best = by_batch_size(shown_rows(str(out), ParquetLog(out).read())).set_index("batch_size")
+    shown = shown_rows(str(out), ParquetLog(out).read())
+    best = by_batch_size(shown[shown["policy"].isin(["ar", "fixed"])]).set_index("batch_size")   # what vLLM can run
     for engine, check in (("vllm", check_vllm), ("sglang", check_sglang), ("trtllm", check_trtllm)):
         dest = tmp_path / f"{engine}.cfg"
         rc, notes, err = run_cli(str(out), "--for", engine, "--out", str(dest))
         assert rc == 0, err
         check(dest.read_text())
         assert "| 1 | " in notes and "| 2 | " in notes
-    rec = recommend(shown_rows(str(out), ParquetLog(out).read()), "vllm")
-    for c in rec.choices:
+    rec = recommend(shown, "vllm")
+    assert sorted(c.batch_size for c in rec.choices) == [1, 2]
+    for c in rec.choices:                             # the report's best fixed γ per batch size, or ar where it wins
         b = best.loc[c.batch_size]
-        if b["best_spec"] == "fixed":                 # the report's best is one vLLM can run: the same choice
-            want = f"fixed γ={b['best_gamma']}" if b["best_speedup"] > 1 else "ar (speculation off)"
-            assert c.chosen.name == want
+        want = f"fixed γ={b['best_gamma']}" if b["best_speedup"] > 1 else "ar (speculation off)"
+        assert c.chosen.name == want

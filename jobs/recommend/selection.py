@@ -29,7 +29,8 @@ from actors.loading.schema import batch_label
 from jobs.recommend import engines
 from jobs.report import metrics
 from jobs.report.agreement import modes
-from jobs.report.batches import ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals, weights
+from jobs.report.batches import (ar_totals, base_pairs, batches, interval, on_ar_batches, speedup_samples, unit_totals,
+                                 weights)
 from jobs.report.intervals import NOT_RESOLVED, RESAMPLES, SEED, verdict
 from policies.errors import SpecsweepError
 from policies.oracle import BOUND_NAME
@@ -102,8 +103,9 @@ def pick_pair(df: pd.DataFrame, pair: str | None) -> str:
 
 def measure(df: pd.DataFrame, pair: str, engine: str, trees: bool, resamples: int = RESAMPLES,
             seed: int = SEED) -> dict:
-    """Per batch size of ``pair``: (batches, ar Option, [Options]) — every config measured there; ``trees``: the
-    draft takes SGLang's tree flags (``engines.setting``)."""
+    """Per batch size of ``pair``: (batches, ar Option, [Options], [notes]) — every config measured there over the
+    batches ``ar`` ran (one that missed any is left out, named in the notes); ``trees``: the draft takes SGLang's
+    tree flags (``engines.setting``)."""
     b = batches(df)
     b = b[b["base_pair"] == pair]
     out = {}
@@ -111,6 +113,7 @@ def measure(df: pd.DataFrame, pair: str, engine: str, trees: bool, resamples: in
         if not (part["policy"] == "ar").any():
             continue
         n, totals = unit_totals(part)
+        totals, partial = on_ar_batches(totals)       # every option over the same batches: those ar ran
         w = weights(n, resamples, seed)
         ar_tok, ar_t = ar_totals(totals)
         ar_thr = (w @ ar_tok) / np.maximum(w @ ar_t, 1e-12)
@@ -122,11 +125,12 @@ def measure(df: pd.DataFrame, pair: str, engine: str, trees: bool, resamples: in
             thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
             if not np.isfinite(thr[0]):                     # untrusted predicted times: nothing to rank
                 continue
-            lo, hi = interval(sp[1:], n)
+            lo, hi = interval(sp[1:], int((ar_t > 0).sum()))
             opts.append(Option(policy, spec, int(gamma), thr, float(sp[0]), lo, hi,
                                engines.setting(engine, trees, policy, spec, int(gamma))))
+        left_out = [f"{spec} γ={int(g)} left out: it ran {k} of the {m} batches ar ran" for (_, spec, g), k, m in partial]
         if np.isfinite(ar_thr[0]):
-            out[int(size)] = (n, ar, opts)
+            out[int(size)] = (int((ar_t > 0).sum()), ar, opts, left_out)
     return out
 
 
@@ -199,6 +203,8 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
         why = (f"; its {hidden} were replayed with times marked unreliable ("
                + (reasons or "the report's cost section says why, e.g. a loaded machine")
                + "): rerun the sweep on a quiet machine or with mode: live" if hidden else "")
+        left_out = [f"{note} at batch size {size}" for size, v in found.items() for note in v[3]]
+        why += f"; {'; '.join(left_out[:3])}" if left_out else ""
         raise SpecsweepError(f"pair {pair}: no batch size ({', '.join(map(str, swept))}) has both ar and a timed "
                              f"configuration {engines.LABELS[engine]} can express (fixed γ{trees}); the sweep ran "
                              f"{ran}{why}")
@@ -206,8 +212,9 @@ def recommend(df: pd.DataFrame, engine: str, pair: str | None = None, resamples:
                if s not in usable]
     choices, cap = [], None
     for size in sorted(usable):
-        n, ar, opts = usable[size]
+        n, ar, opts, left_out = usable[size]
         c = choose_at(size, n, ar, opts, floor_of.get(batch_label(pair, size), math.nan), cap)
+        c.notes += left_out
         if engine == "trtllm" and cap is None:
             cap = c.chosen.setting["K"]
         choices.append(c)
@@ -226,7 +233,7 @@ def one_setting(usable: dict) -> tuple[Option, float]:
     sizes = sorted(usable)
     by_key: dict = {}
     for size in sizes:
-        n, ar, opts = usable[size]
+        _, ar, opts, _ = usable[size]
         for o in [ar] + [o for o in opts if o.setting is not None]:
             by_key.setdefault((o.spec, o.gamma), {})[size] = o
     scores = []

@@ -94,6 +94,20 @@ def speedup_samples(tok: np.ndarray, t: np.ndarray, ar_tok: np.ndarray, ar_t: np
     return thr, thr / base
 
 
+def on_ar_batches(totals: dict) -> tuple[dict, list]:
+    """:func:`unit_totals`' ``totals`` kept to the batches ``ar`` ran, and the configs left out because they did not
+    run every one of them (a failed config's batches), as [(key, batches it ran, ar's batches)]: ranking configs
+    whose throughputs cover different batches would set easy batches against hard ones."""
+    ar_ran = ar_totals(totals)[1] > 0
+    kept, partial = {}, []
+    for key, (tok, t) in totals.items():
+        if key[0] == "ar" or key[0] == BOUND_NAME or not np.all(np.isfinite(t)) or bool(np.all(t[ar_ran] > 0)):
+            kept[key] = (tok * ar_ran, t * ar_ran)
+        else:
+            partial.append((key, int((t[ar_ran] > 0).sum()), int(ar_ran.sum())))
+    return kept, partial
+
+
 def interval(samples: np.ndarray, units: int) -> tuple[float, float]:
     """The 95 % interval of the resamples (``samples`` without its point row); NaN from a single batch."""
     return _interval(samples) if units > 1 else (np.nan, np.nan)
@@ -105,12 +119,14 @@ def by_batch_size(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
     b = batches(df)
     out = []
     for (pair, size), part in b.groupby(["base_pair", "batch_size"]):
-        n, totals = unit_totals(part)
-        w = weights(n, resamples, seed)
         ar = part[part["policy"] == "ar"]
         if ar.empty:
             continue
+        n, totals = unit_totals(part)
+        totals, _ = on_ar_batches(totals)             # a config that missed one of ar's batches is not ranked
+        w = weights(n, resamples, seed)
         ar_tok, ar_t = ar_totals(totals)
+        n = int((ar_t > 0).sum())                     # the batches compared
         best = None
         for (policy, spec, gamma), (tok, t) in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2])):
             if policy in ("ar", BOUND_NAME):

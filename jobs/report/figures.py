@@ -20,7 +20,7 @@ import pandas as pd  # noqa: E402
 
 from jobs.report.derived import position_tables
 from jobs.report.metrics import per_question
-from jobs.report.positions import FIGURE
+from jobs.report.positions import FIGURE, compared
 from jobs.store.output import record_written
 
 def _save(fig, path: Path) -> None:
@@ -130,7 +130,10 @@ def acceptance_by_position(pos: pd.DataFrame, hist: pd.DataFrame, path: Path, li
     (the ``lines`` configs with the most drafts); bottom row: the histogram of accepted length by drafted length of
     the config with the most drafts in that panel (share of the steps drafting that length). None when nothing
     drafted."""
-    if pos is None or not len(pos) or not (pos["num_drafts"] > 0).any():
+    if pos is None or not len(pos):
+        return None
+    pos = compared(pos)
+    if not len(pos):
         return None
     pairs = sorted(pos[pos["num_drafts"] > 0]["pair"].unique())
     fig, axes = plt.subplots(2, len(pairs), figsize=(5.5 * len(pairs), 7.5), squeeze=False)

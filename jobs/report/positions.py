@@ -17,6 +17,7 @@ import pandas as pd
 from jobs.report.derived import RATE_PREFIX, position_tables
 from jobs.report.text import short
 from jobs.store.output import record_written
+from policies.oracle import BOUND_LABEL
 
 BY_POSITION = "acceptance_by_position.parquet"
 HISTOGRAM = "accepted_length_histogram.parquet"
@@ -63,12 +64,19 @@ def read_positions(folder: str | Path, rows: pd.DataFrame | None = None) -> tupl
     return position_tables(rows)
 
 
+def compared(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a position table (or histogram) whose acceptance is compared: configs that drafted, not the oracle
+    bound (its hindsight schedule drafts only tokens that are accepted: α = 1 at every position)."""
+    keep = table["policy_spec"] != BOUND_LABEL
+    return table[keep & (table["num_drafts"] > 0)] if "num_drafts" in table else table[keep]
+
+
 def positions_md(pos: pd.DataFrame, hist: pd.DataFrame, figure: str | None = None) -> str:
     """The report's section: per config, drafts and the acceptance rate at positions 1…6, and per config the accepted
     length most often seen at each drafted length ("" when no config drafted)."""
     if pos is None or not len(pos) or not rate_columns(pos):
         return ""
-    pos = pos[pos["num_drafts"] > 0]                        # a config that never drafted (the oracle bound's rows)
+    pos = compared(pos)
     if not len(pos):
         return ""
     cols = rate_columns(pos)[:SHOWN]
@@ -82,6 +90,7 @@ def positions_md(pos: pd.DataFrame, hist: pd.DataFrame, figure: str | None = Non
     text = ("\n## Acceptance by draft position (α at position i = steps whose first i drafts were accepted / steps "
             f"that drafted at least i; every position and the histogram of accepted length by drafted length: "
             f"{BY_POSITION}, {HISTOGRAM})\n\n" + "\n".join(lines) + "\n")
+    hist = compared(hist) if hist is not None and len(hist) else hist
     if hist is not None and len(hist):
         mode = hist.sort_values("steps", ascending=False, kind="stable")
         mode = mode.drop_duplicates(["pair", "policy_spec", "gamma", "drafted"])
