@@ -40,7 +40,7 @@ from jobs.tune.cli import add_parser as add_tune_parser
 from jobs.report.derived import summarize
 from jobs.report_cli import main as report_main
 from jobs.store.answers import answer_records, write_answers
-from jobs.store.output import check_writable
+from jobs.store.output import check_writable, write_texts
 from jobs.inputs import BACKEND_HELP, DEFAULT_TARGET, OneLineParser, read_cost_file
 from policies.costs import CostModel
 from policies.phi import NO_KNEE
@@ -187,7 +187,10 @@ def cmd_calibrate(a) -> int:
     m = calibrate(pair.engine, context=a.context, max_tokens=a.max_tokens, repeats=a.repeats,
                   label=f"{target} {pair.device}")
     m.params = pair.param_counts()
-    out.write_text(json.dumps(m.to_dict(), indent=1))
+    try:
+        write_texts({out: json.dumps(m.to_dict(), indent=1)})
+    except OSError as e:
+        raise SpecsweepError(f"--out {a.out}: {e.strerror or e}") from None
     phi = " ".join(f"Φ({m2 - 1})={m.phi(m2 - 1) * 1e3:.2f} ms" for m2 in m.table["knots"][1:])
     knee = "none measured" if m.knee() >= NO_KNEE else str(m.knee())
     print(f"c = {m.c:.3f} · plain target step {m.t_target * 1e3:.1f} ms · draft/token {m.t_draft * 1e3:.1f} ms · "

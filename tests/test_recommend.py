@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import random
 import re
 
@@ -364,6 +365,29 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path):
     _one_line_error([folder, "--for", "vllm", "--out", str(tmp_path)], "is a folder")
     _one_line_error([folder, "--for", "vllm", "--pair", "q"], "no such pair")
     assert not dest.exists() and not (tmp_path / "spec.json.md").exists()
+
+
+def test_cli_never_deletes_a_file_it_did_not_write(tmp_path, monkeypatch):
+    folder = write_sweep(tmp_path / "s", sweep_rows())
+    keep = tmp_path / "keep.json"
+    keep.write_text("my config")
+    (tmp_path / "keep.json.md").mkdir()                                 # the notes' place is taken by a folder
+    _one_line_error([folder, "--for", "vllm", "--out", str(keep)], "keep.json.md is a folder")
+    os.mkfifo(tmp_path / "pipe")
+    _one_line_error([folder, "--for", "vllm", "--out", str(tmp_path / "pipe")], "is not a regular file")
+    import jobs.store.output as output
+
+    def no_space_for_the_notes(**k):                                   # the config is written, the notes fail
+        if k["prefix"].endswith(".md."):
+            raise OSError(28, "No space left on device")
+        return real(**k)
+
+    keep2, real = tmp_path / "keep2.json", output.tempfile.mkstemp
+    keep2.write_text("old")
+    monkeypatch.setattr(output.tempfile, "mkstemp", no_space_for_the_notes)
+    _one_line_error([folder, "--for", "vllm", "--out", str(keep2)], "No space left on device")
+    assert keep.read_text() == "my config" and keep2.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.json", "keep.json.md", "keep2.json", "pipe", "s"]
 
 
 def test_cli_asks_for_a_pair_when_the_sweep_holds_several(tmp_path):

@@ -18,7 +18,7 @@ from jobs.recommend.writers import WRITERS, notes_md
 from jobs.report.costs import untrusted_reasons
 from jobs.report.metrics import ok_rows
 from jobs.report.tables import shown_rows
-from jobs.store.output import check_writable
+from jobs.store.output import check_writable, write_texts
 from jobs.store.parquet_log import ParquetLog
 from policies.errors import SpecsweepError
 
@@ -43,11 +43,8 @@ def main(a) -> int:
         sys.stdout.write(notes + "\n" + text)
         return 0
     try:
-        out.write_text(text)
-        side_file(out).write_text(notes)
+        write_texts({out: text, side_file(out): notes})       # both or neither; what was there stays on an error
     except OSError as e:
-        for p in (out, side_file(out)):
-            p.unlink(missing_ok=True)
         raise SpecsweepError(f"--out {a.out}: {e.strerror or e}") from None
     sys.stdout.write(notes)
     print(f"specsweep: {engines.LABELS[a.engine]} config in {out} (notes in {side_file(out)})", file=sys.stderr)

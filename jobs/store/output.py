@@ -111,6 +111,10 @@ def check_writable(path: str | Path, name: str, *, folder: bool = True, what: st
         if not parent.is_dir():
             raise SpecsweepError(f"{name} {path}: folder {parent} does not exist: give a {what} in an existing folder")
         for p in (path, *map(Path, beside)):
+            if p.is_dir():
+                raise SpecsweepError(f"{name} {path}: {p} is a folder: give a {what} whose {p.name} is free or a file")
+            if p.exists() and not p.is_file():
+                raise SpecsweepError(f"{name} {path}: {p} is not a regular file: give a {what}")
             if (p.exists() and not os.access(p, os.W_OK)) or (not p.exists() and not can_create_in(parent)):
                 raise SpecsweepError(f"{name} {path}: {p} is not writable: give a {what} this user can write")
         return path
@@ -136,6 +140,33 @@ def check_writable(path: str | Path, name: str, *, folder: bool = True, what: st
     if not can_create_in(parent):
         raise SpecsweepError(f"{name} {path} cannot be created ({parent} is not writable): choose another {what}")
     return path
+
+
+def write_texts(files: dict) -> None:
+    """Write each ``{path: text}`` whole or not at all: every text goes to a hidden temporary file beside its path
+    first, and only when all are written do they replace their paths; on an error the temporary files are removed and
+    the paths keep what they held (a file the command did not write is never deleted)."""
+    temps = {}
+    try:
+        for path, text in files.items():
+            path = Path(path)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temps[path] = Path(tmp)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, path.stat().st_mode & 0o777 if path.is_file() else 0o666 & ~_umask())
+        for path, tmp in temps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    """The process's file mode creation mask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def check_usable(root: str | Path, fresh: bool = False) -> None:
