@@ -138,3 +138,20 @@ def test_one_batch_gives_a_ratio_without_an_interval():
     assert t["best_speedup_lo"].isna().all() and t["best_speedup_hi"].isna().all()
     md = batch_table_md(t)
     assert "1.25× (1 batch: no interval)" in md and "pays or is unresolved" in md
+
+
+@pytest.mark.parametrize("intervals, said", [
+    ([(1.2, 1.5), (0.8, 0.95)], "stops paying at batch size 4 (best config's interval at or below 1; it paid at "
+                                "batch size 1)"),
+    ([(0.9, 1.04), (0.8, 0.95)], "does not pay at batch size 4 (best config's interval at or below 1) and was not "
+                                 "shown to pay below it"),
+    ([(0.8, 0.95), (0.7, 0.9)], "does not pay at batch size 1 (best config's interval at or below 1)"),
+    ([(1.2, 1.5), (0.9, 1.1)], "pays or is unresolved at every batch size measured")])
+def test_where_speculation_stops_paying_is_said_only_after_it_paid(intervals, said):
+    import pandas as pd
+
+    from jobs.report.batches import paying_text
+
+    part = pd.DataFrame([{"batch_size": b, "best_speedup_lo": lo, "best_speedup_hi": hi}
+                         for b, (lo, hi) in zip((1, 4), intervals)])
+    assert paying_text(part) == said

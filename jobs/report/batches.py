@@ -16,7 +16,8 @@ row's ``wall_time`` runs from its batch's start to its own last token — the re
 - padding = the share of a config's verified slots that were padding (:func:`pad_share`), shown beside its time:
   the batch forward pads every row to 1 + the longest row's drafts, a cost a ragged runner would not pay;
 - the best config at B is the one with the highest total throughput (a replay's oracle bound is no config);
-  speculation stops paying at the smallest B whose best config's interval lies at or below 1.
+  speculation stops paying at the smallest B whose best config's interval lies at or below 1 (said so only when a
+  smaller B's interval lay above 1: it paid there).
 
 A config both replayed and run live must come in one mode (``jobs/report/agreement.py::primary_rows``), as the
 report's other figures take it: a batch mixing both modes would count its rows twice.
@@ -89,9 +90,10 @@ def speedup_samples(tok: np.ndarray, t: np.ndarray, ar_tok: np.ndarray, ar_t: np
     """(total throughput, speedup vs ``ar``) of one config under each weighting of :func:`weights`: ``ar`` over the
     batches the config ran (module docstring)."""
     ran = t > 0
-    thr = (w @ tok) / np.maximum(w @ t, 1e-12)
-    base = (w @ (ar_tok * ran)) / np.maximum(w @ (ar_t * ran), 1e-12)
-    return thr, thr / base
+    with np.errstate(divide="ignore", invalid="ignore"):     # a resample that draws none of its batches: NaN
+        thr = (w @ tok) / np.maximum(w @ t, 1e-12)
+        base = (w @ (ar_tok * ran)) / np.maximum(w @ (ar_t * ran), 1e-12)
+        return thr, thr / base
 
 
 def on_ar_batches(totals: dict) -> tuple[dict, list]:
@@ -165,6 +167,23 @@ def _pct(share: float) -> str:
     return f"{share:.1%}" if np.isfinite(share) else "–"
 
 
+def paying_text(part: pd.DataFrame) -> str:
+    """Where speculation stops paying for one pair (its :func:`by_batch_size` rows): the smallest B whose best
+    config's interval lies at or below 1, and whether a smaller B's interval lay above 1 (it paid) or not."""
+    hi = part.get("best_speedup_hi", pd.Series(np.nan, index=part.index))
+    lo = part.get("best_speedup_lo", pd.Series(np.nan, index=part.index))
+    stop = part[hi <= 1.0]["batch_size"]
+    if not len(stop):
+        return "pays or is unresolved at every batch size measured"
+    first = int(stop.min())
+    paid = sorted(int(b) for b in part[(lo > 1.0) & (part["batch_size"] < first)]["batch_size"])
+    if paid:
+        return (f"stops paying at batch size {first} (best config's interval at or below 1; it paid at batch size "
+                f"{', '.join(map(str, paid))})")
+    return (f"does not pay at batch size {first} (best config's interval at or below 1)"
+            + (" and was not shown to pay below it" if (part["batch_size"] < first).any() else ""))
+
+
 def batch_table_md(t: pd.DataFrame) -> str:
     """Markdown: one row per pair × batch size, the best config's speedup vs ``ar`` at that size with its interval,
     and where speculation stops paying; empty when the sweep ran at batch size 1 only."""
@@ -181,8 +200,5 @@ def batch_table_md(t: pd.DataFrame) -> str:
                      + (f"[{r.best_speedup_lo:.2f}, {r.best_speedup_hi:.2f}] |" if np.isfinite(r.best_speedup_hi)
                         else "(1 batch: no interval) |"))
     for pair, part in t.groupby("pair"):
-        stop = part[part.get("best_speedup_hi", pd.Series(np.nan, index=part.index)) <= 1.0]["batch_size"]
-        lines.append(f"\n{pair}: speculation " + (f"stops paying at batch size {int(stop.min())} (best config's interval "
-                                                  "at or below 1)" if len(stop) else "pays or is unresolved at every "
-                                                  "batch size measured"))
+        lines.append(f"\n{pair}: speculation {paying_text(part)}")
     return "\n".join(lines)
