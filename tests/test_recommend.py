@@ -439,3 +439,11 @@ def test_a_real_tiny_batch_sweep_gives_valid_configs_and_the_position_tables(tmp
         b = best.loc[c.batch_size]
         want = f"fixed γ={b['best_gamma']}" if b["best_speedup"] > 1 else "ar (speculation off)"
         assert c.chosen.name == want
+
+
+def test_the_untimed_configs_are_named_in_gamma_order():
+    from jobs.recommend.selection import untimed_expressible
+
+    rows = frame(sweep_rows({1: {"fixed:2": 1.3, "fixed:12": 1.1, "fixed:1": 1.2, "fixed:16": 1.0}}))
+    rows.loc[rows["policy"] == "fixed", "wall_time"] = float("nan")
+    assert untimed_expressible(rows, "vllm", False) == "4 such configs (fixed γ=1, fixed γ=2, fixed γ=12, fixed γ=16)"

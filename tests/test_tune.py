@@ -145,6 +145,7 @@ def test_tune_chooses_on_training_questions_and_reports_held_out(swept, capsys):
     (["--policy", "threshold", "--params", "tau=abc"], "tau='abc' is not a finite number"),
     (["--policy", "threshold", "--params", "tau=0.2:0.8:4,,"], "holds an empty item"),
     (["--policy", "gammatune", "--params", "eta=0:1:x"], "a range is lo:hi:n"),
+    (["--policy", "threshold", "--params", "tau=0.1:0.9:1"], "one value cannot span 0.1 to 0.9: give n >= 2"),
     (["--policy", "gammatune", "--params", "gamma=0/2"], "gamma"),
     (["--policy", "gammatune", "--params", "eta"], "is not key=values"),
     (["--policy", "fixed"], "holds no traces"),

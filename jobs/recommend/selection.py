@@ -171,8 +171,9 @@ def untimed_expressible(rows: pd.DataFrame, engine: str, trees: bool) -> str:
     if "wall_time" not in rows:
         return ""
     timed = rows.groupby(["policy", "policy_spec", "gamma"])["wall_time"].apply(lambda t: t.notna().any())
-    names = sorted({f"{spec} γ={g}" for (policy, spec, g), ok in timed.items() if not ok and policy != "ar"
-                    and engines.setting(engine, trees, policy, spec, int(g)) is not None})
+    names = [f"{spec} γ={g}" for spec, g in sorted({(spec, int(g)) for (policy, spec, g), ok in timed.items()
+                                                    if not ok and policy != "ar"
+                                                    and engines.setting(engine, trees, policy, spec, int(g)) is not None})]
     return f"{len(names)} such configs ({', '.join(names[:4])}{', …' if len(names) > 4 else ''})" if names else ""
 
 

@@ -77,6 +77,9 @@ def _values(policy: str, key: str, text: str) -> list:
                                  "n >= 1") from None
         if n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
             raise SpecsweepError(f"--params {key}={text}: a range is lo:hi:n with finite lo, hi and n >= 1")
+        if n == 1 and lo != hi:
+            raise SpecsweepError(f"--params {key}={text}: one value cannot span {parts[0]} to {parts[1]}: give n >= 2 "
+                                 f"(e.g. {key}={parts[0]}:{parts[1]}:5) or the one value ({key}={parts[0]})")
         raw = list(np.linspace(lo, hi, n)) if n > 1 else [lo]
         vals = [int(round(v)) if kind is int else float(f"{v:.10g}") for v in raw]     # 0.4, not 0.39999999999999997
     else:
