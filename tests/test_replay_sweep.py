@@ -121,7 +121,13 @@ def test_headline_survives_untrusted_times():
     summary = pd.DataFrame({"pair": ["p", "p"], "policy_spec": ["fixed", "fixed"], "policy": ["fixed", "fixed"],
                             "gamma": [1, 2], "throughput": [float("nan")] * 2, "mean_accepted_length": [1.5, 1.8]})
     text = headline(summary, None, "", ["full report: x"])
-    assert "fixed" in text and "1.50" in text and text.endswith("full report: x")
+    assert "pair p — no speedup to rank: none of its configs has a trusted time" in text
+    assert "best" not in text and text.endswith("full report: x")
+    mixed = pd.concat([summary, pd.DataFrame({"pair": ["p"], "policy_spec": ["gt"], "policy": ["gt"], "gamma": [3],
+                                              "throughput": [10.0], "mean_accepted_length": [2.0], "speedup": [1.2]})])
+    lines = headline(mixed, None, "", []).splitlines()
+    assert "best initial γ" in lines[0] and lines[2].split()[:2] == ["gt", "3"]
+    assert lines[3].split() == ["fixed", "–", "–", "–", "–"]                 # no γ claimed best without a time
 
 
 def test_headline_names_the_grid_mean_vs_fixed_and_marks_it_when_unresolved():

@@ -1,4 +1,6 @@
 """The report prints intervals, the noise floor, its warning and the pooled Table-2 average."""
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -54,3 +56,19 @@ def test_a_floor_read_back_from_mlflow_alone_prints_dashes_for_what_it_lacks():
     text = build_report(metrics.config_summary(df), metrics.speedup_vs_ar(df), None, "md", metrics.table2(df), floor)
     line = next(x for x in text.splitlines() if x.startswith("| p "))
     assert "1.2%" in line and "– (no repeats)" in line and "nan" not in line
+
+
+def test_untrusted_times_show_as_dashes_and_no_efficiency_rows():
+    """Replayed times marked untrusted are NaN in the rows: no cell, interval or efficiency row may print "nan"."""
+    rows = (q_rows("ar", 0, [10, 12, 14], timing="first") + q_rows("ar", 0, [10, 12, 14], timing="last")
+            + q_rows("fixed", 1, [12, 13, 15]) + q_rows("gammatune", 1, [13, 14, 16]))
+    df = pd.DataFrame(rows)
+    df.loc[df["policy"] != "ar", "wall_time"] = float("nan")
+    frac = pd.DataFrame({"pair": ["p", "p"], "policy_spec": ["fixed", "gammatune"], "gamma": [1, 1],
+                         "fraction_of_oracle": [float("nan"), 0.8], "fraction_of_oracle_lo": [float("nan"), 0.7],
+                         "fraction_of_oracle_hi": [float("nan"), 0.9]})
+    text = build_report(metrics.config_summary(df), metrics.speedup_vs_ar(df), frac, "md", metrics.table2(df),
+                        metrics.noise_floor(df))
+    assert "nan" not in text.lower()
+    assert re.search(r"\| p +\| gammatune +\| +1 \| 0\.80 \[0\.70, 0\.90\]", text)
+    assert "('p'" not in text

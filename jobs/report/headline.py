@@ -19,7 +19,7 @@ WITHIN_NOISE = "~"
 
 def policy_rows(summary: pd.DataFrame, t2: pd.DataFrame | None) -> pd.DataFrame:
     """One row per (pair, policy spec) at its best initial γ, ``ar`` and the bound left out."""
-    s = summary[~summary["policy"].isin(("ar",) + ORACLES[:1])]
+    s = summary[~summary["policy"].isin(("ar",) + ORACLES[:1])].reset_index(drop=True)
     if s.empty:
         return pd.DataFrame()
     ranked = s.assign(_rank=s["throughput"].fillna(float("-inf")))      # untrusted times are NaN: rank them last
@@ -36,6 +36,10 @@ def policy_rows(summary: pd.DataFrame, t2: pd.DataFrame | None) -> pd.DataFrame:
         noise = getattr(r, "vs_ar", "") == NOT_RESOLVED         # metrics.config_summary's verdict
         vs_fixed = fixed.get((r.pair, r.policy_spec), (float("nan"),) * 3)
         fixed_noise = verdict(*vs_fixed, floors.get(r.pair, float("nan"))) == NOT_RESOLVED
+        if r.throughput != r.throughput:                      # no time at any γ (the best is NaN): nothing to rank
+            rows.append({"pair": r.pair, "policy": short(r.policy_spec)[:28], "best γ0": "–", "vs ar": "–",
+                         "vs fixed, γ mean": "–", "MAL": "–", "_speed": float("nan")})
+            continue
         rows.append({"pair": r.pair, "policy": short(r.policy_spec)[:28], "best γ0": int(r.gamma),
                      "vs ar": value_with_interval(value, lo, hi) + (f" {WITHIN_NOISE}" if noise else ""),
                      "vs fixed, γ mean": "1.00" if r.policy == "fixed" else
@@ -56,6 +60,10 @@ def headline(summary: pd.DataFrame, t2: pd.DataFrame | None, bound_line: str, wh
         asked = summary.loc[summary["pair"] == pair, "questions"].max() if "questions" in summary else 2
         if asked == asked and asked < 2:
             floor_text += "; one question: no intervals, so no difference is claimed"
+        if part["vs ar"].eq("–").all() and part["best γ0"].eq("–").all():
+            lines.append(f"pair {pair} — no speedup to rank: none of its configs has a trusted time (report.md's cost "
+                         "section says why)")
+            continue
         lines.append(f"pair {pair} — speedup vs ar at each policy's best initial γ ({floor_text}; "
                      f"{WITHIN_NOISE} = within noise):")
         lines.append(part.to_string(index=False))

@@ -103,6 +103,8 @@ def table2_layout(summary: pd.DataFrame, t2: pd.DataFrame | None = None, floor: 
         floors["average"] = max(floors.values())
 
     def cell(r):
+        if r["mean"] != r["mean"]:                                 # no time to compare (untrusted replayed times)
+            return "–"
         text = f"{r['mean']:.2f} ± {r['std']:.2f}×"
         if has_ci:
             text += interval(r["mean_lo"], r["mean_hi"])
@@ -124,7 +126,7 @@ def specbench_layout(summary: pd.DataFrame, speed: pd.DataFrame) -> pd.DataFrame
     extra = [c for c in ("mean_accepted_length", "mal_lo", "mal_hi", "noise_floor") if c in summary]
     t = speed.merge(summary[["pair", "policy_spec", "gamma", *extra]], on=["pair", "policy_spec", "gamma"])
     out = t[["pair", "policy_spec", "gamma", *cols]].copy()
-    if "overall_lo" in t:
+    if "overall_lo" in t and t["overall"].notna().any():
         floor = t["noise_floor"] if "noise_floor" in t else pd.Series(float("nan"), index=t.index)
         out["overall 95% CI"] = [interval(lo, hi).strip() + _mark(v, lo, hi, f)
                                  for v, lo, hi, f in zip(t["overall"], t["overall_lo"], t["overall_hi"], floor)]
@@ -197,6 +199,7 @@ def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None 
              "\n† no difference resolved: the 95 % interval includes 1.00 or the difference is inside the noise floor. "
              "Intervals: paired bootstrap over questions, "
              f"{metrics.RESAMPLES} resamples, seed {metrics.SEED}.\n"]
+    frac = frac[frac["fraction_of_oracle"].notna()] if frac is not None and len(frac) else frac   # no time: no row
     if frac is not None and len(frac):
         f = frac.copy()
         f["policy_spec"] = f["policy_spec"].map(short)
@@ -209,7 +212,7 @@ def build_report(summary, speed, frac, fmt: str = "md", t2: pd.DataFrame | None 
             f["fraction_of_oracle"] = [f"{v:.2f}{interval(lo, hi)}" for v, lo, hi in
                                        zip(f["fraction_of_oracle"], f["fraction_of_oracle_lo"], f["fraction_of_oracle_hi"])]
             f = f.drop(columns=["fraction_of_oracle_lo", "fraction_of_oracle_hi"])
-        parts += [head, render(f.set_index(["pair", "policy_spec", "gamma"]), fmt)]
+        parts += [head, render(f.reset_index(drop=True), fmt)]
     return "".join(parts)
 
 
