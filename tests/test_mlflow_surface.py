@@ -409,3 +409,17 @@ def test_real_sweep_streams_is_killed_and_resumes(cluster, tmp_path):
     sweep = runs_of(c, cfg, "sweep")[0]
     arts = {a.path for a in MlflowClient(tracking_uri=cfg.tracking_uri).list_artifacts(sweep.info.run_id)}
     assert {"summary.csv", "actors.json", "tables"} <= arts
+
+
+def test_the_fraction_of_oracle_read_back_follows_the_logs_reference_and_mode():
+    """The bound where replay computed it, over the replayed configs only; else the oracle policy; no time, no row."""
+    from jobs.mlflow.read import fractions
+
+    rows = [("p", "oracle-bound", "oracle (bound)", 0, "replay", 20.0), ("p", "fixed", "fixed", 2, "replay", 15.0),
+            ("p", "fixed", "fixed", 4, "replay", float("nan")), ("p", "oracle", "oracle", 8, "live", 12.0),
+            ("p", "gt", "gt", 8, "live", 14.0), ("q", "oracle", "oracle", 2, "live", 10.0),
+            ("q", "oracle", "oracle", 4, "live", 12.0), ("q", "fixed", "fixed", 2, "live", 9.9)]
+    summary = pd.DataFrame(rows, columns=["pair", "policy", "policy_spec", "gamma", "mode", "throughput"])
+    f = fractions(summary).set_index(["pair", "policy_spec", "gamma"])["fraction_of_oracle"]
+    assert f.to_dict() == pytest.approx({("p", "fixed", 2): 0.75, ("q", "fixed", 2): 0.9})
+    assert fractions(summary[summary["pair"] == "p"].assign(throughput=float("nan"))).empty

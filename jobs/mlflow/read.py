@@ -9,7 +9,9 @@ Rules:
   ``positions/`` section's keys are read back as the summary's ``accept_rate_pos_{i}`` columns.
 - When a config was measured both live and replayed, the rows come from the sweep's preferred
   mode (``live`` for a ``mode: both`` sweep, else ``replay``), the same choice the sweep's own
-  summary makes; the other mode's run is not mixed in.
+  summary makes; the other mode's run is not mixed in, even where the preferred one has no time (untrusted).
+- The fraction of oracle follows the log's report: the bound where replay computed it, else the ``oracle``
+  policy, over the configs measured in that reference's mode (:func:`fractions`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from jobs.mlflow.points import read_points
 from jobs.mlflow.runs import ACROSS_PREFIXES, POSITIONS, ROLE, SWEEP_KEY
 from jobs.redact import redact
 from jobs.report.agreement import mode_shown
+from jobs.report.metrics import ORACLES
 from policies.errors import SpecsweepError
 
 
@@ -70,9 +73,12 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
     runs = client.search_runs([exp.experiment_id], max_results=10000, filter_string=
                               f"tags.`{SWEEP_KEY}` = '{sweep.data.tags[SWEEP_KEY]}' and tags.`{ROLE}` = 'policy'")
     runs = sorted(runs, key=lambda r: r.data.tags.get("mode", "live") != prefer)   # preferred mode first
+    shown = {(r.data.tags["pair"], r.data.tags["policy_spec"]) for r in runs if r.data.tags.get("mode", "live") == prefer}
     rows, speed = [], []
     for r in runs:
         t = r.data.tags
+        if t.get("mode", "live") != prefer and (t["pair"], t["policy_spec"]) in shown:
+            continue                  # never the other mode's figures, even where the shown mode has no time
         hist = {}
         for key in r.data.metrics:
             if key.startswith(ACROSS_PREFIXES):
@@ -84,7 +90,7 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
             if "throughput" not in vals:
                 continue
             base = {"pair": t["pair"], "policy": t["policy"], "policy_spec": t["policy_spec"],
-                    "gamma": 0 if t["policy"] == "ar" else int(step)}
+                    "gamma": 0 if t["policy"] == "ar" else int(step), "mode": t.get("mode", "live")}
             vals = {**detail.get(base["gamma"], {}), **vals}
             rows.append({**base, **{k: v for k, v in vals.items() if not k.startswith("speedup_")}})
             if t["policy"] != "ar" and ("speedup" in vals or any(k.startswith("speedup_") for k in vals)):
@@ -104,11 +110,23 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
     config = ["pair", "policy_spec", "gamma"]
     summary = pd.DataFrame(rows).drop_duplicates(config)
     speed = pd.DataFrame(speed).drop_duplicates(config) if speed else pd.DataFrame()
-    orc = summary[summary["policy"] == "oracle"]
-    frac = pd.DataFrame()
-    if len(orc):
-        best = orc.groupby("pair")["throughput"].mean()
-        f = summary[~summary["policy"].isin(["oracle", "ar"])].copy()
-        f["fraction_of_oracle"] = f["throughput"] / f["pair"].map(best)
-        frac = f[["pair", "policy_spec", "gamma", "fraction_of_oracle"]]
-    return summary, speed, frac
+    return summary, speed, fractions(summary)
+
+
+def fractions(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per config: throughput / its pair's reference throughput, the reference chosen as the log's report chooses it
+    (``jobs/report/metrics.py``'s ``fraction_of_oracle``: the oracle bound where replay computed it, else the mean of
+    the ``oracle`` policy's configs), over the configs measured in the reference's mode only."""
+    out = []
+    for pair, part in summary.groupby("pair"):
+        ref = next((o for o in ORACLES if (part["policy"] == o).any()), None)
+        if ref is None:
+            continue
+        refs = part[(part["policy"] == ref) & part["throughput"].notna()]
+        if refs.empty:
+            continue
+        scope = part[(part["mode"] == refs["mode"].iloc[0]) & ~part["policy"].isin([ref, "ar"])
+                     & part["throughput"].notna()]
+        out.append(scope.assign(fraction_of_oracle=scope["throughput"] / refs["throughput"].mean()))
+    cols = ["pair", "policy_spec", "gamma", "fraction_of_oracle"]
+    return pd.concat(out)[cols] if out else pd.DataFrame(columns=cols)
