@@ -13,15 +13,20 @@ that read costs (``gt``, ``goodput``, ``bandit``) get the cost curve the actor m
 ``--costs FILE`` takes both from another sweep's ``actors.json`` (for example one measured
 on a GPU) or from a cost model written by ``specsweep calibrate --out`` (for example one
 re-measured on a quiet machine): the figures then answer "what if these traces ran on that
-machine", and every heading says so. ``--costs roofline:h100`` (h200, a100-80, a100-40, l4; ``:int4``
-etc. for a quantized target) predicts every step and prefill from the models' config.json
+machine", and every heading says so. Such a file prices a pair only if it measured that pair's models (the same
+parameter counts as the sweep's actor recorded, :func:`check_measured_pairs`): a file of one pair on a sweep of
+several is refused in one line unless FILE.yaml's ``pairs:`` keeps only the pairs it measured.
+``--costs roofline:h100`` (h200, a100-80, a100-40, l4; ``:int4`` etc. for a quantized target) predicts every step
+and prefill from the models' config.json
 (``actors/plan/roofline.py``): figures of a GPU nobody measured, labelled "what-if (roofline h100)"
 in every heading and in the replay folder's name. A cost model whose measurement was not trusted gives
 no time figures (``jobs/report/derived.py``, ``trusted_times``).
 
-FILE.yaml: ``policies:`` (as in a sweep config) and optionally ``gammas:`` (default: the
-paper grid). Results: the report on stdout, and ``OUTPUT/replays/NAME/`` holding the rows
-(Parquet) and the report.
+FILE.yaml: ``policies:`` (as in a sweep config; per-sequence chain policies only: a batch or tree policy is refused
+in one line) and optionally ``gammas:`` (default: the paper grid) and ``pairs:`` (the pairs to replay; default:
+every pair with traces). Results: the report on stdout, and ``OUTPUT/replays/NAME/`` holding the rows (Parquet)
+and the report, one folder per cost source (:func:`replay_folder`): NAME is FILE.yaml's stem (the sweep's own
+costs), ``<stem>-roofline-<GPU>`` / ``<stem>-roofline-<GPU>-<Q>``, or ``<stem>-costs-<cost file's stem>``.
 """
 from __future__ import annotations
 
@@ -47,10 +52,8 @@ from policies.errors import SpecsweepError
 from policies.registry import build
 
 
-def load_policy_file(path: str) -> tuple[list[tuple[str, dict]], list[int]]:
-    """(policies, initial γ values) from a YAML file, validated like a sweep config."""
-    from jobs.config import PAPER_GAMMAS, parse_policies_and_gammas  # heavy: torch
-
+def _policy_mapping(path: str) -> dict:
+    """FILE.yaml's mapping: ``policies:``, optionally ``gammas:`` and ``pairs:``; one line for anything else."""
     p = Path(path)
     if not p.is_file():
         raise SpecsweepError(f"policy file {path} does not exist or is not a file")
@@ -59,14 +62,33 @@ def load_policy_file(path: str) -> tuple[list[tuple[str, dict]], list[int]]:
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise SpecsweepError(f"{path}: not a valid YAML text file ({str(e).splitlines()[0]})") from None
     if not isinstance(raw, dict) or "policies" not in raw:
-        raise SpecsweepError(f"{path}: expected a mapping with `policies:` (and optionally `gammas:`)")
-    unknown = sorted(set(raw) - {"policies", "gammas"})
+        raise SpecsweepError(f"{path}: expected a mapping with `policies:` (and optionally `gammas:`, `pairs:`)")
+    unknown = sorted(set(raw) - {"policies", "gammas", "pairs"})
     if unknown:
-        raise SpecsweepError(f"{path}: unknown field {unknown[0]!r}; valid fields: policies, gammas")
+        raise SpecsweepError(f"{path}: unknown field {unknown[0]!r}; valid fields: policies, gammas, pairs")
+    return raw
+
+
+def load_policy_file(path: str) -> tuple[list[tuple[str, dict]], list[int]]:
+    """(policies, initial γ values) from a YAML file, validated like a sweep config."""
+    from jobs.config import PAPER_GAMMAS, parse_policies_and_gammas  # heavy: torch
+
+    raw = _policy_mapping(path)
     try:
         return parse_policies_and_gammas(raw["policies"], raw.get("gammas", list(PAPER_GAMMAS)))
     except SpecsweepError as e:
         raise SpecsweepError(f"{path}: {e}") from None
+
+
+def load_pairs(path: str) -> list[str] | None:
+    """FILE.yaml's ``pairs:``: the names of the sweep's pairs to replay (a non-empty list); None: every pair."""
+    pairs = _policy_mapping(path).get("pairs")
+    if pairs is None:
+        return None
+    if not isinstance(pairs, list) or not pairs or not all(isinstance(x, str) and x.strip() for x in pairs):
+        raise SpecsweepError(f"{path}: pairs is {str(pairs)[:60]!r}; expected a non-empty list of pair names such "
+                             "as [smollm2]")
+    return list(dict.fromkeys(x.strip() for x in pairs))
 
 
 def read_json(path: Path, what: str):
@@ -76,10 +98,16 @@ def read_json(path: Path, what: str):
         raise SpecsweepError(f"{path} ({what}) is missing or not valid JSON ({type(e).__name__})") from None
 
 
-def actor_costs(infos: dict, pair: str, source: str) -> tuple[object, object]:
-    """(cost curve, cost model) for ``pair`` from an ``actors.json`` mapping; a file of one pair fits any pair."""
+def is_cost_file(infos) -> bool:
+    """Whether ``infos`` is one cost model (``specsweep calibrate --out``) rather than an ``actors.json`` mapping."""
+    return isinstance(infos, dict) and ("format" in infos or {"draft", "verify"} <= set(infos))
 
-    if isinstance(infos, dict) and ("format" in infos or {"draft", "verify"} <= set(infos)):   # `specsweep calibrate --out`
+
+def actor_costs(infos: dict, pair: str, source: str) -> tuple[object, object]:
+    """(cost curve, cost model) for ``pair`` from an ``actors.json`` mapping (its entry of one pair stands for any
+    pair) or a ``specsweep calibrate`` file; whether the models match the pair's is :func:`check_measured_pairs`'s."""
+
+    if is_cost_file(infos):   # `specsweep calibrate --out`
         check_cost_dict(infos, source)
         model = CostModel.from_dict(infos)
         return model, model
@@ -125,7 +153,7 @@ def _row(trace, pair: str, spec: str, name: str, params: dict, gamma: int, g=Non
 def check_costs(infos, source: str) -> None:
     """Every cost model in ``infos`` (a calibrate file, or each actor's of an ``actors.json``) passes
     ``policies/costs.py``'s checks, finite positive times included; one line naming the pair otherwise."""
-    if isinstance(infos, dict) and ("format" in infos or {"draft", "verify"} <= set(infos)):
+    if is_cost_file(infos):
         check_cost_dict(infos, source)
         return
     for pair, acts in (infos.items() if isinstance(infos, dict) else ()):
@@ -135,14 +163,82 @@ def check_costs(infos, source: str) -> None:
                     check_cost_dict(info[key], f"{source} (pair {pair!r}, {key})")
 
 
+def recorded_params(infos) -> dict[str, dict]:
+    """{pair: parameter counts {"target": n, "draft": n}} its actor recorded in an ``actors.json`` mapping (its cost
+    model's ``params``, ``policies/costs.py``); a pair that recorded none is left out."""
+    out = {}
+    for pair, acts in (infos.items() if isinstance(infos, dict) and not is_cost_file(infos) else ()):
+        info = acts[0] if isinstance(acts, list) and acts and isinstance(acts[0], dict) else {}
+        for key in ("cost_model", "costs"):
+            counts = _counts((info.get(key) or {}).get("params") if isinstance(info.get(key), dict) else None)
+            if counts:
+                out[pair] = counts
+                break
+    return out
+
+
+def _counts(params) -> dict:
+    """The positive integer ``target`` / ``draft`` counts of a ``params`` dict; {} when it records none."""
+    return {k: v for k, v in (params.items() if isinstance(params, dict) else ())
+            if k in ("target", "draft") and isinstance(v, int) and not isinstance(v, bool) and v > 0}
+
+
+def _says(counts: dict) -> str:
+    """``"target 1,000 + draft 100 parameters"``: the counts as the refusal names them."""
+    return " + ".join(f"{k} {counts[k]:,}" for k in ("target", "draft") if k in counts) + " parameters"
+
+
+def check_measured_pairs(models: dict, own: dict, traces: dict, source: str, named=None) -> None:
+    """A foreign cost model (``--costs FILE``) prices a pair only when it was measured on that pair's models: the
+    parameter counts it records (``CostModel.params``, written by ``specsweep calibrate`` and every actor) equal the
+    ones the sweep's own actor recorded for the pair (``own``, from ``OUTPUT/actors.json``). Refused in one line:
+    a pair whose counts differ, and, in a replay of several pairs, a pair the file does not name whose counts
+    either side did not record (nothing tells which pair the file measured); a replay of one pair takes a file that
+    records none. ``models``: {pair: (cost curve, cost model)}; ``traces``: {pair: one of its traces} (for the model
+    names); ``named``: the pairs an ``actors.json`` has an entry of their own for (None: a calibrate file)."""
+    bad, unknown, is_file = [], [], named is None
+    named = named or ()
+    for pair, (_, model) in sorted(models.items()):
+        theirs, mine = _counts(getattr(model, "params", {})), own.get(pair, {})
+        if theirs and mine:
+            bad += [(pair, theirs, mine)] if theirs != mine else []
+        elif len(models) > 1 and pair not in named:
+            unknown.append(pair)
+    if not bad and not unknown:
+        return
+    ok = [p for p in sorted(models) if p not in unknown and all(p != b[0] for b in bad)]
+    fix = ("valid: " + (f"`pairs: [{', '.join(ok)}]` in `specsweep replay`'s --policies file, " if ok else "")
+           + "a file measured on the pair (`specsweep calibrate --target T --draft D --out FILE`) or roofline:GPU")
+    label = getattr(next(iter(models.values()))[1], "label", "") if is_file else ""
+    what = f"--costs {source}" + (f" ({label})" if label else "")
+    if bad:
+        pair, theirs, mine = bad[0]
+        names = " + ".join(n for n in (traces[pair].target, traces[pair].draft) if n)
+        more = f" ({', '.join(b[0] for b in bad[1:])} do not match either)" if len(bad) > 1 else ""
+        raise SpecsweepError(f"{what} measured {_says(theirs)}; pair {pair} ({names}) runs {_says(mine)}{more}; {fix}")
+    raise SpecsweepError(f"{what} cannot be matched to pair{'s' * (len(unknown) > 1)} {', '.join(unknown)} of "
+                         f"the {len(models)} replayed: no parameter counts recorded on both sides; {fix}")
+
+
+def replay_folder(policies: str, costs: str | None, roof: tuple[str, str | None] | None) -> str:
+    """The name of a replay's folder under ``OUTPUT/replays/``, one per cost source: FILE.yaml's stem alone (the
+    sweep's own costs), ``<stem>-roofline-<GPU>[-<quantization>]``, or ``<stem>-costs-<cost file's stem>``."""
+    stem = Path(policies).stem
+    if roof:
+        return f"{stem}-roofline-{roof[0]}" + (f"-{roof[1]}" if roof[1] else "")
+    return f"{stem}-costs-{Path(costs).stem}" if costs else stem
+
+
 def roofline_models(roof: tuple[str, str | None], trace) -> tuple[object, object]:
     """(cost curve, cost model) of the trace's pair on the roofline GPU: one model serves both."""
     model = roofline_cost_model(roof[0], trace.target, trace.draft or None, "bfloat16", roof[1])
     return model, model
 
 
-def replay_output(output: str, policies, gammas, costs_file: str | None = None) -> tuple[pd.DataFrame, dict]:
-    """Every policy × γ replayed on every trace of ``output``; (rows, facts for the heading)."""
+def replay_output(output: str, policies, gammas, costs_file: str | None = None,
+                  pairs: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
+    """Every policy × γ replayed on every trace of ``output`` (of ``pairs`` only, when given); (rows, facts for the
+    heading). A foreign cost file must have measured each replayed pair's models (:func:`check_measured_pairs`)."""
     from actors.tracing import oracle_bound  # heavy: torch
     from actors.pair_actor import policy_spec  # heavy: torch
     from actors.tracing.replay import check_replayable, replay  # heavy: torch
@@ -156,7 +252,7 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
                              "`mode: both` first")
     for name, params in policies:
         for g in gammas:
-            check_replayable(build((name, params), g))
+            check_replayable(build((name, params), g), spec=policy_spec(name, params))
     source = roofline_label(*roof) if roof else (costs_file or str(out / "actors.json"))
     infos = None if roof else read_json(Path(source), "actor costs")
     if infos is not None:
@@ -166,11 +262,22 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
     if not traces:
         raise SpecsweepError(f"{output} holds traces of batch tasks only ({folder}); this command replays the "
                              "batch-size-1 traces: run the sweep with 1 in batch_sizes")
-    rows, models = [], {}
+    first = {t.pair: t for t in reversed(traces)}
+    if pairs is not None:
+        missing = [p for p in pairs if p not in first]
+        if missing:
+            raise SpecsweepError(f"pairs: {missing[0]!r} has no traces in {output}; valid pairs: "
+                                 f"{', '.join(sorted(first))}")
+        traces = [t for t in traces if t.pair in pairs]
+    models = {pair: roofline_models(roof, t) if roof else actor_costs(infos, pair, source)
+              for pair, t in sorted(first.items()) if pairs is None or pair in pairs}
+    if costs_file is not None and not roof:
+        own = recorded_params(read_json(out / "actors.json", "the sweep's actors") if (out / "actors.json").is_file()
+                              else {})
+        check_measured_pairs(models, own, first, source, None if is_cost_file(infos) else set(infos))
+    rows = []
     for trace in traces:
         pair = trace.pair
-        if pair not in models:
-            models[pair] = (roofline_models(roof, trace) if roof else actor_costs(infos, pair, source))
         curve, model = models[pair]
         # a roofline predicts the prefill too: the trace's measured one is this machine's, not the GPU's
         pre = {"prefill_time": model.verify_time(len(trace.prompt_ids), 0)} if roof else {}
@@ -188,13 +295,14 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None) 
                 rows.append(_row(trace, pair, spec, name, params, gamma, g, trusted))
     df = to_table(rows).to_pandas()
     facts = {"traces": len(traces), "seconds": time.perf_counter() - t0, "costs": source,
-             "what_if": costs_file is not None, "roofline": roof, "models": models, "generations": sum(r["policy"] not in ("ar", oracle_bound.NAME) for r in rows)}
+             "what_if": costs_file is not None, "roofline": roof, "models": models,
+             "generations": sum(r["policy"] not in ("ar", oracle_bound.NAME) for r in rows)}
     return df, facts
 
 
 def main(a) -> int:
     policies, gammas = load_policy_file(a.policies)
-    df, facts = replay_output(a.output, policies, gammas, a.costs)
+    df, facts = replay_output(a.output, policies, gammas, a.costs, load_pairs(a.policies))
     shown = trusted_times(df)                    # an untrusted cost model's times give no time figure
     summary, speed = metrics.config_summary(shown), metrics.speedup_vs_ar(shown)
     frac, t2 = metrics.fraction_of_oracle(shown), metrics.table2(shown)
@@ -214,8 +322,7 @@ def main(a) -> int:
     if facts["what_if"]:
         text = text.replace("\n## ", f"\n## ({facts['costs'] if facts['roofline'] else 'what-if'}) ")
     sys.stdout.write(text)
-    roof = facts["roofline"]
-    dest = Path(a.output) / "replays" / (Path(a.policies).stem + (f"-roofline-{roof[0]}" if roof else ""))
+    dest = Path(a.output) / "replays" / replay_folder(a.policies, a.costs, facts["roofline"])
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("rows.parquet", f"report.{a.format}"):
         record_written(dest / name)

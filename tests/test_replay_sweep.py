@@ -207,7 +207,7 @@ def test_replay_cli_evaluates_new_policies_without_a_model(swept, pair_paths, tm
     # what-if under another actors.json: every heading says so, and ar is predicted under that model too
     assert _cli("replay", cfg.output, "--policies", str(pol), "--costs", str(Path(cfg.output) / "actors.json")) == 0
     assert "(what-if)" in capsys.readouterr().out
-    what_if = pd.read_parquet(Path(cfg.output) / "replays" / "new" / "rows.parquet")
+    what_if = pd.read_parquet(Path(cfg.output) / "replays" / "new-costs-actors" / "rows.parquet")
     assert set(what_if.loc[what_if["policy"] == "ar", "mode"]) == {"replay"}
     # a roofline what-if reads config.json alone: same steps as the measured-cost replay, GPU-sized times
     for folder, text in zip(pair_paths, configs):

@@ -11,10 +11,11 @@ batch) with three seams swapped:
   after prompt + y_<j+i *is* y_{j+i}: greedy acceptance (``actors/core/acceptance.py``) against y_j, y_{j+1}, …
   accepts what the live forward would;
 - **clock**: the cost model's predictions, read from its measured forward times (``CostModel.as_measured``: the
-  raw T(m) per knot, not the non-decreasing fit the policies see). One row under a per-row policy (:class:`CostClock`): draft time with
-  its catch-up term and verify time at the row's context. A batch, or a batch policy (``tetris``, ``gt-batch``,
-  ``batch-schedule``), at any B (:class:`BatchCostClock`): a draft phase of L levels costs ``batch_draft(B, L)``,
-  the target forward ``batch_verify(B, width)``, plus the B-row step's overhead ``batch_overhead(B)``.
+  raw T(m) per knot, not the non-decreasing fit the policies see). One row under a per-row policy
+  (:class:`CostClock`): draft time with its catch-up term and verify time at the row's context. A batch, or a
+  batch policy (``tetris``, ``gt-batch``, ``batch-schedule``), at any B (:class:`BatchCostClock`): a draft phase
+  of L levels costs ``batch_draft(B, L)``, the target forward ``batch_verify(B, width)``, plus the B-row step's
+  overhead ``batch_overhead(B)``.
 
 Nothing else in the step depends on the models, so the policies see the same numbers and make the same
 decisions: token ids, (drafted, accepted) and k_max per step are those of the live run, and finished rows
@@ -26,7 +27,9 @@ Not replayed (refused with one line): sampling (temperature > 0: acceptance is r
 and depends on the target's full distribution), tree policies (static trees are not
 replayed yet; dynamic trees need the draft at every node), ``bandit`` with
 ``reward=clock`` (reads the measured clock), traces of another pair or tokenizer, and
-budgets or draft lengths the trace did not record.
+budgets or draft lengths the trace did not record. A batch policy is replayed only as a batch
+(:func:`replay_batch`, which a sweep's replay tasks call); :func:`replay` and ``specsweep replay`` /
+``specsweep tune`` (one row per trace, :func:`check_replayable`) refuse it.
 """
 from __future__ import annotations
 
@@ -36,20 +39,37 @@ from actors.core.acceptance import accept_greedy
 from actors.drafting.drafters import Drafter
 from actors.tracing.traces import Trace
 from actors.core.step import Generation, Row, chain_step, decode
-from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy
+from policies.base import BatchPolicy, GenerationContext, Policy, SequencePolicy, TreePolicy
 from policies.cost_fit import turn_scale
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
+from policies.registry import REGISTRY, names
 
 
-def check_replayable(policy: Policy, temperature: float = 0.0) -> None:
-    """Refuse (one line) what replay cannot reproduce exactly."""
+def chain_policy_names() -> list[str]:
+    """The registered policies a one-row replay takes (``policies/registry.py`` order): every per-sequence chain
+    policy without a replay blocker of its class, ``ar`` left out (every replay adds it as the baseline)."""
+    return [n for n in names() if n != "ar" and issubclass(REGISTRY[n][0], SequencePolicy)
+            and REGISTRY[n][0].replay_blocker is None]
+
+
+def check_replayable(policy: Policy, temperature: float = 0.0, spec: str | None = None) -> None:
+    """Refuse (one line) what a one-row replay cannot reproduce exactly: sampling, a policy with a replay blocker,
+    and any policy that is not a per-sequence chain policy — a batch policy (replayed only as a batch, inside a sweep:
+    :func:`check_batch_replayable`) or a tree. ``spec``: the policy as the user wrote it (default: its name); the
+    line names it, its kind and the chain policies that are valid."""
+    label = spec or policy.name
     if temperature != 0:
         raise SpecsweepError(f"replay is exact for greedy decoding only; temperature={temperature} must run live")
     if policy.replay_blocker is not None:
-        raise SpecsweepError(f"policy {policy.name} cannot be replayed ({policy.replay_blocker}); run it live")
+        raise SpecsweepError(f"policy {label} cannot be replayed ({policy.replay_blocker}); run it live")
     if not isinstance(policy, SequencePolicy):
-        raise SpecsweepError(f"{policy!r} is not a SequencePolicy: replay drafts chains only")
+        kind = ("a batch policy" if isinstance(policy, BatchPolicy) else
+                "a tree policy" if isinstance(policy, TreePolicy) else "not a per-sequence chain policy")
+        where = (" (a sweep with mode: replay or both replays batch policies, as a batch)"
+                 if isinstance(policy, BatchPolicy) else "")
+        raise SpecsweepError(f"policy {label} is {kind}: `specsweep replay` and `tune` replay per-sequence chain "
+                             f"policies on the stored traces{where}; valid: {', '.join(chain_policy_names())}")
 
 
 def check_trace(trace: Trace, *, pair: str | None = None, tokenizer_hash: str | None = None,
@@ -220,8 +240,8 @@ def replay(trace: Trace, policy: Policy, *, max_new_tokens: int | None = None, c
            cost_model: CostModel | None = None, temperature: float = 0.0, pair: str | None = None,
            tokenizer_hash: str | None = None, rank_acceptance=None, calibrate: bool = False,
            prefill_time: float | None = None) -> Generation:
-    """Replay ``policy`` on ``trace``: the :class:`~actors.core.step.Generation` the live engine would produce — a batch
-    of one row (:func:`replay_batch`)."""
+    """Replay ``policy`` on ``trace``: the :class:`~actors.core.step.Generation` the live engine would produce — a
+    batch of one row (:func:`replay_batch`)."""
     check_replayable(policy, temperature)
     return replay_batch([trace], [policy], max_new_tokens=max_new_tokens,
                         costs=costs, cost_model=cost_model, pair=pair, tokenizer_hash=tokenizer_hash,
