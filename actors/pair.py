@@ -46,7 +46,7 @@ class PairConfig:
     def target_spec(self) -> ModelSpec:
         return ModelSpec(self.target, self.dtype, self.device, self.quantization, self.trust_remote_code,
                          quant_backend=self.quant_backend, num_gpus=self.num_gpus,
-                         reserve_bytes=self._reserve_per_gpu())
+                         reserve_bytes=self._reserve_per_gpu(), role="target")
 
     @property
     def drafter_kind(self) -> str:
@@ -64,7 +64,7 @@ class PairConfig:
             return None
         device = "cuda:0" if self.num_gpus > 1 else self.device
         return ModelSpec(self.draft, self.dtype, device, self.draft_quantization, self.trust_remote_code,
-                         quant_backend=self.quant_backend)
+                         quant_backend=self.quant_backend, role="draft")
 
     def _reserve_per_gpu(self) -> int:
         """Room kept free on each GPU of a sharded target: its KV-cache share plus the draft (on GPU 0)."""

@@ -73,7 +73,7 @@ def _config_file(draft: str) -> tuple[Path, str]:
     return head / "config.json", f"EAGLE head {head}"
 
 
-def _plan_params(params: dict, shape) -> int:
+def _plan_params(params: dict, shape, config: dict) -> int:
     """The embeddings and output head are the target's; the fusion fc (2h → h) is the head's own, in dtype."""
     shared = params["embeddings"] + params["output head"]
     params.update({"embeddings": 0, "output head": 0, "fusion": 2 * shape.hidden * shape.hidden})

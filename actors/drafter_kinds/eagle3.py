@@ -1,15 +1,16 @@
 """The ``eagle3`` kind: an EAGLE-3 head on three of the target's layers (``actors/drafting/eagle3_drafter.py``).
 
-Named ``eagle3:PATH``, a shipped head's alias (:data:`EAGLE3_HEADS`), or ``eagle:PATH`` when the folder's ``config.json`` marks an EAGLE-3 head (:func:`marks_eagle3`:
-an architecture name containing "eagle3" — the EAGLE repository's ``LlamaForCausalLMEagle3`` —, a
-``draft_vocab_size`` or ``eagle_aux_hidden_state_layer_ids``); this kind is asked before ``eagle``. Files: the head's
-config, its auxiliary layers and every tensor's shape against the target's config (``actors/drafting/head_files.py``'s
-EAGLE-3 rule), which the memory plan runs too. Memory plan: the head borrows the target's embeddings; its own
-parameters beyond a plain one-layer decoder are the fusion ``fc`` (3·hidden → hidden) and attention over 2·hidden
-inputs (q, k, v twice as wide); its LM head is counted at the full vocabulary (an upper bound: the plan reads sizes
-from config.json, and ``draft_vocab_size`` is usually smaller) ("EAGLE-3", Li et al. 2025, §3.2). Rollouts: the
-``eagle`` kind's (the live drafter's chain at every reference position), which read the drafter's ``feature_width`` and ``feature_layers``. Serving: vLLM ``eagle3``, SGLang ``EAGLE3``,
-TensorRT-LLM ``Eagle3``.
+Named ``eagle3:PATH``, a shipped head's alias (:data:`EAGLE3_HEADS`), or ``eagle:PATH`` when the folder's
+``config.json`` marks an EAGLE-3 head (:func:`marks_eagle3`: an architecture name containing "eagle3" — the EAGLE
+repository's ``LlamaForCausalLMEagle3`` —, a ``draft_vocab_size`` or ``eagle_aux_hidden_state_layer_ids``); this
+kind is asked before ``eagle``. Files: the head's config, its auxiliary layers and every tensor's shape against the
+target's config (``actors/drafting/head_files.py``'s EAGLE-3 rule), which the memory plan runs too. Memory plan: the
+head borrows the target's embeddings; its own parameters beyond a plain one-layer decoder are the fusion ``fc``
+(3·hidden → hidden), attention over 2·hidden inputs (q, k, v twice as wide) and ``hidden_norm``; its own LM head is
+draft vocabulary · hidden (the config's ``draft_vocab_size``, else its ``vocab_size``: :func:`draft_vocab`)
+("EAGLE-3", Li et al. 2025, §3.2). Rollouts: the ``eagle`` kind's (the live drafter's chain at every reference
+position), which read the drafter's ``feature_width`` and ``feature_layers``. Serving: vLLM ``eagle3``, SGLang
+``EAGLE3``, TensorRT-LLM ``Eagle3``.
 """
 from __future__ import annotations
 
@@ -80,19 +81,28 @@ def _check(draft: str, target_config: dict | None, tokenizer: bool = True) -> No
     check_eagle3_head(eagle3_folder(draft), target_config)
 
 
+def draft_vocab(config: dict) -> int:
+    """The rows of a head's own LM head: its config's ``draft_vocab_size`` when that is a positive integer, else its
+    ``vocab_size`` (the target's vocabulary)."""
+    n = config.get("draft_vocab_size")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else int(config["vocab_size"])
+
+
 def _config_file(draft: str) -> tuple[Path, str]:
     head = eagle3_folder(draft)
     return head / "config.json", f"EAGLE-3 head {head}"
 
 
-def _plan_params(params: dict, shape) -> int:
-    """Embeddings borrowed from the target; fusion fc (3h → h) and the wider attention inputs are the head's own."""
+def _plan_params(params: dict, shape, config: dict) -> int:
+    """Embeddings borrowed from the target; fusion fc (3h → h), the wider attention inputs and an LM head over the
+    draft vocabulary (draft_vocab · h, never tied) are the head's own. Returns the parameters beyond the ones
+    ``weight_bytes`` counted (it counted embeddings and output head at the full vocabulary)."""
     h, kv = shape.hidden, shape.kv_heads * shape.head_dim
     wider = h * h + 2 * h * kv                       # q, k, v read 2h inputs: one more h·(h + 2·kv)
-    shared = params["embeddings"]
-    params.update({"embeddings": 0, "attention": params["attention"] + wider, "fusion": 3 * h * h,
-                   "norms": params["norms"] + 2 * h})
-    return 3 * h * h + wider + 2 * h - shared
+    head = draft_vocab(config) * h
+    params.update({"embeddings": 0, "output head": head, "attention": params["attention"] + wider,
+                   "fusion": 3 * h * h, "norms": params["norms"] + h})      # hidden_norm beside a decoder's norms
+    return 3 * h * h + wider + h + head - shape.embedding_params()
 
 
 def head_path(draft: str) -> Path | None:

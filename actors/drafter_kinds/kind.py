@@ -11,7 +11,7 @@ def _nothing(*_args, **_kw) -> None:
     return None
 
 
-def _same_params(params: dict, shape) -> int:
+def _same_params(params: dict, shape, config: dict) -> int:
     """The plan's default: the draft's parameters are a plain decoder's, nothing held in dtype beyond them."""
     return 0
 
@@ -47,7 +47,7 @@ class DrafterKind:
     * ``check_files(draft, target_config, tokenizer)``: the local files, before any weight is read;
     * ``config_file(draft)``: (config.json, where it came from) when the kind keeps its config elsewhere than a
       model lookup finds it, else None;
-    * memory plan: ``on_gpu`` (the draft has weights and a cache on the GPU), ``plan_params(params, shape)``
+    * memory plan: ``on_gpu`` (the draft has weights and a cache on the GPU), ``plan_params(params, shape, config)``
       (rewrites the decoder's parameter counts in place; returns the parameters added in dtype precision beyond
       the quantized weights) and ``plan_check(draft, target_config)`` (a check the plan runs);
     * ``record_rollouts``: the replay trace's rollouts ``(drafter, target, prompt_ids, reference, *,

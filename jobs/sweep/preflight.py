@@ -65,7 +65,7 @@ def _tokenizer(path: str, name: str, trust_remote_code: bool):
         smollm2_folder()            # the package and its GGUF file are there; the actor builds the cache
         return None
     try:
-        return load_tokenizer(ModelSpec(name, trust_remote_code=trust_remote_code))
+        return load_tokenizer(ModelSpec(name, trust_remote_code=trust_remote_code, role=path.rsplit(".", 1)[1]))
     except SpecsweepError as e:
         raise SpecsweepError(f"config {path}: {e}") from None
     except Exception as e:  # a broken folder raises many kinds of errors inside transformers
