@@ -4,7 +4,9 @@ Rules (the figures are the report's: ``jobs/report/batches.py`` for a batch size
 vs ``ar`` with a 95 % paired-bootstrap interval over batches, ``jobs/report/intervals.py`` for intervals and
 verdicts, ``jobs/report/metrics.py`` for the noise floor of the pair at that batch size):
 
-- the rows are those the report shows (one mode per config, untrusted predicted times left out);
+- the rows are those the report shows (one mode per config, untrusted predicted times left out), each config over
+  the batches ``ar`` ran at that batch size (``jobs/report/batches.py``'s ``on_ar_batches``: one that missed any is
+  left out and named, so no ranking sets easy batches against hard ones);
 - at each swept batch size B with an ``ar`` run, the options are ``ar`` (speculation off, K = 0) and every config the
   engine can express (``jobs/recommend/engines.py``); the choice is the option with the highest total throughput;
 - TensorRT-LLM only: its schedule must hold its longest draft at batch size 1, so past the smallest swept size only
