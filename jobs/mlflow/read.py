@@ -73,7 +73,8 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
     runs = client.search_runs([exp.experiment_id], max_results=10000, filter_string=
                               f"tags.`{SWEEP_KEY}` = '{sweep.data.tags[SWEEP_KEY]}' and tags.`{ROLE}` = 'policy'")
     runs = sorted(runs, key=lambda r: r.data.tags.get("mode", "live") != prefer)   # preferred mode first
-    shown = {(r.data.tags["pair"], r.data.tags["policy_spec"]) for r in runs if r.data.tags.get("mode", "live") == prefer}
+    shown = {(r.data.tags["pair"], r.data.tags["policy_spec"]) for r in runs
+             if r.data.tags.get("mode", "live") == prefer}
     rows, speed = [], []
     for r in runs:
         t = r.data.tags

@@ -130,7 +130,8 @@ def measure(df: pd.DataFrame, pair: str, engine: str, trees: bool, resamples: in
             lo, hi = interval(sp[1:], int((ar_t > 0).sum()))
             opts.append(Option(policy, spec, int(gamma), thr, float(sp[0]), lo, hi,
                                engines.setting(engine, trees, policy, spec, int(gamma))))
-        left_out = [f"{spec} γ={int(g)} left out: it ran {k} of the {m} batches ar ran" for (_, spec, g), k, m in partial]
+        left_out = [f"{spec} γ={int(g)} left out: it ran {k} of the {m} batches ar ran"
+                    for (_, spec, g), k, m in partial]
         if np.isfinite(ar_thr[0]):
             out[int(size)] = (int((ar_t > 0).sum()), ar, opts, left_out)
     return out
@@ -173,9 +174,9 @@ def untimed_expressible(rows: pd.DataFrame, engine: str, trees: bool) -> str:
     if "wall_time" not in rows:
         return ""
     timed = rows.groupby(["policy", "policy_spec", "gamma"])["wall_time"].apply(lambda t: t.notna().any())
-    names = [f"{spec} γ={g}" for spec, g in sorted({(spec, int(g)) for (policy, spec, g), ok in timed.items()
-                                                    if not ok and policy != "ar"
-                                                    and engines.setting(engine, trees, policy, spec, int(g)) is not None})]
+    untimed = {(spec, int(g)) for (policy, spec, g), ok in timed.items()
+               if not ok and policy != "ar" and engines.setting(engine, trees, policy, spec, int(g)) is not None}
+    names = [f"{spec} γ={g}" for spec, g in sorted(untimed)]
     return f"{len(names)} such configs ({', '.join(names[:4])}{', …' if len(names) > 4 else ''})" if names else ""
 
 

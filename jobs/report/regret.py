@@ -74,7 +74,7 @@ def regret_table(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED)
                 vec["gap_fixed"][i] += r.gap_fixed if r.gap_fixed == r.gap_fixed else np.nan
                 vec["ran"][i] = 1
             ran = vec["ran"] > 0
-            has_fixed = ran & ~np.isnan(vec["gap_fixed"])      # the gap counts the questions every turn of which has one
+            has_fixed = ran & ~np.isnan(vec["gap_fixed"])      # the gap: questions every turn of which has a fixed row
             row = {"pair": pair, "policy_spec": spec, "gamma": int(gamma), "questions": int(ran.sum()),
                    "gap_questions": int(has_fixed.sum())}
             with np.errstate(all="ignore"):
