@@ -29,11 +29,12 @@ from actors.runtime.row_runners import rows_runner
 from jobs.report.intervals import bootstrap_weights, percentile_interval
 
 
-def _timed(runner, feeds) -> float:
-    """Seconds of one forward of ``feeds`` (one list per row), the cache rolled back after it."""
+def timed_rolled_back(runner, feeds, **forward) -> float:
+    """Seconds of one forward of ``feeds`` (one list per row; ``forward``: the runner's options, last-position logits
+    by default), the cache rolled back after it: every row holds what it held before, its new slots masked."""
     before = list(runner.lengths)
     t0 = time.perf_counter()
-    runner.forward(feeds, last_only=True)
+    runner.forward(feeds, **({"last_only": True} | forward))
     dt = time.perf_counter() - t0
     for b, n in enumerate(before):
         runner.rollback(b, n)
@@ -54,16 +55,16 @@ def measure(pair: Pair, rows: int, context: int, rounds: int, seed: int = 0) -> 
         r.forward(prompt, last_only=True)
     feed = lambda w: [torch.randint(100, vocab - 1, (w,), generator=g).tolist() for _ in range(rows)]   # noqa: E731
     for _ in range(3):                                   # warm-up: first calls allocate
-        _timed(draft, feed(1)), _timed(draft, feed(2)), _timed(target, feed(4))
+        timed_rolled_back(draft, feed(1)), timed_rolled_back(draft, feed(2)), timed_rolled_back(target, feed(4))
     one, two, verify = [], [], []
     for i in range(rounds):
         if i % 2:
-            two.append(_timed(draft, feed(2)))
-            one.append(_timed(draft, feed(1)))
+            two.append(timed_rolled_back(draft, feed(2)))
+            one.append(timed_rolled_back(draft, feed(1)))
         else:
-            one.append(_timed(draft, feed(1)))
-            two.append(_timed(draft, feed(2)))
-        verify.append(_timed(target, feed(4)))
+            one.append(timed_rolled_back(draft, feed(1)))
+            two.append(timed_rolled_back(draft, feed(2)))
+        verify.append(timed_rolled_back(target, feed(4)))
     one, two, verify = np.array(one), np.array(two), np.array(verify)
     w = bootstrap_weights(rounds, 2000, seed)
     lo, hi = percentile_interval((w @ (two - one)) / w.sum(axis=1))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
 import torch
@@ -26,18 +25,8 @@ import torch
 from actors.costs.quiet import quiet_third_party
 from actors.pair import Pair, PairConfig
 from actors.runtime.batch_runner import BatchRunner
+from bench.batch_catchup import timed_rolled_back
 from jobs.report.intervals import bootstrap_weights, percentile_interval
-
-
-def _rolled_back(runner: BatchRunner, feeds, logits: bool = True) -> float:
-    """Seconds of one forward of ``feeds``; every row then holds what it held before (its new slots masked)."""
-    before = list(runner.lengths)
-    t0 = time.perf_counter()
-    runner.forward(feeds, logits=logits)
-    dt = time.perf_counter() - t0
-    for b, n in enumerate(before):
-        runner.rollback(b, n)
-    return dt
 
 
 @torch.no_grad()
@@ -58,8 +47,8 @@ def measure(model, vocab: int, rows: int, context: int, width: int, gaps: list[i
         r = runners[gap]
         r.compact()
         if gap:
-            _rolled_back(r, feed(gap), logits=False)
-        return _rolled_back(r, feed(width))
+            timed_rolled_back(r, feed(gap), logits=False)
+        return timed_rolled_back(r, feed(width), last_only=False)
 
     for gap in gaps:                                    # warm-up: first calls allocate
         timed(gap)
