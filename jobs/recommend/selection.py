@@ -119,6 +119,7 @@ def measure(df: pd.DataFrame, pair: str, engine: str, trees: bool, resamples: in
         w = weights(n, resamples, seed)
         ar_tok, ar_t = ar_totals(totals)
         ar_thr = (w @ ar_tok) / np.maximum(w @ ar_t, 1e-12)
+        compared = int((ar_t > 0).sum())              # the batches every option is measured over
         ar = Option("ar", "ar", 0, ar_thr, 1.0, 1.0, 1.0, engines.setting(engine, trees, "ar", "ar", 0))
         opts = []
         for (policy, spec, gamma), (tok, t) in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2])):
@@ -127,13 +128,13 @@ def measure(df: pd.DataFrame, pair: str, engine: str, trees: bool, resamples: in
             thr, sp = speedup_samples(tok, t, ar_tok, ar_t, w)
             if not np.isfinite(thr[0]):                     # untrusted predicted times: nothing to rank
                 continue
-            lo, hi = interval(sp[1:], int((ar_t > 0).sum()))
+            lo, hi = interval(sp[1:], compared)
             opts.append(Option(policy, spec, int(gamma), thr, float(sp[0]), lo, hi,
                                engines.setting(engine, trees, policy, spec, int(gamma))))
         left_out = [f"{spec} γ={int(g)} left out: it ran {k} of the {m} batches ar ran"
                     for (_, spec, g), k, m in partial]
         if np.isfinite(ar_thr[0]):
-            out[int(size)] = (int((ar_t > 0).sum()), ar, opts, left_out)
+            out[int(size)] = (compared, ar, opts, left_out)
     return out
 
 
