@@ -26,7 +26,9 @@ FILE.yaml: ``policies:`` (as in a sweep config; per-sequence chain policies only
 in one line) and optionally ``gammas:`` (default: the paper grid) and ``pairs:`` (the pairs to replay; default:
 every pair with traces). Results: the report on stdout, and ``OUTPUT/replays/NAME/`` holding the rows (Parquet)
 and the report, one folder per cost source (:func:`replay_folder`): NAME is FILE.yaml's stem (the sweep's own
-costs), ``<stem>-roofline-<GPU>`` / ``<stem>-roofline-<GPU>-<Q>``, or ``<stem>-costs-<cost file's stem>``.
+costs), ``<stem>-roofline-<GPU>`` / ``<stem>-roofline-<GPU>-<Q>``, or ``<stem>-costs-<cost file's stem>``; a
+folder that holds another file's replay under the same name is kept and the new one goes to ``NAME-2`` (…) instead
+(:func:`replay_dest`; each folder's ``source.json`` names its two sources).
 """
 from __future__ import annotations
 
@@ -207,7 +209,8 @@ def check_measured_pairs(models: dict, own: dict, traces: dict, source: str, nam
     if not bad and not unknown:
         return
     ok = [p for p in sorted(models) if p not in unknown and all(p != b[0] for b in bad)]
-    fix = ("valid: " + (f"`pairs: [{', '.join(ok)}]` in `specsweep replay`'s --policies file, " if ok else "")
+    fix = ("valid: " + (f"only pairs {', '.join(ok)} (`pairs:` in replay's --policies file, `--pair` in tune), "
+                        if ok else "")
            + "a file measured on the pair (`specsweep calibrate --target T --draft D --out FILE`) or roofline:GPU")
     label = getattr(next(iter(models.values()))[1], "label", "") if is_file else ""
     what = f"--costs {source}" + (f" ({label})" if label else "")
@@ -227,6 +230,33 @@ def replay_folder(policies: str, costs: str | None, roof: tuple[str, str | None]
     if roof:
         return f"{stem}-roofline-{roof[0]}" + (f"-{roof[1]}" if roof[1] else "")
     return f"{stem}-costs-{Path(costs).stem}" if costs else stem
+
+
+SOURCE_FILE = "source.json"    # in each replay folder: the policies file and cost source it was replayed from
+
+
+def cost_source(costs: str | None) -> str | None:
+    """``--costs`` as recorded beside a result: a roofline label as given, a file by its absolute path."""
+    return None if costs is None else costs if costs.startswith("roofline:") else str(Path(costs).resolve())
+
+
+def replay_dest(root: Path, name: str, source: dict) -> Path:
+    """``root/name``, unless that folder holds a result of other sources (two files with one stem, another grid):
+    then the first free ``root/name-2``, ``-3``, … — a rerun of the same sources replaces its own folder, never
+    another's. ``source`` (what the result was computed from) is recorded in the folder's ``source.json``."""
+    source = json.loads(json.dumps(source))         # compared as read back
+    for n in range(1, 1000):
+        dest = root / (name if n == 1 else f"{name}-{n}")
+        try:
+            held = json.loads((dest / SOURCE_FILE).read_text())
+        except (OSError, ValueError):
+            held = None
+        if not dest.exists() or held is None or held == source:   # free, written before sources were recorded, or ours
+            dest.mkdir(parents=True, exist_ok=True)
+            record_written(dest / SOURCE_FILE)
+            (dest / SOURCE_FILE).write_text(json.dumps(source, indent=1) + "\n")
+            return dest
+    raise SpecsweepError(f"{root} holds 999 replays named {name}-N of other sources: remove some")
 
 
 def roofline_models(roof: tuple[str, str | None], trace) -> tuple[object, object]:
@@ -266,7 +296,7 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None,
     if pairs is not None:
         missing = [p for p in pairs if p not in first]
         if missing:
-            raise SpecsweepError(f"pairs: {missing[0]!r} has no traces in {output}; valid pairs: "
+            raise SpecsweepError(f"pair {missing[0]!r} has no traces in {output}; valid pairs: "
                                  f"{', '.join(sorted(first))}")
         traces = [t for t in traces if t.pair in pairs]
     models = {pair: roofline_models(roof, t) if roof else actor_costs(infos, pair, source)
@@ -322,8 +352,8 @@ def main(a) -> int:
     if facts["what_if"]:
         text = text.replace("\n## ", f"\n## ({facts['costs'] if facts['roofline'] else 'what-if'}) ")
     sys.stdout.write(text)
-    dest = Path(a.output) / "replays" / replay_folder(a.policies, a.costs, facts["roofline"])
-    dest.mkdir(parents=True, exist_ok=True)
+    dest = replay_dest(Path(a.output) / "replays", replay_folder(a.policies, a.costs, facts["roofline"]),
+                       {"policies": str(Path(a.policies).resolve()), "costs": cost_source(a.costs)})
     for name in ("rows.parquet", f"report.{a.format}"):
         record_written(dest / name)
     df.to_parquet(dest / "rows.parquet")

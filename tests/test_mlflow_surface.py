@@ -289,6 +289,45 @@ def test_live_and_replayed_rows_go_to_separate_runs(tmp_path):
     assert len(speed) == 2 * len(GAMMAS)
 
 
+def test_report_experiment_never_shows_the_other_modes_time_where_the_shown_mode_has_none(tmp_path):
+    """A replay-preferred sweep whose replayed ``fixed`` rows carry untrusted times: ``--experiment`` shows no
+    throughput for ``fixed`` rather than its live validation run's; the trusted config reads back its replay figures."""
+    import pyarrow as pa
+
+    from actors.loading.schema import to_table
+    from jobs.report import metrics
+    from jobs.report.derived import trusted_times
+
+    cfg = make_cfg(tmp_path)
+    c = client(cfg)
+    tasks = tasks_of(cfg)
+    tracker = SweepTracker(c, cfg, tasks)
+    tracker.start()
+    tables = []
+    for t in tasks:
+        live = scripted_table(t)
+        rep = replayed(live).to_pylist()
+        for r in rep:
+            r["time_reliable"] = r["policy"] != "fixed"           # fixed's cost model was not trusted
+        tables += [with_mode(live, "live"), to_table(rep)]
+        tracker.task_done(pa.concat_tables(tables[-2:]))
+    df = trusted_times(pa.concat_tables(tables).to_pandas())
+    has_replay = set(df.loc[df["mode"] == "replay", "config_key"])
+    shown = df[(df["mode"] == "replay") | ~df["config_key"].isin(has_replay)]
+    tracker.finish("FINISHED", metrics.config_summary(shown), metrics.speedup_vs_ar(shown))
+    runs = policy_runs_by(c, cfg)
+    assert history(c, runs[("fixed", "live")], "throughput")               # the live figures exist in MLflow ...
+    read, speed, _ = read_experiment(cfg.experiment_name, cfg.tracking_uri)
+    fixed = read[read["policy_spec"] == "fixed"]
+    assert fixed.empty or fixed["throughput"].isna().all(), fixed          # ... and never stand in for the replay's
+    assert speed.empty or not (speed["policy_spec"] == "fixed").any() or speed.loc[
+        speed["policy_spec"] == "fixed", "overall"].isna().all()
+    want = metrics.config_summary(df[(df["mode"] == "replay") | (df["policy"] == "ar")]).set_index(
+        ["policy_spec", "gamma"])
+    got = read[read["policy_spec"] == "gammatune:eta=0.5"].set_index(["policy_spec", "gamma"])["throughput"]
+    assert len(got) == len(GAMMAS)
+    assert got.to_dict() == pytest.approx(want.loc[got.index, "throughput"].to_dict())
+
 def test_planned_modes_summary_by_mode_curves_and_dataset(tmp_path):
     """Tasks that announce their live and replayed configs: every run exists before the first task;
     a summary with a mode column goes run by run; each policy run holds its γ curve and the dataset."""

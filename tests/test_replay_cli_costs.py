@@ -31,19 +31,19 @@ def _model(params: dict | None, t_verify: float = 0.05) -> dict:
     return m.to_dict()
 
 
-def _trace(root: Path, pair: str, qid: int) -> Trace:
+def _trace(root: Path, pair: str, qid: int, max_draft: int = 4) -> Trace:
     """A turn of 8 tokens whose draft matches the reference for a few proposals at each position."""
     rollouts = []
     for j, n in enumerate([3, 0, 2, 1, 3, 0, 1, 0]):
-        toks = [REFERENCE[min(j + i, 7)] if i < n else (REFERENCE[min(j + i, 7)] + 1) % 4 for i in range(4)]
-        rollouts.append(Rollout(toks, [0.6] * 4, [0.7] * 4, [1.0] * 4))
+        toks = [REFERENCE[min(j + i, 7)] if i < n else (REFERENCE[min(j + i, 7)] + 1) % 4 for i in range(max_draft)]
+        rollouts.append(Rollout(toks, [0.6] * max_draft, [0.7] * max_draft, [1.0] * max_draft))
     return Trace(prompt_ids=[1, 2, 3], reference=list(REFERENCE), finished_by_eos=False, max_new_tokens=8,
-                 max_draft=4, eos_ids=[9], rollouts=rollouts, pair=pair, target=str(root / "models" / "target"),
+                 max_draft=max_draft, eos_ids=[9], rollouts=rollouts, pair=pair, target=str(root / "models" / "target"),
                  draft=str(root / "models" / f"draft-{pair}"), prefill_time=0.02, ar_step_times=[0.05] * 8,
                  ar_wall_time=0.42, key=f"{pair}|q{qid}|t0", meta={"question_id": qid, "turn": 0, "category": "qa"})
 
 
-def _sweep(root: Path, pairs=("a", "b")) -> Path:
+def _sweep(root: Path, pairs=("a", "b"), max_draft: int = 4) -> Path:
     """A sweep output folder as ``mode: replay`` leaves it: traces of 2 questions per pair, and ``actors.json`` with
     each actor's cost model recording the parameter counts of its pair's models (``COUNTS``)."""
     out = root / "out"
@@ -51,7 +51,7 @@ def _sweep(root: Path, pairs=("a", "b")) -> Path:
         (root / "models" / name).mkdir(parents=True, exist_ok=True)
         (root / "models" / name / "config.json").write_text(json.dumps(CONFIG))
     for p in pairs:
-        write_traces(out / "traces" / f"{p}.parquet", [_trace(root, p, q) for q in (1, 2)])
+        write_traces(out / "traces" / f"{p}.parquet", [_trace(root, p, q, max_draft) for q in (1, 2)])
     infos = {p: [{"costs": _model(COUNTS[p]), "cost_model": _model(COUNTS[p])}] for p in pairs}
     (out / "actors.json").write_text(json.dumps(infos))
     return out
@@ -72,13 +72,13 @@ def _one_line(capsys) -> str:
 
 # ---------------------------------------------------------------- a cost file prices only the pairs it measured
 def test_a_calibrate_file_of_one_pair_is_refused_on_a_sweep_of_two(tmp_path, capsys):
-    out = _sweep(tmp_path)
+    out = _sweep(tmp_path, max_draft=8)                       # tune replays fixed K up to 8
     costs = tmp_path / "costs.json"
     costs.write_text(json.dumps(_model(COUNTS["a"], t_verify=0.02)))
     assert _cli("replay", out, "--policies", _policies(tmp_path), "--costs", costs) == 2
     line = _one_line(capsys)
     assert "pair b " in line and "draft 200 parameters" in line and "draft 100 parameters" in line, line
-    assert "`pairs: [a]`" in line and "specsweep calibrate" in line, line
+    assert "only pairs a (`pairs:`" in line and "`--pair` in tune" in line and "specsweep calibrate" in line, line
     assert not (out / "replays").exists()
     # tune replays the same way: refused too, not priced with pair a's model
     assert _cli("tune", out, "--policy", "fixed", "--costs", costs) == 2
@@ -89,6 +89,15 @@ def test_a_calibrate_file_of_one_pair_is_refused_on_a_sweep_of_two(tmp_path, cap
     rows = pd.read_parquet(out / "replays" / "only-a-costs-costs" / "rows.parquet")
     assert set(rows["pair"]) == {"a"} and len(rows[rows["policy"] == "fixed"]) == 2
     capsys.readouterr()
+    # tune's --pair keeps it too: tuned under the file, in a folder named after it
+    assert _cli("tune", out, "--policy", "fixed", "--costs", costs, "--pair", "a") == 0
+    tuned = out / "tunes" / "fixed-costs-costs"
+    text = (tuned / "report.md").read_text()
+    assert "--pair a" in text.splitlines()[0] and "\n| a |" in text and "\n| b |" not in text, text
+    assert json.loads((tuned / "source.json").read_text())["pairs"] == ["a"]
+    capsys.readouterr()
+    assert _cli("tune", out, "--policy", "fixed", "--pair", "c") == 2
+    assert "pair 'c' has no traces" in _one_line(capsys) and not (out / "tunes" / "fixed").exists()
     # a name without traces, or a malformed list: one line naming what is valid
     for text, needle in (("pairs: [c]", "valid pairs: a, b"), ("pairs: a", "expected a non-empty list")):
         assert _cli("replay", out, "--policies", _policies(tmp_path, f"policies: [fixed]\n{text}\n", "bad")) == 2
@@ -143,6 +152,26 @@ def test_each_cost_source_writes_its_own_replay_folder(tmp_path, capsys):
     capsys.readouterr()
     assert sorted(p.name for p in (out / "replays").iterdir()) == sorted(walls)
     assert len(set(walls.values())) == 4                     # four cost sources, four sets of predicted times
+
+
+def test_a_cost_file_of_the_same_stem_never_replaces_another_files_replay(tmp_path, capsys):
+    out = _sweep(tmp_path, pairs=("a",))
+    pol = _policies(tmp_path)
+    walls = []
+    for sub, t_verify in (("x", 0.02), ("y", 0.03), ("x", 0.02)):      # two files named costs.json, then x again
+        (tmp_path / sub).mkdir(exist_ok=True)
+        costs = tmp_path / sub / "costs.json"
+        costs.write_text(json.dumps(_model(COUNTS["a"], t_verify=t_verify)))
+        assert _cli("replay", out, "--policies", pol, "--costs", costs) == 0
+        walls.append({p.name: pd.read_parquet(p / "rows.parquet").query("policy == 'fixed'")["wall_time"].sum()
+                      for p in (out / "replays").iterdir()})
+    capsys.readouterr()
+    assert list(walls[0]) == ["f-costs-costs"]
+    assert sorted(walls[1]) == ["f-costs-costs", "f-costs-costs-2"] and walls[1]["f-costs-costs"] == walls[0][
+        "f-costs-costs"] and walls[1]["f-costs-costs-2"] > walls[0]["f-costs-costs"]     # y's slower verify, kept apart
+    assert walls[2] == walls[1]                                 # x rerun: its own folder again, nothing new
+    src = json.loads((out / "replays" / "f-costs-costs-2" / "source.json").read_text())
+    assert src == {"policies": str(pol.resolve()), "costs": str((tmp_path / "y" / "costs.json").resolve())}
 
 
 # ---------------------------------------------------------------- a batch policy, in the user's terms

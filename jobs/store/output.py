@@ -48,8 +48,9 @@ KNOWN = {"": ("state.json", "summary.csv", "speedup_vs_ar.csv", "table2.csv", "a
          "log": ("task-*.parquet", "task-*.tmp"), "answers": ("*.jsonl", "*.tmp"), "token_views": ("*.html",),
          "figures": ("throughput_vs_gamma.png", "mal_vs_gamma.png", "throughput_bars.png", "speedup_by_category.png",
                      "trace_q*.png"),
-         "traces": ("*.parquet", "*.tmp", "cost_models.json"), "replays/*": ("rows.parquet", "report.md", "report.csv"),
-         "tunes/*": ("report.md", "grid.csv")}
+         "traces": ("*.parquet", "*.tmp", "cost_models.json"), "replays/*": ("rows.parquet", "report.md", "report.csv",
+                                                                             "source.json"),
+         "tunes/*": ("report.md", "grid.csv", "source.json")}
 
 
 def is_sweep_output(root: Path) -> bool:

@@ -18,7 +18,9 @@ Rule.
   oracle bound (its fraction of the bound), each a ratio of mean per-question tok/s with its 95 % paired-bootstrap
   interval over the held-out questions (``jobs/report/intervals.py``); the default parameters at the chosen γ beside it.
 
-Written: ``OUTPUT/tunes/NAME/report.md`` and ``grid.csv`` (every grid point's training and held-out throughput).
+Written: ``OUTPUT/tunes/NAME/report.md`` and ``grid.csv`` (every grid point's training and held-out throughput);
+NAME is the policy, with ``-costs-<stem>`` / ``-roofline-<GPU>`` under ``--costs``, and ``NAME-2`` (…) when the folder
+holds a tune of another grid, seed, cost source or ``--pair`` (``jobs/replay_cli.py::replay_dest``).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobs.replay_cli import replay_output
+from jobs.replay_cli import cost_source, replay_dest, replay_folder, replay_output
 from jobs.report import metrics
 from jobs.report.derived import trusted_times
 from jobs.report.text import interval as interval_text, short
@@ -189,7 +191,9 @@ def _cell(r, name: str, pct: bool = False) -> str:
 
 
 def report_md(res: pd.DataFrame, a, train: list[int], held: list[int], facts: dict) -> str:
-    lines = [f"# specsweep tune {a.output} --policy {a.policy}" + (f" --params {a.params}" if a.params else ""),
+    flags = (f" --params {a.params}" if a.params else "") + (f" --seed {a.seed}" if a.seed else "") + (
+        f" --costs {a.costs}" if a.costs else "") + "".join(f" --pair {p}" for p in a.pair or ())
+    lines = [f"# specsweep tune {a.output} --policy {a.policy}{flags}",
              "", f"Replayed {facts['generations']} generations on {facts['traces']} traces in {facts['seconds']:.1f} s, "
              f"no model loaded; times: {facts['costs']}" + (" (what-if)" if facts["what_if"] else "") + ".",
              f"Split (seed {a.seed}, SHA-256 of \"seed:question id\", first ⌈n/2⌉ train): {len(train)} training "
@@ -221,8 +225,8 @@ def main(a) -> int:
     res, grid = tune(trusted_times(df), a.policy, policy_spec(a.policy, default), a.seed)
     text = report_md(res, a, train, held, facts)
     sys.stdout.write(text)
-    dest = Path(a.output) / "tunes" / a.policy
-    dest.mkdir(parents=True, exist_ok=True)
+    source = {"policy": a.policy, "params": a.params, "seed": a.seed, "costs": cost_source(a.costs), "pairs": a.pair}
+    dest = replay_dest(Path(a.output) / "tunes", replay_folder(a.policy, a.costs, facts["roofline"]), source)
     for name in ("report.md", "grid.csv"):
         record_written(dest / name)
     (dest / "report.md").write_text(text)
@@ -246,9 +250,9 @@ def check_timed(a, facts: dict) -> None:
 def _replay(a, policies, gammas, ks):
     """Every grid point at the γ grid and ``fixed`` at each K, in one pass over the traces (``replay_output``)."""
     df, facts = replay_output(a.output, [p for p in policies if p[0] != "fixed" or a.policy == "fixed"],
-                              sorted(set(gammas) | (set(ks) if a.policy == "fixed" else set())), a.costs)
+                              sorted(set(gammas) | (set(ks) if a.policy == "fixed" else set())), a.costs, a.pair)
     if a.policy != "fixed":
-        extra, _ = replay_output(a.output, [("fixed", {})], ks, a.costs)
+        extra, _ = replay_output(a.output, [("fixed", {})], ks, a.costs, a.pair)
         extra = extra[extra["policy"] == "fixed"]
         df = pd.concat([df, extra], ignore_index=True)
         facts["generations"] += len(extra)
@@ -265,4 +269,6 @@ def add_parser(sub) -> None:
     t.add_argument("--seed", type=int, default=0, help="the split's seed (default 0)")
     t.add_argument("--costs", default=None, help="as for `specsweep replay`: another actors.json, a calibrate file "
                                                  "or roofline:GPU[:Q] (what-if)")
+    t.add_argument("--pair", action="append", default=None, metavar="NAME",
+                   help="tune on this pair's traces only (repeatable; default: every pair of the sweep)")
     t.set_defaults(fn=main)
