@@ -62,17 +62,22 @@ def test_replay_sweep_runs_per_mode_with_gamma_steps(swept):
     for (spec, mode), r in runs.items():
         assert r.info.status == "FINISHED" and r.data.tags["mode"] == mode
         got = history(c, r, "throughput")
-        if spec == "ar":
-            assert [s for s, _ in got] == GAMMAS and len({v for _, v in got}) == 1    # a flat baseline
-            continue
-        if spec == "oracle (bound)":                                      # no γ: one point at step 0
-            assert [s for s, _ in got] == [0] and got[0][1] == pytest.approx(summary.loc[(spec, 0), "throughput"])
+        positions = sorted(int(k.rsplit("_", 1)[1]) for k in r.data.metrics if k.startswith("positions/"))
+        assert positions == list(range(1, len(positions) + 1)) and len(positions) <= max(GAMMAS), (spec, positions)
+        if spec in ("ar", "oracle (bound)"):                             # no γ: a flat line over the sweep's γ
+            assert [s for s, _ in got] == GAMMAS and len({v for _, v in got}) == 1, (spec, got)
+            assert not any(k.startswith("across_gamma/") for k in r.data.metrics)
+            if spec != "ar":
+                assert got[0][1] == pytest.approx(summary.loc[(spec, 0), "throughput"])
             continue
         if mode == "replay":                                              # the summary's mode: every figure
             assert [s for s, _ in got] == GAMMAS, (spec, got)
             assert [v for _, v in got] == pytest.approx([summary.loc[(spec, g), "throughput"] for g in GAMMAS])
             assert [s for s, _ in history(c, r, "speedup")] == GAMMAS
             assert "across_gamma/best_gamma" in r.data.metrics
+            bound = summary.loc[("oracle (bound)", 0), "throughput"]          # the report's reference
+            assert r.data.metrics["across_gamma/fraction_of_oracle"] == pytest.approx(
+                summary.loc[[(spec, g) for g in GAMMAS], "throughput"].mean() / bound)
         else:                                                             # live validation: its own γ only
             assert [s for s, _ in got] == live_gammas[spec], (spec, got)
             assert "speedup" not in r.data.metrics

@@ -235,6 +235,43 @@ def test_live_values_match_the_summary_definitions(tmp_path):
             assert m["speedup"] == pytest.approx(speed.loc[key, "overall"])
 
 
+@pytest.mark.parametrize("when", ["mid-sweep", "at the end"])
+def test_a_tracking_server_that_goes_away_never_fails_the_end_of_the_sweep(tmp_path, capsys, when):
+    """The server fails while streaming (the summary is not attempted) or only while the summary is logged: either
+    way ``finish`` returns, one line on stderr says so, and nothing raises into the sweep's report."""
+    import pyarrow as pa
+    from mlflow.exceptions import MlflowException
+
+    from jobs.report import metrics
+
+    cfg = make_cfg(tmp_path)
+    c = client(cfg)
+    tasks = tasks_of(cfg)
+    tracker = SweepTracker(c, cfg, tasks)
+    tracker.start()
+    calls = []
+
+    def down(*args, **kwargs):
+        calls.append(1)
+        raise MlflowException("API request failed: Connection refused")
+
+    tables = [scripted_table(t) for t in tasks]
+    tracker.task_done(tables[0])
+    tracker.flush()
+    for name in ("log_batch", "log_artifact", "log_table", "set_terminated", "log_inputs"):
+        setattr(c, name, down)
+    if when == "mid-sweep":
+        for t in tables[1:]:
+            tracker.task_done(t)
+    df = pa.concat_tables(tables).to_pandas()
+    capsys.readouterr()
+    parent = tracker.finish("FINISHED", metrics.config_summary(df), metrics.speedup_vs_ar(df), 0, (), {})
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert parent == tracker.parent and calls
+    assert len(err) == 1 and "the Parquet log" in err[0] and "run the sweep again" in err[0], err
+    assert ("stopped mid-sweep" if when == "mid-sweep" else "summary could not be logged") in err[0], err
+
+
 # ---------------------------------------------------------------------------------------------- modes
 
 def test_live_and_replayed_rows_go_to_separate_runs(tmp_path):
@@ -462,3 +499,10 @@ def test_the_fraction_of_oracle_read_back_follows_the_logs_reference_and_mode():
     f = fractions(summary).set_index(["pair", "policy_spec", "gamma"])["fraction_of_oracle"]
     assert f.to_dict() == pytest.approx({("p", "fixed", 2): 0.75, ("q", "fixed", 2): 0.9})
     assert fractions(summary[summary["pair"] == "p"].assign(throughput=float("nan"))).empty
+
+
+def test_positions_are_charted_up_to_the_largest_initial_gamma_only():
+    from jobs.mlflow.summary import charted_position
+
+    assert [charted_position(f"accept_rate_pos_{i}", 3) for i in (1, 3, 4, 16)] == [True, True, False, False]
+    assert not charted_position("accept_rate_pos", 3) and not charted_position("acceptance_rate", 3)

@@ -28,6 +28,9 @@ from jobs.redact import redact
 from jobs.report.agreement import mode_shown
 from jobs.report.metrics import ORACLES
 from policies.errors import SpecsweepError
+from policies.oracle import BOUND_NAME
+
+FLAT = ("ar", BOUND_NAME)        # runs logged as a flat line over γ (``jobs/mlflow/summary.py``)
 
 
 def _pick_sweep(client, exp_id: str, experiment: str, output: str | None):
@@ -90,8 +93,9 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
         for step, vals in sorted(hist.items()):
             if "throughput" not in vals:
                 continue
+            flat = t["policy"] in FLAT                     # γ-free: the same value at each γ, read once as γ 0
             base = {"pair": t["pair"], "policy": t["policy"], "policy_spec": t["policy_spec"],
-                    "gamma": 0 if t["policy"] == "ar" else int(step), "mode": t.get("mode", "live")}
+                    "gamma": 0 if flat else int(step), "mode": t.get("mode", "live")}
             vals = {**detail.get(base["gamma"], {}), **vals}
             rows.append({**base, **{k: v for k, v in vals.items() if not k.startswith("speedup_")}})
             if t["policy"] != "ar" and ("speedup" in vals or any(k.startswith("speedup_") for k in vals)):
@@ -103,7 +107,7 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
                             sp[g + suffix] = vals[name + suffix]
                     sp.setdefault(g, float("nan"))
                 speed.append(sp)
-            if t["policy"] == "ar":
+            if flat:
                 break
     if not rows:
         raise SpecsweepError(f"experiment {experiment!r}: the sweep into {sweep.data.tags.get('output')} has no "

@@ -9,13 +9,15 @@ Rules:
 - Per-γ values are logged at step = γ, split so that the chart view holds the comparison:
   metrics are the curves named in ``CHARTED`` (``speedup`` is the summary's overall speedup vs
   ``ar``) and the acceptance rate at each draft position, ``positions/accept_rate_pos_{i}``
-  where the summary has it (``jobs/report/positions.py``; a section of its own in the chart
-  view, so the keys without a prefix are the ``CHARTED`` curves alone); every other per-γ
+  where the summary has it, for i up to the sweep's largest initial γ (``jobs/report/positions.py``; a section of
+  its own in the chart view, so the keys without a prefix are the ``CHARTED`` curves alone); every other per-γ
   value of the summary and of the speedup table (``questions``, the ``_lo``/``_hi`` bounds, ``noise_floor``,
   ``speedup_<group>[_lo|_hi]``) goes into the run's ``gamma_points.json``
-  (``jobs/mlflow/points.py``). The ``ar`` run repeats its one measurement at each γ.
+  (``jobs/mlflow/points.py``), deeper positions included. The ``ar`` run and the oracle bound's, which have no γ,
+  repeat their one measurement at each γ (a flat line), without across-γ metrics.
 - Across-γ metrics (``across_gamma/...``, step 0; ``ACROSS_CHARTED`` as metrics, the rest in
-  ``gamma_points.json``) go to a run only when it holds every γ of its
+  ``gamma_points.json``; ``fraction_of_oracle`` against the report's reference: the oracle bound where the scope
+  has it, else the ``oracle`` policy, ``metrics.ORACLES``) go to a run only when it holds every γ of its
   (pair, policy spec) in the summary (per mode when the summary has a mode column): an
   across-γ figure never mixes live and replayed values.
 - Every speculative run whose curve has a point gets ``gamma_curve.png``: its summary rows
@@ -33,6 +35,7 @@ from jobs.mlflow.stream import MAX_BATCH, measure
 from jobs.report import metrics
 from jobs.report.agreement import mode_shown
 from jobs.report.derived import RATE_PREFIX
+from policies.oracle import BOUND_LABEL
 
 AT_COMPLETION = ("throughput", "mean_accepted_length", "acceptance_rate")     # logged when a config completes
 CHARTED = AT_COMPLETION + ("speedup",)                                          # per-γ metrics (step = γ)
@@ -40,6 +43,13 @@ FROM_SUMMARY = ("questions", "throughput_lo", "throughput_hi", "mal_lo", "mal_hi
                 "speedup_hi", "noise_floor")
 ACROSS_CHARTED = tuple(ACROSS + k for k in ("table2_speedup_mean", "best_gamma", "fraction_of_oracle"))
 _IDENTITY = ("policy", "pair", "policy_spec", "gamma", "mode")
+AR = "ar"
+
+
+def charted_position(key: str, top: int) -> bool:
+    """``accept_rate_pos_{i}`` with i ≤ ``top`` (the sweep's largest initial γ): a metric of the ``positions/``
+    section; deeper positions (an adaptive policy drafting past every initial γ) go to ``gamma_points.json``."""
+    return key.startswith(RATE_PREFIX) and key[len(RATE_PREFIX):].isdigit() and int(key[len(RATE_PREFIX):]) <= top
 
 
 def owners(configs: dict, sweep_mode: str, df: pd.DataFrame) -> list[tuple]:
@@ -64,6 +74,7 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
     """Log ``summary`` (index 0..n-1) and ``speed`` into ``tracker``'s policy runs (module docstring)."""
 
     c, sweep_mode = tracker.client, getattr(tracker.cfg, "mode", "live")
+    top = max(tracker.cfg.gammas, default=1)          # positions charted: 1 … the largest initial γ
     owner = owners(tracker.configs, sweep_mode, summary)
     speed_at = {}
     if speed is not None and len(speed):
@@ -80,10 +91,10 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
             continue
         part = summary[pd.Series([o == rk for o in owner], index=summary.index)]
         batch, detail, across_detail = [], {}, {}
-        if spec == "ar":
+        if spec in (AR, BOUND_LABEL):
             if len(part):
                 r = part.iloc[0]
-                for g in tracker.cfg.gammas:   # one measurement, drawn as a flat baseline across γ
+                for g in tracker.cfg.gammas:   # one measurement (γ-free), drawn as a flat baseline across γ
                     batch += tracker.new_points(run["id"], {k: r[k] for k in ("throughput", "mean_accepted_length")
                                                             if k in r}, g, now)
                 c.log_batch(run["id"], metrics=batch)
@@ -102,8 +113,8 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
                 else:
                     vals[f"speedup_{col}"] = row[col]
             charted = {k: v for k, v in vals.items() if k in CHARTED}
-            charted.update({POSITIONS + k: v for k, v in vals.items() if k.startswith(RATE_PREFIX)})
-            detail[g] = {k: v for k, v in vals.items() if k not in CHARTED and not k.startswith(RATE_PREFIX)}
+            charted.update({POSITIONS + k: v for k, v in vals.items() if charted_position(k, top)})
+            detail[g] = {k: v for k, v in vals.items() if k not in CHARTED and not charted_position(k, top)}
             batch += tracker.new_points(run["id"], charted, g, now)
         key = mode if None not in scopes else None
         scope = scopes.get(key, summary.iloc[0:0])
@@ -140,7 +151,9 @@ def across(part: pd.DataFrame, t2: pd.DataFrame, summary: pd.DataFrame, pair: st
         if len(row):
             out[ACROSS + "table2_speedup_mean"] = row["mean"].iloc[0]
             out[ACROSS + "table2_speedup_std"] = row["std"].iloc[0]
-    orc = summary[(summary["pair"] == pair) & (summary["policy"] == "oracle")]
-    if len(orc) and not (part["policy"] == "oracle").all():
-        out[ACROSS + "fraction_of_oracle"] = part["throughput"].mean() / orc["throughput"].mean()
+    mine = summary[(summary["pair"] == pair) & summary["throughput"].notna()]
+    ref = next((o for o in metrics.ORACLES if (mine["policy"] == o).any()), None)   # the report's reference
+    if ref is not None and not (part["policy"] == ref).all():
+        out[ACROSS + "fraction_of_oracle"] = part["throughput"].mean() / mine.loc[mine["policy"] == ref,
+                                                                                  "throughput"].mean()
     return out

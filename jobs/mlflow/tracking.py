@@ -298,11 +298,12 @@ class SweepTracker:
             if k in self.untrusted and run_id not in self.tagged_untrusted:     # its time metrics are not logged
                 out.append(RunTag(TIMES_TAG, UNTRUSTED))
                 self.tagged_untrusted.add(run_id)
-            if m["questions"] > conf.live_step and spec != "ar":      # the running estimate at step = γ
+            if m["questions"] > conf.live_step and spec not in ("ar", BOUND_LABEL):   # running estimate, step = γ
                 conf.live_step = m["questions"]
                 out.extend(Metric(LIVE + n, float(m[n]), now, g) for n in LIVE_KEYS if finite(m[n]))
-            if spec != "ar" and self.complete(conf):
-                out.extend(self.new_points(run_id, {n: m[n] for n in AT_COMPLETION}, g, now))
+            if spec != "ar" and self.complete(conf):       # the γ-free bound: a flat line, one point at each γ
+                for step in (self.cfg.gammas if spec == BOUND_LABEL else [g]):
+                    out.extend(self.new_points(run_id, {n: m[n] for n in AT_COMPLETION}, step, now))
         self.progress_step += 1
         batches.setdefault(self.parent, []).extend([
             Metric(PROGRESS + "tasks_done", float(len(self.seen_tasks)), now, self.progress_step),
@@ -343,29 +344,48 @@ class SweepTracker:
         if self.sender is not None:
             self.sender.flush()
 
-    def _stop_sender(self) -> None:
+    def _stop_sender(self) -> bool:
+        """Flush and stop the background sender; False (and one line) when it failed or did not finish."""
         if self.sender is None:
-            return
+            return True
+        ok = False
         if not self.sender.close():
             print("MLflow: logging did not finish within 60 s; the Parquet log is complete: run the sweep again to "
                   "log what is missing", file=sys.stderr)
         elif self.sender.error:
             print(f"MLflow: logging stopped mid-sweep ({self.sender.error}); the Parquet log is complete: run the sweep "
                   "again to log what is missing", file=sys.stderr)
+        else:
+            ok = True
         self.timings["sender_s"] = self.sender.busy_s
         self.sender = None
+        return ok
 
     def finish(self, status: str, summary: pd.DataFrame | None, speed: pd.DataFrame | None, failed_rows: int = 0,
                artifacts=(), tables: dict | None = None) -> str:
-        """Log the summary (per-γ points, across-γ metrics, γ curves, artifacts) and set every run's status."""
+        """Log the summary (per-γ points, across-γ metrics, γ curves, artifacts) and set every run's status.
+
+        Never raises (the sweep's own outcome and report come first): when streaming already failed, the summary is
+        not attempted (the server is gone; each call would retry); a failure here is one line on stderr."""
+        t0 = time.perf_counter()
+        streamed = self._stop_sender()
+        try:
+            if streamed:
+                self._log_end(summary, speed, failed_rows, artifacts, tables)
+            self._set_statuses(status if streamed or status != "FINISHED" else "FAILED")
+        except Exception as e:
+            if streamed:                                   # else the sender's line has said it
+                print(f"MLflow: the sweep's summary could not be logged ({first_line(e)}); the Parquet log and report "
+                      "are complete: run the sweep again to log what is missing", file=sys.stderr)
+        self.timings["finish_s"] = time.perf_counter() - t0
+        return self.parent
+
+    def _log_end(self, summary, speed, failed_rows: int, artifacts, tables) -> None:
         from mlflow.entities import RunTag  # heavy: mlflow
 
-        t0 = time.perf_counter()
-        self._stop_sender()
-        now = int(time.time() * 1000)
         c = self.client
         if summary is not None and len(summary):
-            log_summary(self, summary.reset_index(drop=True), speed, now)
+            log_summary(self, summary.reset_index(drop=True), speed, int(time.time() * 1000))
         c.log_batch(self.parent, tags=[RunTag("configs", str(0 if summary is None else len(summary))),
                                        RunTag("failed_rows", str(failed_rows))])      # tags: no chart of their own
         for path in artifacts:
@@ -373,9 +393,6 @@ class SweepTracker:
         for name, table in (tables or {}).items():     # MLflow tables, viewable in the UI's artifact pane
             if table is not None and len(table):
                 c.log_table(self.parent, data=table.reset_index(), artifact_file=f"tables/{name}.json")
-        self._set_statuses(status)
-        self.timings["finish_s"] = time.perf_counter() - t0
-        return self.parent
 
     def close(self, status: str) -> None:
         """End an interrupted (KILLED) or failed (FAILED) sweep: flush what was queued, set statuses.
