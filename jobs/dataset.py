@@ -9,11 +9,17 @@ Sources (``dataset.source``):
 ``specbench``   Spec-Bench's ``question.jsonl`` (480 questions), downloaded once from
                 the Spec-Bench GitHub repository, cached, sha256-checked.
 a path          a local JSONL file in Spec-Bench's / MT-Bench's ``question.jsonl`` format or
-                SPEED-Bench's (the accepted fields: ``jobs/question_file.py``).
+                SPEED-Bench's (the accepted fields: ``jobs/question_file.py``). A relative path is
+                relative to the directory the command runs in (not the config file's folder);
+                ``~`` is expanded. A path that does not exist or is not a regular file (a folder,
+                a device) is refused in one line naming its absolute path.
 
 A category filter names categories of the source: Spec-Bench's for ``sample`` and
 ``specbench``; for a file, Spec-Bench's or any the file holds (e.g. SPEED-Bench's
-``multilingual``).
+``multilingual``). A valid category the source does not hold is refused, naming the categories
+it holds (it would select nothing, or be dropped silently beside others). An id of a
+``question_ids`` filter that is not in the selection is refused, naming the valid ids: all of
+them when at most ten, as a range when they run without gaps, else the first five and the count.
 """
 from __future__ import annotations
 
@@ -71,17 +77,10 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def load_questions(source: str = "sample", categories: Iterable[str] | None = None, limit_per_category: int | None = None,
-                   question_ids: Iterable[int] | None = None) -> list[Question]:
-    """Load and filter; raises before any model loads if the filter selects nothing."""
-    if source == "sample":
-        path = SAMPLE
-    elif source == "specbench":
-        path = specbench_path()
-    else:
-        path = Path(source).expanduser()
-        if not path.exists():
-            raise SpecsweepError(f"dataset source {source!r} is not 'sample', 'specbench' or an existing file")
+def load_questions(source: str = "sample", categories: Iterable[str] | None = None,
+                   limit_per_category: int | None = None, question_ids: Iterable[int] | None = None) -> list[Question]:
+    """Load and filter (rules: module docstring); raises before any model loads if the filter selects nothing."""
+    path, name = _source_path(source)
     qs = parse_jsonl(path)
     if categories:
         cats = list(categories)
@@ -90,6 +89,10 @@ def load_questions(source: str = "sample", categories: Iterable[str] | None = No
         bad = [c for c in cats if c not in valid]
         if bad:
             raise SpecsweepError(f"unknown category {bad[0]!r}: valid categories are {', '.join(valid)}")
+        held = list(dict.fromkeys(q.category for q in qs))
+        absent = [c for c in cats if c not in held]
+        if absent:
+            raise SpecsweepError(f"category {absent[0]!r} is not in {name}: it holds categories {', '.join(held)}")
         qs = [q for q in qs if q.category in cats]
     if question_ids:
         ids = set(int(i) for i in question_ids)
@@ -97,9 +100,8 @@ def load_questions(source: str = "sample", categories: Iterable[str] | None = No
         if missing:
             where = f" in categories {list(categories)}" if categories else ""
             known = sorted(q.question_id for q in qs)
-            raise SpecsweepError(f"question id {missing[0]} is not in {source}{where}: valid ids are "
-                                 f"{known[0]}–{known[-1]} ({len(known)} questions)" if known else
-                                 f"question id {missing[0]} is not in {source}{where}")
+            raise SpecsweepError(f"question id {missing[0]} is not in {name}{where}: valid ids are {_ids_text(known)}"
+                                 if known else f"question id {missing[0]} is not in {name}{where}")
         qs = [q for q in qs if q.question_id in ids]
     if limit_per_category is not None:
         if limit_per_category < 1:
@@ -111,6 +113,43 @@ def load_questions(source: str = "sample", categories: Iterable[str] | None = No
                 kept.append(q)
         qs = kept
     if not qs:
-        raise SpecsweepError(f"the dataset filter selects no questions from {source} "
+        raise SpecsweepError(f"the dataset filter selects no questions from {name} "
                              f"(categories={list(categories or [])}, question_ids={list(question_ids or [])})")
     return qs
+
+
+def _source_path(source: str) -> tuple[Path, str]:
+    """The question file of ``source`` and its name in messages (a file's: its absolute path); a path that is not
+    an existing regular file is refused in one line (module docstring)."""
+    if source == "sample":
+        return SAMPLE, source
+    if source == "specbench":
+        return specbench_path(), source
+    try:
+        given = Path(source).expanduser()
+    except RuntimeError:                            # ~user of an unknown user: taken as written
+        given = Path(source)
+    path = given.absolute()                         # relative: to the working directory (module docstring)
+    rel = "" if given.is_absolute() else " (a relative path is read from the working directory)"
+    try:
+        exists, is_file, is_dir = path.exists(), path.is_file(), path.is_dir()
+    except OSError as e:                            # a name too long, a folder on the way that cannot be searched
+        raise SpecsweepError(f"dataset source {path} cannot be checked ({e.strerror or type(e).__name__}): "
+                             "give a JSONL file, 'sample' or 'specbench'") from None
+    if not exists:
+        raise SpecsweepError(f"dataset source {source!r} is not 'sample', 'specbench' or an existing file: "
+                             f"{path} does not exist{rel}")
+    if not is_file:
+        what = "a directory" if is_dir else "a special file (a device, a pipe)"
+        raise SpecsweepError(f"dataset source {path} is {what}, not a question file "
+                             "(give a JSONL file, 'sample' or 'specbench')")
+    return path, str(path)
+
+
+def _ids_text(known: list[int]) -> str:
+    """Sorted ids as a message names them: all when at most ten, a range when gapless, else five and the count."""
+    if len(known) <= 10:
+        return ", ".join(map(str, known))
+    if known[-1] - known[0] == len(known) - 1:
+        return f"{known[0]}–{known[-1]} ({len(known)} questions)"
+    return f"e.g. {', '.join(map(str, known[:5]))} ({len(known)} questions)"

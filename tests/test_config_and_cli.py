@@ -181,6 +181,30 @@ def test_config_fingerprints_are_pinned():
     assert parse_config({**raw, "task_warmup": 0}).fingerprint() != "e561d54115ce943c"
 
 
+
+def test_a_question_files_selected_questions_are_part_of_the_fingerprint(tmp_path, monkeypatch):
+    """The same YAML over another file (another folder's q.jsonl), or over an edited selected question, is another
+    sweep; editing a question the filter leaves out is not; the built-in sources keep their pinned values above."""
+    import json
+
+    def line(qid, text):
+        return json.dumps({"question_id": qid, "category": "writing", "turns": [text]}) + "\n"
+
+    raw = {"name": "files", "pairs": [{"target": "t"}], "policies": ["fixed"],
+           "dataset": {"source": "q.jsonl", "question_ids": [1]}}
+    fps = {}
+    for sub, text in (("a", "Write a poem."), ("b", "Translate: good morning")):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "q.jsonl").write_text(line(1, text) + line(2, "left out"))
+        monkeypatch.chdir(tmp_path / sub)
+        fps[sub] = parse_config(raw).fingerprint()
+    assert fps["a"] != fps["b"]
+    q = tmp_path / "b" / "q.jsonl"
+    q.write_text(line(1, "Translate: good morning") + line(2, "edited, still left out"))
+    assert parse_config(raw).fingerprint() == fps["b"]
+    q.write_text(line(1, "Translate: good evening") + line(2, "left out"))
+    assert parse_config(raw).fingerprint() != fps["b"]
+
 # (γ or generation setting, bad value, the rule every entry point quotes)
 ONE_RULE = [
     ("gamma", 0, "must be an integer >= 1 and <= 1024"),

@@ -58,7 +58,7 @@ def test_mt_bench_question_jsonl(tmp_path):
 def test_speed_bench_rows_and_their_string_ids(tmp_path):
     qs = parse_jsonl(write(tmp_path, SPEED))
     assert [q.category for q in qs] == ["coding", "multilingual", "rag"]
-    assert qs[1].question_id == 77 and qs[1].turns == ("Translate: hi", "Now: bye")       # a decimal string: that number
+    assert qs[1].question_id == 77 and qs[1].turns == ("Translate: hi", "Now: bye")   # a decimal string: that number
     want = int(hashlib.sha256(b"a3f9c2").hexdigest()[:12], 16)
     assert qs[0].question_id == want == numeric_id("a3f9c2") < 2 ** 48
     again = parse_jsonl(write(tmp_path, list(reversed(SPEED)) + MT_BENCH, "mixed.jsonl"))  # any order, mixed formats
@@ -78,7 +78,8 @@ def test_sweep_config_with_such_a_path_loads(tmp_path):
         assert len(qs) == len(rows)
     # a category only the file holds is a valid filter of that file, not of sample
     cfg_file = tmp_path / "multi.yaml"
-    cfg_file.write_text(f"name: files\noutput: {tmp_path / 'out'}\npairs: [{{target: t, draft: d}}]\npolicies: [fixed]\n"
+    cfg_file.write_text(f"name: files\noutput: {tmp_path / 'out'}\npairs: [{{target: t, draft: d}}]\n"
+                        "policies: [fixed]\n"
                         f"dataset: {{source: {tmp_path / 'speed.jsonl'}, categories: [multilingual]}}\n")
     ds = load_config(str(cfg_file)).dataset
     assert [q.question_id for q in load_questions(ds.source, ds.categories)] == [77]
@@ -143,3 +144,122 @@ def test_the_cli_refuses_a_bad_file_with_one_line_and_writes_nothing(tmp_path, c
         lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
         assert len(lines) == 1 and lines[0].startswith(f"specsweep: error: {bad}:2: unknown field 'turns_extra'"), lines
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+# ------------------------------------------------------------------------------------------ the source path
+
+def one_line_refusal(fn, *args, **kw) -> str:
+    with pytest.raises(SpecsweepError) as e:
+        fn(*args, **kw)
+    msg = str(e.value)
+    assert "\n" not in msg, msg
+    return msg
+
+
+def cli_refusal(args, capsys) -> str:
+    from jobs.cli import main
+
+    assert main(args) == 2, args
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("specsweep: error: "), lines
+    return lines[0]
+
+
+def test_a_folder_or_special_file_as_source_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "questions"
+    folder.mkdir()
+    want = f"dataset source {folder} is a directory, not a question file (give a JSONL file, 'sample' or 'specbench')"
+    assert one_line_refusal(load_questions, str(folder)) == want
+    assert one_line_refusal(load_questions, "questions") == want             # relative: named by its absolute path
+    assert one_line_refusal(load_questions, "/dev/null").startswith("dataset source /dev/null is a special file")
+    assert refusal(folder).startswith(f"{folder}: cannot be read as a question file (")   # parse_jsonl alone
+    cfg_file = tmp_path / "dir.yaml"
+    cfg_file.write_text(f"name: files\noutput: {tmp_path / 'out'}\npairs: [{{target: t, draft: d}}]\n"
+                        f"policies: [fixed]\ndataset: {{source: {folder}}}\n")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    for args in (["sweep", str(cfg_file), "--dry-run"], ["sweep", str(cfg_file)],
+                 ["generate", "--dataset", str(folder)]):
+        assert cli_refusal(args, capsys) == f"specsweep: error: {want}", args
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_an_unreadable_file_is_one_line(tmp_path, monkeypatch):
+    path = write(tmp_path, [GOOD])
+
+    def denied(*a, **kw):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("jobs.question_file.open", denied, raising=False)   # root reads any file: fake the refusal
+    want = f"{path}: cannot be read as a question file (Permission denied): give a readable JSONL file"
+    assert refusal(path) == want
+    assert one_line_refusal(load_questions, str(path)) == want
+
+
+def test_a_relative_source_is_read_from_the_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    msg = one_line_refusal(load_questions, "q.jsonl")
+    assert msg == (f"dataset source 'q.jsonl' is not 'sample', 'specbench' or an existing file: "
+                   f"{tmp_path / 'a' / 'q.jsonl'} does not exist (a relative path is read from the working directory)")
+    assert one_line_refusal(load_questions, str(tmp_path / "nope.jsonl")).endswith(
+        f"{tmp_path / 'nope.jsonl'} does not exist")                          # absolute: no note about the cwd
+    write(tmp_path / "a", [GOOD, {**GOOD, "question_id": 2, "answer": "x"}])
+    assert one_line_refusal(load_questions, "q.jsonl").startswith(f"{tmp_path / 'a' / 'q.jsonl'}:2: unknown field")
+
+
+# ------------------------------------------------------------------------------------------ lines and ids
+
+@pytest.mark.parametrize("line,needle", [
+    ('{"question_id": 1' + "0" * 5000 + ', "category": "qa", "turns": ["hi"]}',   # Python < 3.10.7: no digit limit
+     "not readable JSON (Exceeds the limit|(5001 digits) does not fit a 64-bit integer"),
+    ('{"question_id": 2, "category": "qa", "turns": ["hi"], "reference": ' + "[" * 100000 + "]" * 100000 + "}",
+     "not readable JSON (nested too deep)"),
+    ('{"question_id": 1' + "0" * 100 + ', "category": "qa", "turns": ["hi"]}',
+     "question_id 100000000000… (101 digits) does not fit a 64-bit integer"),
+], ids=["5001-digit id", "nested 100000 deep", "101-digit id"])
+def test_a_line_past_the_parsers_limits_is_named_by_its_line(tmp_path, line, needle):
+    path = write(tmp_path, [GOOD, line])
+    msg = refusal(path)
+    assert msg.startswith(f"{path}:2: ") and any(n in msg for n in needle.split("|")) and len(msg) < 300, msg
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(GOOD) + "\r\n" + json.dumps(MT_BENCH[0]) + "\r\n").encode())
+    assert [q.question_id for q in parse_jsonl(path)] == [1, 81]
+
+
+def test_a_decimal_string_id_that_fits_64_bits_is_that_number(tmp_path):
+    assert numeric_id("1234567890123456789") == 1234567890123456789
+    assert numeric_id(str(2 ** 63 - 1)) == 2 ** 63 - 1
+    hashed = int(hashlib.sha256(str(2 ** 63).encode()).hexdigest()[:12], 16)
+    assert numeric_id(str(2 ** 63)) == hashed < 2 ** 48                          # past 64 bits: a string like any other
+    assert numeric_id("9" * 5000) < 2 ** 48                                      # no int() of 5000 digits
+    qs = parse_jsonl(write(tmp_path, [{**GOOD, "question_id": "1234567890123456789"}]))
+    assert qs[0].question_id == 1234567890123456789
+
+
+# ------------------------------------------------------------------------------------------ filters
+
+def test_a_category_the_file_does_not_hold_is_refused_naming_those_it_holds(tmp_path):
+    path = str(write(tmp_path, SPEED))
+    want = f"category 'translation' is not in {path}: it holds categories coding, multilingual, rag"
+    assert one_line_refusal(load_questions, path, ["translation"]) == want          # it would select nothing
+    assert one_line_refusal(load_questions, path, ["rag", "translation"]) == want   # it would be dropped silently
+    assert [q.category for q in load_questions(path, ["rag", "coding"])] == ["coding", "rag"]
+    assert len(load_questions("sample", ["translation", "editing"])) == 2 + 8        # sample holds every category
+
+
+def test_a_missing_question_id_names_the_valid_ids(tmp_path):
+    few = str(write(tmp_path, SPEED, "few.jsonl"))
+    ids = sorted(q.question_id for q in parse_jsonl(Path(few)))
+    assert one_line_refusal(load_questions, few, question_ids=[5]) == \
+        f"question id 5 is not in {few}: valid ids are {', '.join(map(str, ids))}"
+    gaps = str(write(tmp_path, [{**GOOD, "question_id": i} for i in range(10, 130, 10)], "gaps.jsonl"))
+    assert one_line_refusal(load_questions, gaps, question_ids=[5]) == \
+        f"question id 5 is not in {gaps}: valid ids are e.g. 10, 20, 30, 40, 50 (12 questions)"
+    run = str(write(tmp_path, [{**GOOD, "question_id": i} for i in range(1, 13)], "run.jsonl"))
+    assert one_line_refusal(load_questions, run, question_ids=[13]).endswith("valid ids are 1–12 (12 questions)")
+    assert one_line_refusal(load_questions, "sample", question_ids=[1]) == \
+        "question id 1 is not in sample: valid ids are 9001–9034 (34 questions)"

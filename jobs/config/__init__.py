@@ -32,8 +32,9 @@ from actors.loading.model_files import clip
 from actors.loading.models import DTYPES, QUANT_BACKENDS, QUANTIZATIONS
 from actors.runtime.runners import ENGINES
 from actors.loading.templates import TEMPLATES
-from jobs.config.text import MAX_PATH, check_text
+from jobs.config.text import check_config_texts
 from jobs.dataset import CATEGORIES, SAMPLE_EXTRA
+from jobs.dataset_identity import file_selection_digest
 from jobs.redact import redact
 from jobs.yaml_reader import read_yaml_mapping
 from policies.errors import SpecsweepError
@@ -167,6 +168,11 @@ class SweepConfig(BaseModel):
             for k, default in ENGINE_DEFAULTS.items():
                 if pair.get(k) == default:
                     pair.pop(k)
+        ds = self.dataset      # a question file: the selected questions themselves (jobs/dataset_identity.py)
+        d["dataset"]["questions"] = file_selection_digest(ds.source, ds.categories, ds.limit_per_category,
+                                                          ds.question_ids)
+        if d["dataset"]["questions"] is None:
+            d["dataset"].pop("questions")
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def replay_settings(self) -> dict | None:
@@ -182,21 +188,6 @@ class SweepConfig(BaseModel):
         d = self.plain()
         d["tracking_uri"] = redact(self.tracking_uri)
         return d
-
-
-def _check_texts(cfg) -> None:
-    """:func:`check_text` on every name and model path of ``cfg``, and num_gpus against the device."""
-    check_text("name", cfg.name)
-    check_text("experiment", cfg.experiment)
-    check_text("output", cfg.output, MAX_PATH)
-    for i, p in enumerate(cfg.pairs):
-        check_text(f"pairs[{i}].name", p.name)
-        check_text(f"pairs[{i}].target", p.target, MAX_PATH)
-        if p.draft is not None:
-            check_text(f"pairs[{i}].draft", p.draft, MAX_PATH)
-        if p.device.startswith("cuda") and p.num_gpus < 1:
-            _err(f"pairs[{i}].num_gpus", f"is {p.num_gpus} with device {p.device}: a pair on a GPU reserves whole GPUs, "
-                                         "an integer >= 1 (or use device cpu or auto)")
 
 
 _MODELS = {(): SweepConfig, ("pairs", "*"): PairEntry, ("dataset",): Dataset, ("calibrate",): Calibrate}
@@ -348,7 +339,7 @@ def parse_config(raw: dict, source: str = "config", listed: list | None = None) 
         more = f" (and {n - 1} more problem(s))" if n > 1 else ""
         raise SpecsweepError(f"config {field_path(first['loc']) or 'top level'}: {_explain(first)}{more}") from None
 
-    _check_texts(cfg)
+    check_config_texts(cfg)
     for i, p in enumerate(cfg.pairs):
         kind = kind_of(p.draft)
         if kind is not None and p.draft_quantization and not kind.has_weights:

@@ -20,3 +20,18 @@ def check_text(path: str, value: str, limit: int = MAX_NAME) -> None:
     for i, ch in enumerate(value):
         if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ord(ch) in BIDI:
             raise SpecsweepError(f"config {path}: holds the control character U+{ord(ch):04X} at position {i}; use printable text only")
+
+
+def check_config_texts(cfg) -> None:
+    """:func:`check_text` on every name and model path of ``cfg``, and num_gpus against the device."""
+    check_text("name", cfg.name)
+    check_text("experiment", cfg.experiment)
+    check_text("output", cfg.output, MAX_PATH)
+    for i, p in enumerate(cfg.pairs):
+        check_text(f"pairs[{i}].name", p.name)
+        check_text(f"pairs[{i}].target", p.target, MAX_PATH)
+        if p.draft is not None:
+            check_text(f"pairs[{i}].draft", p.draft, MAX_PATH)
+        if p.device.startswith("cuda") and p.num_gpus < 1:
+            raise SpecsweepError(f"config pairs[{i}].num_gpus: is {p.num_gpus} with device {p.device}: a pair on a "
+                                 "GPU reserves whole GPUs, an integer >= 1 (or use device cpu or auto)")

@@ -16,7 +16,6 @@ Rules:
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import tempfile
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from jobs.dataset import SAMPLE, SPECBENCH_URL
+from jobs.dataset_identity import content_digest
 from jobs.redact import redact
 
 CURVE = "gamma_curve.png"
@@ -85,8 +85,7 @@ def dataset_entity(source: str, tasks: list[dict]):
 
 
     source = str(source)
-    content = sorted({(int(q["question_id"]), q["category"], tuple(q["turns"])) for t in tasks for q in task_questions(t)})
-    digest = hashlib.sha256(json.dumps(content).encode()).hexdigest()[:12]
+    digest = content_digest((q["question_id"], q["category"], q["turns"]) for t in tasks for q in task_questions(t))
     if source == "sample":
         kind, where = "local", {"uri": str(SAMPLE)}
     elif source == "specbench":

@@ -22,8 +22,8 @@ sender thread ``jobs/mlflow/stream.py``, the summary into the runs ``jobs/mlflow
   ``jobs/mlflow/summary.py`` for what is charted and what goes into ``gamma_points.json``).
   ``throughput``, ``mean_accepted_length`` and ``acceptance_rate`` are logged the moment the
   last task of that (pair, policy, γ, mode) finishes; ``speedup`` (vs ``ar``, overall) when the
-  sweep is summarised (it needs every ``ar`` row). The ``ar`` run repeats its one measurement
-  at each γ of the sweep so it draws as a flat baseline.
+  sweep is summarised (it needs every ``ar`` row). The ``ar`` run and the oracle bound's (no γ)
+  repeat their one measurement at each γ of the sweep so they draw as flat lines.
 - A summary row goes to the run of its ``mode`` column; without that column (one mode per
   config, as the sweep's figures use) to the run of the sweep's preferred mode (``live`` for
   ``mode: both``, else ``replay``) when that config has rows in it, else to its other mode.
@@ -37,8 +37,8 @@ Rules:
 - A (metric, step) point is written once: a value equal (relative 1e-9) to the latest point at
   that step is never written again, so a resumed or repeated sweep adds no history points; a
   different value (a retried task changed it) is appended and, being latest, wins.
-- Streaming never waits on MLflow (``jobs/mlflow/stream.py``). If MLflow fails mid-sweep the
-  sweep goes on (the Parquet log is the record) and one line says so at the end.
+- Streaming never waits on MLflow (``jobs/mlflow/stream.py``). If MLflow fails mid-sweep or at its end, the
+  sweep goes on (the Parquet log is the record; its report is written) and one line says so.
 - Statuses: RUNNING from ``start`` (also on resume); FINISHED when the sweep finished with every
   row ok; FAILED when rows or tasks failed or an error stopped it (policy runs whose configs all
   finished are FINISHED); KILLED on Ctrl-C / SIGTERM.
@@ -62,27 +62,9 @@ import pandas as pd
 from actors.loading.schema import batch_label
 from jobs.mlflow.artifacts import dataset_entity, log_dataset
 from jobs.redact import redact
-from jobs.mlflow.runs import (
-    LIVE,
-    LIVE_KEYS,
-    PROGRESS,
-    ROLE,
-    SWEEP,
-    SWEEP_KEY,
-    experiment_id,
-    find_policy_runs,
-    finite,
-    first_line,
-    planned_modes,
-    policy_params,
-    policy_tags,
-    row_mode,
-    run_key,
-    run_name,
-    run_url,
-    safe,
-    sweep_key,
-)
+from jobs.mlflow.runs import (LIVE, LIVE_KEYS, PROGRESS, ROLE, SWEEP, SWEEP_KEY, experiment_id, find_policy_runs,
+                               finite, first_line, planned_modes, policy_params, policy_tags, row_mode, run_key,
+                               run_name, run_url, safe, sweep_key)
 
 TIMES_TAG, UNTRUSTED = "times", "unreliable"
 from jobs.mlflow.stream import Config, Sender, contribution, measure, records
