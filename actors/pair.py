@@ -9,8 +9,8 @@ from actors.costs.calibrate import calibrate, rank_acceptance
 from actors.drafter_kinds.kind import DrafterKind
 from actors.drafter_kinds.registry import check_draft_files, kind_name, kind_of
 from actors.core.engine import SpecEngine
-from actors.loading.models import (ModelSpec, check_same_tokenizer, check_target_files, load_model, load_tokenizer,
-                           resolve_source)
+from actors.loading.models import (ModelSpec, check_output_widths, check_same_tokenizer, check_target_files,
+                                   load_model, load_tokenizer, resolve_source)
 from actors.loading.placement import Shape, kv_bytes, weight_bytes
 from actors.runtime.cpu_pack import PACK_MODES, pack_linears, packable, packing_pays
 from actors.runtime.runners import ENGINES, EagerRunner, default_engine
@@ -103,6 +103,8 @@ class Pair:
             check_same_tokenizer(self.tokenizer, load_tokenizer(dspec), cfg.target, cfg.draft)
         self.target = load_model(tspec)
         self.draft_model = load_model(dspec) if dspec is not None else None
+        if self.draft_model is not None:
+            check_output_widths(self.target, self.draft_model, cfg.target, cfg.draft)
         if self.draft_model is not None and self.draft_model.device != self.target.device:
             self.draft_model.to(self.target.device)
         self.drafter = cfg.kind.load(cfg, self.target, self.draft_model) if cfg.kind is not None else None

@@ -148,10 +148,12 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
 
 MAX_GAMMA = 1024
 MAX_NEW_TOKENS = 65536
+MIN_TEMPERATURE = 1e-4
 GENERATION: dict[str, Param] = {
     "max_new_tokens": Param(int, 128, lambda v: 1 <= v <= MAX_NEW_TOKENS, f"an integer >= 1 and <= {MAX_NEW_TOKENS}"),
-    "temperature": Param(float, 0.0, lambda v: math.isfinite(v) and 0 <= v <= 100,
-                         "a number >= 0 and <= 100 (0 = greedy)"),
+    # a positive T below MIN_TEMPERATURE overflows logits / T in float32 (NaN probabilities): it is greedy in effect
+    "temperature": Param(float, 0.0, lambda v: math.isfinite(v) and (v == 0 or MIN_TEMPERATURE <= v <= 100),
+                         "0 (greedy) or a number >= 0.0001 and <= 100"),
     "top_p": Param(float, 1.0, lambda v: math.isfinite(v) and 0 < v <= 1, "a number in (0, 1]"),
 }
 

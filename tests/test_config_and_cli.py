@@ -79,7 +79,7 @@ def cli_in_process(capsys, *args) -> tuple[int, str]:
 @pytest.mark.parametrize("args,msg", [
     (["generate", "--prompt", ""], "prompt is empty"),
     (["generate", "--prompt", "x", "--gamma", "0"], "--gamma must be an integer >= 1"),
-    (["generate", "--prompt", "x", "--temperature", "-1"], "--temperature must be a number >= 0"),
+    (["generate", "--prompt", "x", "--temperature", "-1"], "--temperature must be 0 (greedy) or a number >= 0.0001"),
     (["generate", "--prompt", "x", "--policy", "bogus"], "valid policies are"),
     (["generate", "--prompt", "x", "--target", "/does/not/exist"], "does not exist"),
     (["sweep", "/no/such.yaml"], "does not exist"),
@@ -209,7 +209,8 @@ def test_a_question_files_selected_questions_are_part_of_the_fingerprint(tmp_pat
 ONE_RULE = [
     ("gamma", 0, "must be an integer >= 1 and <= 1024"),
     ("gamma", 5000, "must be an integer >= 1 and <= 1024"),
-    ("temperature", -1.0, "must be a number >= 0 and <= 100 (0 = greedy)"),
+    ("temperature", -1.0, "must be 0 (greedy) or a number >= 0.0001 and <= 100"),
+    ("temperature", 1e-300, "must be 0 (greedy) or a number >= 0.0001 and <= 100"),   # NaN probabilities below
     ("top_p", 0.0, "must be a number in (0, 1]"),
     ("top_p", 1.5, "must be a number in (0, 1]"),
     ("max_new_tokens", 0, "must be an integer >= 1 and <= 65536"),

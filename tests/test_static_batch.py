@@ -128,3 +128,67 @@ def test_compiled_batches_are_lossless_on_cpu():
     outs = engine.generate_batch(prompts, [Fixed(3) for _ in prompts], max_new_tokens=12)
     assert [o.token_ids for o in outs] == refs
     assert engine.runners._batch.engine == "compiled"
+
+
+def test_a_chain_verify_longer_than_one_bucket_returns_every_position():
+    """A verify of more than ``MAX_BUCKET`` tokens runs in chunks: every position's logits come back (one row and a
+    batch, as the gap-masked runner gives them), and a γ of 140 stays lossless on the static engine."""
+    from actors.runtime.runners import EagerRunner, StaticRunner
+
+    target = sharpen(llama(vocab=50, seed=50))
+    prompts = [[1, 2, 3, 4, 5], [7, 8, 9]]
+    feed = (list(range(10, 50)) * 4)[:141]
+    want = []
+    for p in prompts:
+        one = EagerRunner(target)
+        one.reset()
+        one.forward(p[:-1], last_only=True)
+        want.append(one.forward([p[-1]] + feed))
+    static = StaticBatchRunner(target, 512)
+    static.reset(2)
+    static.forward([p[:-1] for p in prompts], logits=False)
+    got = static.forward([[p[-1]] + feed for p in prompts])
+    for g, w in zip(got, want):
+        assert g.shape == w.shape == (142, 50)
+        torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-4)
+    single = StaticRunner(target, 512)
+    single.reset()
+    single.forward(prompts[0][:-1], last_only=True)
+    torch.testing.assert_close(single.forward([prompts[0][-1]] + feed), want[0], atol=1e-4, rtol=1e-4)
+    n = 150
+    ref = [SpecEngine(target).generate(p, TargetOnly(), max_new_tokens=n).token_ids for p in prompts]
+    for rows in (1, 2):
+        eng = SpecEngine(target, ModelDrafter(target), engine="static", capacity=512)
+        outs = eng.generate_batch(prompts[:rows], [build("fixed", 140) for _ in range(rows)], max_new_tokens=n)
+        assert [o.token_ids for o in outs] == ref[:rows]
+        assert max(outs[0].accept_lengths) > 128           # the long verify ran and was accepted whole
+
+
+def test_a_draft_narrower_than_the_target_stays_exact_under_sampling():
+    """One tokenizer, embeddings padded to different sizes (the target scores 2 ids more, which it never emits): the
+    residual gives those ids q = 0, so sampled chains and trees follow the target (chi-square on 2-token outputs);
+    a draft scoring more ids than the target is refused in one line."""
+    from actors.core.acceptance import residual
+    from actors.loading.models import check_output_widths
+    from policies.errors import SpecsweepError
+
+    target = sharpen(llama(vocab=7, layers=1, hidden=16, seed=21), 2.0)
+    head = torch.nn.Linear(16, 7, bias=True)
+    with torch.no_grad():
+        head.weight.copy_(target.lm_head.weight)
+        head.bias.zero_()
+        head.bias[5:] = -1e4                    # the padding rows: never emitted
+    target.lm_head = head
+    draft = sharpen(llama(vocab=5, layers=1, hidden=16, seed=22), 2.0)
+    p, q = torch.tensor([0.1, 0.2, 0.3, 0.2, 0.1, 0.1, 0.0]), torch.tensor([0.5, 0.1, 0.1, 0.2, 0.1])
+    torch.testing.assert_close(residual(p, q, 0), torch.tensor([0.0, 0.1, 0.2, 0.0, 0.0, 0.1, 0.0]) / 0.4)
+    prompt = [1, 2, 3]
+    want = exact_joint(target, prompt, 2, 1.0)
+    for spec in ("fixed", "sequoia:accept=0.5/0.3,budget=4,depth=2"):
+        engine = SpecEngine(target, ModelDrafter(draft))
+        runs = [engine.generate(prompt, build(spec, 2), max_new_tokens=2, temperature=1.0, seed=i).token_ids
+                for i in range(400)]
+        assert chi_square_pvalue(runs, want) > 1e-3, spec
+    with pytest.raises(SpecsweepError, match="scores 7 token ids, more than target t's 5"):
+        check_output_widths(draft, target, "t", "d")
+    check_output_widths(target, draft, "t", "d")

@@ -21,7 +21,7 @@ from jobs.report.temperatures import figure3_table, figure3_text
 from policies.errors import SpecsweepError
 from tests.sweep_process import tiny_raw
 
-RULE = "a number >= 0 and <= 100 (0 = greedy)"
+RULE = "0 (greedy) or a number >= 0.0001 and <= 100"
 
 
 def raw(folder: Path = Path("/tmp/ts"), temperature=(0.0, 1.0), target="smollm2-135m", draft="smollm2-135m-draft",

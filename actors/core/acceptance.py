@@ -64,11 +64,14 @@ def accept_greedy(target_argmax: Sequence[int], drafted: Sequence[int]) -> tuple
 
 
 def residual(p: torch.Tensor, q: torch.Tensor | None, token: int) -> torch.Tensor:
-    """norm(max(0, p − q)); a point-mass q removes only ``token``'s mass."""
+    """norm(max(0, p − q)); a point-mass q removes only ``token``'s mass. A draft whose output is narrower than the
+    target's (one tokenizer, embeddings padded to different sizes) puts q = 0 on the target's extra ids."""
     if q is None:
         r = p.clone()
         r[token] = 0.0
     else:
+        if q.shape[-1] < p.shape[-1]:
+            q = torch.nn.functional.pad(q, (0, p.shape[-1] - q.shape[-1]))
         r = (p - q).clamp_min(0.0)
     total = r.sum()
     if total <= 0:  # p == q exactly: rejection has probability 0, any choice is fine

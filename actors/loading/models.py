@@ -351,6 +351,25 @@ def check_target_files(name: str, tokenizer: bool = True) -> dict | None:
     return check_model_folder(folder, f"model {name}", tokenizer) if folder else None
 
 
+def output_width(model) -> int | None:
+    """The number of ids a model's logits score (its output embedding's rows, else ``config.vocab_size``)."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    weight = getattr(head, "weight", None)
+    if isinstance(weight, torch.Tensor) and weight.dim() == 2:
+        return int(weight.shape[0])
+    return getattr(getattr(model, "config", None), "vocab_size", None)
+
+
+def check_output_widths(target, draft, target_name: str, draft_name: str) -> None:
+    """Refuse a draft model that scores more ids than the target (it could propose an id the target cannot read);
+    a narrower one is fine: the acceptance rule gives the target's extra ids q = 0 (``actors/core/acceptance.py``)."""
+    t, d = output_width(target), output_width(draft)
+    if t is not None and d is not None and d > t:
+        raise SpecsweepError(f"draft {draft_name} scores {d} token ids, more than target {target_name}'s {t}: it "
+                             "could propose ids the target has no embedding for; use a draft whose vocabulary is at "
+                             "most the target's (or --draft ngram)")
+
+
 def check_same_tokenizer(target_tok, draft_tok, target_name: str, draft_name: str) -> None:
     """Refuse a pair whose tokenizers map text to different ids."""
     a, b = target_tok.get_vocab(), draft_tok.get_vocab()

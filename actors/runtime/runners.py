@@ -61,6 +61,28 @@ def buckets_up_to(m: int) -> list[int]:
     return out
 
 
+class Staging:
+    """A pinned host buffer whose contents reach the device by a non-blocking copy. Rule: the host side is rewritten
+    only after the previous copy out of it ran (a CUDA event waits for that copy alone, not for the forward behind
+    it): chunked prefills write it back to back, and a device that lags the host would otherwise copy a later
+    chunk's ids for an earlier one. On the CPU the copy is done when ``copy_`` returns."""
+
+    def __init__(self, host: torch.Tensor, device: torch.device):
+        self.host, self.device, self._copied = host, device, None
+
+    def writable(self) -> torch.Tensor:
+        if self._copied is not None:
+            self._copied.synchronize()
+            self._copied = None
+        return self.host
+
+    def upload(self, dst: torch.Tensor, used: int) -> None:
+        dst[:used].copy_(self.host[:used], non_blocking=True)
+        if dst.is_cuda:
+            self._copied = torch.cuda.Event()
+            self._copied.record()
+
+
 class EagerRunner:
     """DynamicCache runner: exact-size cache, cropped on rollback."""
 
@@ -183,7 +205,7 @@ class StaticRunner:
                     setattr(cfg, name, max(getattr(cfg, name), 64))
             self._fn = torch.compile(model.forward, fullgraph=True, dynamic=False)
         pin = self.device.type == "cuda"
-        self._host = torch.zeros(1 + self.MAX_BUCKET, dtype=torch.long, pin_memory=pin)
+        self._staging = Staging(torch.zeros(1 + self.MAX_BUCKET, dtype=torch.long, pin_memory=pin), self.device)
 
     def _call(self, m: int, fn=None):
         # reads _inp: ids [1, m] at positions _inp[0] + [0, m) -> (logits [1, m, vocab], features [1, m, h] or None)
@@ -247,19 +269,20 @@ class StaticRunner:
                              "raise the pair's max_context")
         bucket = next((b for b in self._buckets if b >= m), None)
         n = bucket or m
-        if n > self.MAX_BUCKET:       # a long prefill: the cache itself is the only state, feed it in chunks
-            feats = []
+        if n > self.MAX_BUCKET:       # a long input: the cache itself is the only state, feed it in chunks
+            feats, parts = [], []
             for i in range(0, m, self.MAX_BUCKET):
-                logits = self.forward(ids[i:i + self.MAX_BUCKET], last_only=True)
+                # a clone: a captured graph's output buffer is overwritten by the next chunk's replay
+                parts.append(self.forward(ids[i:i + self.MAX_BUCKET], last_only=last_only).clone())
                 feats.append(self.features)
             self.features = torch.cat(feats) if self.keep_features else None
             self.length = start + m
-            return logits if last_only else None
-        host = self._host
+            return parts[-1] if last_only else torch.cat(parts)      # a verify of > MAX_BUCKET: every position
+        host = self._staging.writable()
         host[0] = start
         host[1:1 + m] = torch.tensor(ids)
         host[1 + m:1 + n] = ids[-1]            # bucket padding: written beyond the prefix, masked, overwritten later
-        self._inp[:1 + n].copy_(host[:1 + n], non_blocking=True)
+        self._staging.upload(self._inp, 1 + n)
         if bucket is not None and self._use_graphs:
             graph, (logits, feats) = self._graphs[bucket]
             graph.replay()

@@ -31,7 +31,7 @@ from typing import Sequence
 import torch
 
 from actors.runtime.hf_api import FINAL, cache_arg, hidden_features
-from actors.runtime.runners import buckets_up_to
+from actors.runtime.runners import Staging, buckets_up_to
 
 
 @functools.lru_cache(maxsize=None)
@@ -137,8 +137,8 @@ class StaticBatchRunner:
         m = self.MAX_BUCKET
         # one device buffer for every graph input; _views(B', m) cuts it the same way on host and device
         self._inp = torch.zeros(rows * (3 * m + 1 + m * m), dtype=torch.long, device=self.device)
-        self._host = torch.zeros_like(self._inp, device="cpu").pin_memory() if self.device.type == "cuda" \
-            else torch.zeros_like(self._inp)
+        self._staging = Staging(torch.zeros_like(self._inp, device="cpu").pin_memory() if self.device.type == "cuda"
+                                else torch.zeros_like(self._inp), self.device)
         self._slot_ar = torch.arange(slots, device=self.device)
         self._in_ar = torch.arange(m, device=self.device)
         self.slots = torch.zeros(rows, m, dtype=torch.long, device=self.device)
@@ -210,18 +210,22 @@ class StaticBatchRunner:
         m = max(len(f) for f in feeds)
         if m <= self.MAX_BUCKET:
             return self._run(feeds, None, last_only, logits)
-        last, feats = [None] * self.rows, [[] for _ in feeds]
+        parts, feats = [[] for _ in feeds], [[] for _ in feeds]
         for i in range(0, m, self.MAX_BUCKET):
             chunk = [list(f[i:i + self.MAX_BUCKET]) for f in feeds]
-            out = self._run(chunk, None, True, True)
+            out = self._run(chunk, None, last_only, True)
             for b, f in enumerate(chunk):
                 if f:
-                    last[b] = out[b]
+                    # a clone: a captured graph's output buffer is overwritten by the next chunk's replay
+                    parts[b].append(out[b].clone())
                     if self.keep_features:
                         feats[b].append(self.features[b])
         if self.keep_features:
             self.features = [torch.cat(x) if x else None for x in feats]
-        return last if logits else []
+        if not logits:
+            return []
+        # last_only: each row's last chunk's last position; else every position of every chunk (a verify > MAX_BUCKET)
+        return [(x[-1] if last_only else torch.cat(x)) if x else None for x in parts]
 
     @torch.no_grad()
     def forward_tree(self, feeds: Sequence[Sequence[int]], parents: Sequence[Sequence[int]]) -> list[torch.Tensor]:
@@ -250,7 +254,7 @@ class StaticBatchRunner:
         rb = next((r for r, mm in sorted(self._graphs) if r >= rows and mm == mb), None) if mb else None
         if rb is None:
             mb, rb = m, rows          # no graph for this shape (a prefill, or the static engine): run it eagerly
-        ids, pos, start, sees = self._views(self._host, rb, mb)
+        ids, pos, start, sees = self._views(self._staging.writable(), rb, mb)
         ids.fill_(self.pad_id)
         sees.zero_()
         sees.diagonal(dim1=1, dim2=2).fill_(1)       # padding sees itself (never an empty softmax)
@@ -276,7 +280,7 @@ class StaticBatchRunner:
                 sees[b] = torch.tensor(mask, dtype=torch.long)
                 pos[b] = self.lengths[b] + torch.tensor(depth + list(range(len(depth), mb)), dtype=torch.long)
         used = rb * (3 * mb + 1 + mb * mb)
-        self._inp[:used].copy_(self._host[:used], non_blocking=True)
+        self._staging.upload(self._inp, used)
         graph = self._graphs.get((rb, mb))
         if graph is not None:
             graph[0].replay()

@@ -27,7 +27,7 @@ def listed_temperatures(raw) -> list | None:
 
 def check_temperatures(values: list) -> None:
     """Rule for a listed ``generation.temperature``: at least one entry, each a temperature as a single value is
-    (a number >= 0 and <= 100), no two with the same folder name (:func:`temperature_label`: 0 and 0.0 are one)."""
+    (0, greedy, or a number >= 0.0001 and <= 100), no two with the same folder name (:func:`temperature_label`: 0 and 0.0 are one)."""
     if not values:
         _err(TEMPERATURE, "is an empty list; list at least one temperature, e.g. [0.0, 0.5, 1.0], or give one number")
     seen: dict = {}
