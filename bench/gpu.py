@@ -4,7 +4,8 @@
     python -m bench.gpu curve70b                   # 70B-shaped int4 target built layer by layer (needs torchao)
 
 Sections
-  check     greedy tokens of eager / static / compiled engines agree on a small CUDA model (lossless on GPU)
+  check     greedy tokens of eager / static / compiled engines agree on a small CUDA model (lossless on GPU), also
+            for a 1,000-token prompt on a device that lags the host and a γ = 140 verify (chunked inputs)
   ar        Llama-2-7B shape, bf16, batch 1: eager vs static vs compiled (CUDA graphs, ± torch.compile) vs
             transformers' generate (static cache + compile) vs the HBM floor (weight bytes / copy bandwidth)
   spec      + Vicuna-68M-shaped draft, fixed γ ∈ {1, 2, 4, 8}: ours (compiled) vs transformers assisted generation
@@ -146,7 +147,42 @@ def section_check():
                        "runner": type(e.runner).__name__}
         print(f"check {engine:9s} greedy == target-only: {res[engine]['greedy_equals_ar']}  "
               f"(longest accepted step {max(acc)}, runner {res[engine]['runner']})", flush=True)
+    res["long"] = long_inputs_check(target)
     return res
+
+
+def long_inputs_check(target) -> dict:
+    """Inputs longer than one bucket (128) run in chunks: a 1,000-token prompt with every upload delayed on the
+    device (``torch.cuda._sleep`` before each copy: the device lags the host, so a host buffer rewritten before its
+    copy ran would feed a later chunk's ids for an earlier one), and a γ = 140 verify (the target as its own draft,
+    every draft accepted); each engine's greedy tokens against eager target-only."""
+    from actors.runtime import runners  # heavy: torch
+
+    long_prompt = prompt(1000, seed=3)
+    ref_long = SpecEngine(target).generate(long_prompt, TargetOnly(), max_new_tokens=16).token_ids
+    p = prompt(20)
+    ref = SpecEngine(target).generate(p, TargetOnly(), max_new_tokens=150).token_ids
+    upload, out = runners.Staging.upload, {}
+
+    def lagging(self, dst, used):
+        if dst.is_cuda:
+            torch.cuda._sleep(20_000_000)           # ~10 ms of device time queued before the copy
+        upload(self, dst, used)
+
+    for engine in ("static", "compiled"):
+        runners.Staging.upload = lagging
+        try:
+            got = SpecEngine(target, engine=engine, capacity=2048).generate(long_prompt, TargetOnly(),
+                                                                              max_new_tokens=16).token_ids
+        finally:
+            runners.Staging.upload = upload
+        spec = SpecEngine(target, ModelDrafter(target), engine=engine, capacity=512, max_draft=160)
+        chain = spec.generate(p, Fixed(140), max_new_tokens=150)
+        out[engine] = {"long_prompt_equals_eager": got == ref_long, "gamma_140_equals_ar": chain.token_ids == ref,
+                       "longest_accepted": max(chain.accept_lengths)}
+        print(f"check {engine:9s} 1000-token prompt, lagging device == eager: {got == ref_long}; γ 140 == "
+              f"target-only: {chain.token_ids == ref} (longest accepted step {max(chain.accept_lengths)})", flush=True)
+    return out
 
 
 def section_ar():
