@@ -63,3 +63,26 @@ def test_logs_without_step_clocks_give_nothing_and_the_command_says_so(tmp_path,
     assert "does not exist: give a sweep's output folder" in capsys.readouterr().err
     text = table(equal_work(log(0.02), resamples=100))
     assert "| p | 1 | fixed γ 3 | 72 |" in text and "verify offsets span" in text
+
+
+def test_priced_parts_gives_each_config_the_distance_to_the_configs_it_is_priced_from():
+    """bench/priced_parts.py: ``fixed`` 2 % dearer at width 4 than ``tetris``, the only other config there, is priced
+    from ``tetris``'s clock (about 2 % low) and ``tetris`` from its (about 2 % high); the parts add up to the total,
+    and the interval covers the point."""
+    from bench.priced_parts import priced_parts
+    from bench.priced_parts import table as parts_table
+    from policies.costs import CostModel
+
+    model = CostModel.measured(0.005, dict(BASE))
+    t = priced_parts(log(0.02), {"p": model}, resamples=60).set_index(["config", "phase"])
+    fixed, tetris = t.loc[("fixed|3", "full")], t.loc[("tetris|3", "full")]
+    share = BASE[4] * 1.02 / (BASE[4] * 1.02 + 3 * 0.005 + 0.001)       # verify's share of a fixed step
+    assert fixed.verify == pytest.approx(-0.02 / 1.02 * share, abs=0.004)      # only the verify forward is dearer
+    assert abs(fixed.draft) < 0.003 and abs(fixed.rest) < 0.003
+    assert -0.03 < fixed.total < -0.005 and 0.005 < tetris.total < 0.03
+    assert fixed.draft + fixed.verify + fixed.rest == pytest.approx(fixed.total)
+    assert fixed.total_lo <= fixed.total <= fixed.total_hi
+    assert not any(c.startswith("ar") for c, _ in t.index)
+    same = priced_parts(log(0.0), {"p": model}, resamples=30).set_index(["config", "phase"])
+    assert abs(same.loc[("fixed|3", "full")].verify) < 0.005
+    assert "| p | 1 | fixed γ 3 | full |" in parts_table(t.reset_index())
