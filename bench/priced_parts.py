@@ -5,8 +5,8 @@ configs' live steps. Where only one other config ran K's widths (at B = 4 while 
 beside `fixed`), K's prediction is that config's measured clock at the same work, and the error is the distance
 between two configs doing the same forwards. This prints, for every live config, what the same rule gives it.
 
-Rule: per pair, batch size B and live speculative config c (``ar``'s closing run left out), the model refitted on the segments of
-every other config at B (``jobs/report/live_costs.py``'s ``refit``) prices c's segments as they ran
+Rule: per pair, batch size B and live speculative config c (``ar``'s closing run left out), the model refitted on
+the segments of every other config at B (``jobs/report/live_costs.py``'s ``refit``) prices c's segments as they ran
 (``segment_parts``: draft, verify, rest seconds). Error of a part = (Σ priced − Σ measured) / Σ measured seconds of
 c's steps (draft + verify + rest), so the three parts add up to the total; phase "full": the first segment of each
 batch (every row running), "whole": every segment. The 95 % percentile interval draws the batches (task × turn ×
@@ -71,12 +71,14 @@ def priced_parts(df: pd.DataFrame, models: dict, resamples: int = 100, seed: int
 
 
 def table(t: pd.DataFrame) -> str:
-    lines = ["| pair | B | config | phase | steps | draft | verify | rest | total [95 %] |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| pair | B | config | phase | steps | draft | verify | rest | total [95 %] |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in t.itertuples():
         total = f"{r.total:+.2%}" + ("" if r.total_lo != r.total_lo else f" [{r.total_lo:+.2%}, {r.total_hi:+.2%}]")
         lines.append(f"| {r.pair} | {r.B} | {r.config.replace('|', ' γ ')} | {r.phase} | {r.steps} | {r.draft:+.2%} | "
                      f"{r.verify:+.2%} | {r.rest:+.2%} | {total} |")
-    lines.append("\n(priced − measured) / measured seconds of the config's steps; positive: priced slower than it ran.")
+    lines.append("\n(priced − measured) / measured seconds of the config's steps; positive: priced slower than it "
+                 "ran.")
     return "\n".join(lines)
 
 
