@@ -312,3 +312,46 @@ def test_one_question_has_no_interval_and_no_verdict():
                        + q_rows("fixed", 2, [8, 9]))
     s2 = metrics.config_summary(two)
     assert s2.loc[s2["policy"] == "fixed", "speedup_lo"].notna().all()
+
+
+def test_table2_and_fraction_of_oracle_compare_on_the_questions_each_config_ran(table):
+    """A config that lost a question (a failed task) is compared with fixed γ (Table 2) and with the oracle on the
+    questions it ran, as speedup_vs_ar compares it with ar."""
+    lost = table[~((table["policy"] == "gammatune") & (table["gamma"] == 4) & (table["question_id"] == 2))]
+    t = metrics.table2(lost)
+    t = t[t["pair"] == "p"].set_index("policy_spec")
+    # gammatune γ4 ran q1 only: 20 tok/s; fixed on q1: γ2 20, γ4 10 → 15 → s = 4/3; γ2 as before: 15 / 22.5
+    assert t.loc["gammatune", "mean"] == pytest.approx((15 / 22.5 + 20 / 15) / 2)
+    oracle = table[(table["policy"] == "fixed") & (table["gamma"] == 2)].assign(policy="oracle", policy_spec="oracle",
+                                                                                 gamma=0)
+    f = metrics.fraction_of_oracle(pd.concat([lost, oracle])).set_index(["policy_spec", "gamma"])
+    assert f.loc[("gammatune", 4), "fraction_of_oracle"] == pytest.approx(20 / 20)    # the oracle on q1: 20
+    assert f.loc[("gammatune", 2), "fraction_of_oracle"] == pytest.approx(15 / 30)
+
+
+def test_the_overall_speedup_has_one_interval_in_the_summary_and_the_specbench_table():
+    rng = np.random.default_rng(3)
+    rows = pd.DataFrame(q_rows("ar", 0, list(rng.uniform(10, 20, 9))) + q_rows("fixed", 2, list(rng.uniform(10, 30, 9)))
+                        + q_rows("fixed", 4, list(rng.uniform(5, 40, 9))))
+    s = metrics.config_summary(rows).set_index(["policy_spec", "gamma"])
+    sp = metrics.speedup_vs_ar(rows).set_index(["policy_spec", "gamma"])
+    for key in [("fixed", 2), ("fixed", 4)]:
+        assert (sp.loc[key, "overall_lo"], sp.loc[key, "overall_hi"]) == pytest.approx(
+            (s.loc[key, "speedup_lo"], s.loc[key, "speedup_hi"]))
+
+
+def test_table2_from_summaries_never_averages_over_fewer_gammas():
+    s = pd.DataFrame([{"pair": "p", "policy": p, "policy_spec": p, "gamma": g, "throughput": v}
+                      for p, g, v in [("fixed", 2, 10.0), ("fixed", 4, 20.0), ("gt", 2, 15.0), ("gt", 4, float("nan"))]])
+    t = metrics.table2_from_summary(s).set_index(["pair", "policy_spec"])
+    assert math.isnan(t.loc[("p", "gt"), "mean"]) and t.loc[("p", "fixed"), "mean"] == pytest.approx(1.0)
+
+
+def test_a_row_without_a_category_still_counts():
+    rows = pd.DataFrame([row("ar", "ar", 0, 1, "writing", 0, 10, 1.0, [1] * 10),
+                         row("fixed", "fixed", 2, 1, "writing", 0, 10, 0.5, [2, 3]),
+                         row("ar", "ar", 0, 2, None, 0, 10, 1.0, [1] * 10),
+                         row("fixed", "fixed", 2, 2, None, 0, 10, 1.0, [2, 3])])
+    s = metrics.config_summary(rows).set_index(["policy_spec", "gamma"])
+    assert s.loc[("fixed", 2), "throughput"] == pytest.approx(15.0)          # questions 1 and 2: (20 + 10) / 2
+    assert s.loc[("fixed", 2), "mean_accepted_length"] == pytest.approx(2.5)

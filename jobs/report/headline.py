@@ -2,7 +2,8 @@
 
 Per pair and policy the row shows the policy at its best initial γ (highest throughput over the
 γ grid): speedup vs ``ar`` with its 95 % paired-bootstrap interval, the Table-2 speedup over fixed γ
-(the mean over the γ grid of the policy vs fixed at the same γ, with its interval: column "vs fixed, γ mean"),
+(mean over the γ grid of throughput(policy, γ) / mean over γ' of throughput(fixed, γ'), GammaTune Table 2, with its
+interval: column "vs fixed, γ mean"),
 the mean accepted length, and ``~`` after either speedup when it is inside the noise (interval includes 1.00 or
 the difference is below the pair's floor).
 """

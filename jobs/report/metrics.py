@@ -18,13 +18,18 @@ Scalar rules (unit-tested against hand-worked values):
 
 Uncertainty (every ratio above gets a 95 % interval; the bootstrap itself, its percentile
 interval and the verdict rule live in ``jobs/report/intervals.py``):
-- paired bootstrap over questions: one draw of question ids serves every config, ``ar`` and
-  every pair; in each resample every ratio is recomputed from per-question sums weighted by how
-  often its question was drawn.
+- paired bootstrap over questions: one draw (seed 0) of a pair's question ids serves every config and ``ar``;
+  a category group draws (seed 0) over its own questions, so the overall speedup carries the same interval in
+  the summary and in the Spec-Bench table; in each resample every ratio is recomputed from per-question sums
+  weighted by how often its question was drawn. A ratio against a reference (``ar``, Table 2's fixed γ, the
+  oracle) takes the reference over the questions the config ran (a failed task or an untimed turn leaves
+  questions out of the config).
 - noise floor: every task times ``ar`` first and last (``ar_timing`` = first / last).
   The ratio throughput(ar last) / throughput(ar first) over the same questions is a
-  comparison of a config with itself; the floor is the largest distance from 1.0 of
-  its bootstrap interval. Metrics other than the floor use the first ``ar`` only.
+  comparison of a config with itself; the floor is the largest of: the distance from 1.0 of
+  its bootstrap interval's ends, the median per-question spread of the two ``ar`` timings and the median
+  spread of repeated live policy runs (:func:`noise_floor`). Metrics other than the floor use the first
+  ``ar`` only.
 - a comparison is "no difference resolved" when its interval includes 1.0 or its
   distance from 1.0 is within the floor.
 
@@ -83,7 +88,7 @@ def per_question(df: pd.DataFrame) -> pd.DataFrame:
     d["al_sum"] = d["accept_lengths"].map(lambda a: int(sum(a)) if a is not None else 0)
     d["steps"] = d["accept_lengths"].map(lambda a: len(a) if a is not None else 0)
     d["untimed"] = d["wall_time"].isna()                  # an untrusted predicted time (derived.trusted_times)
-    g = d.groupby(CONFIG + ["policy", "repeat", "question_id", "category"], as_index=False)
+    g = d.groupby(CONFIG + ["policy", "repeat", "question_id", "category"], as_index=False, dropna=False)
     q = g.agg(new_tokens=("new_tokens", "sum"), wall_time=("wall_time", "sum"), al_sum=("al_sum", "sum"),
               steps=("steps", "sum"), untimed=("untimed", "any"))
     q.loc[q["untimed"], "wall_time"] = np.nan             # a turn without a time leaves its question without one
@@ -116,6 +121,12 @@ class QuestionSums:
 
     def row(self, key) -> int:
         return self.index.get_loc(key)
+
+    def restricted(self, w: np.ndarray, rows: list[int], to: int) -> np.ndarray:
+        """[draws, len(rows)] throughput of configs ``rows`` over only the questions config ``to`` ran (a paired
+        comparison when ``to`` missed some: a failed task, an untimed turn)."""
+        ran = self.n[to] > 0
+        return np.column_stack([_ratio(w @ (self.tok[r] * ran), w @ (self.n[r] * ran)) for r in rows])
 
     def throughput(self, w: np.ndarray) -> np.ndarray:
         """[len(w), configs] throughput under each weighting (w = ones → the point estimate)."""
@@ -246,7 +257,7 @@ def speedup_vs_ar(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
         keys = ["policy_spec", "gamma", "policy"]
         configs = qp[qp["policy"] != "ar"][keys].drop_duplicates().itertuples(index=False)
         rows = {tuple(k): {"pair": pair, "policy_spec": k[0], "gamma": k[1], "policy": k[2]} for k in configs}
-        for gi, grp in enumerate(groups):
+        for grp in groups:
             sel = qp if grp == "overall" else qp[qp["group"] == grp]
             qids = sorted(sel["question_id"].unique())
             if not qids:
@@ -254,7 +265,7 @@ def speedup_vs_ar(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
                     r[grp], r[f"{grp}_lo"], r[f"{grp}_hi"] = (np.nan,) * 3
                 continue
             sums = QuestionSums(sel, qids, keys)
-            w = bootstrap_weights(len(qids), resamples, seed + gi)
+            w = bootstrap_weights(len(qids), resamples, seed)     # overall: config_summary's draw, its interval
             one = np.ones((1, len(qids)))
             ar = [k for k in sums.index if k[2] == "ar"][0] if any(k[2] == "ar" for k in sums.index) else None
             for key, r in rows.items():
@@ -289,9 +300,10 @@ def table2(df: pd.DataFrame, baseline: str = "fixed", resamples: int = RESAMPLES
         fixed = sp[sp["policy"] == baseline]
         if fixed.empty:
             continue
-        base = thr[:, fixed.index].mean(axis=1, keepdims=True)
         for spec, part in sp[sp["policy"] != "ar"].groupby("policy_spec"):
-            s = thr[:, part.index] / base                      # [1 + B, γs]
+            # each γ against fixed on the questions that γ ran (the same as all of them unless some failed)
+            s = np.column_stack([thr[:, i] / sums.restricted(w, list(fixed.index), i).mean(axis=1)
+                                 for i in part.index])        # [1 + B, γs]
             mean = s.mean(axis=1)
             std = s.std(axis=1, ddof=1) if s.shape[1] > 1 else np.zeros(len(s))
             per_spec.setdefault(spec, []).append((mean, std))
@@ -313,7 +325,7 @@ def table2_from_summary(s: pd.DataFrame, baseline: str = "fixed") -> pd.DataFram
     """``table2`` on per-config throughputs only (columns pair, policy, policy_spec, gamma,
     throughput) — no intervals: used where only summaries exist (MLflow runs)."""
     out = []
-    for pair, sp in s[s["throughput"].notna()].groupby("pair"):    # untrusted predicted times have no throughput
+    for pair, sp in s.groupby("pair"):        # an untrusted time (NaN throughput) makes its cells NaN, as table2's
         fixed = sp[sp["policy"] == baseline]
         if fixed.empty:
             continue
@@ -352,12 +364,12 @@ def fraction_of_oracle(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int =
             continue
         w = np.vstack([np.ones((1, len(qids))), bootstrap_weights(len(qids), resamples, seed)])
         thr = sums.throughput(w)                                  # [1 + resamples, configs]
-        frac = thr / thr[:, orc].mean(axis=1, keepdims=True)
         for i, key in enumerate(sums.index):
             if policies[i] in (ref, "ar"):
                 continue
+            frac = thr[:, i] / sums.restricted(w, orc, i).mean(axis=1)     # the reference on the questions i ran
             row = dict(zip(CONFIG, key[:len(CONFIG)]))
-            _with_interval(row, "fraction_of_oracle", float(frac[0, i]), frac[1:, i])
+            _with_interval(row, "fraction_of_oracle", float(frac[0]), frac[1:])
             out.append(row)
     return pd.DataFrame(out, columns=["pair", "policy_spec", "gamma", "fraction_of_oracle", "fraction_of_oracle_lo",
                                       "fraction_of_oracle_hi"])
