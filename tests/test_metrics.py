@@ -342,7 +342,8 @@ def test_the_overall_speedup_has_one_interval_in_the_summary_and_the_specbench_t
 
 def test_table2_from_summaries_never_averages_over_fewer_gammas():
     s = pd.DataFrame([{"pair": "p", "policy": p, "policy_spec": p, "gamma": g, "throughput": v}
-                      for p, g, v in [("fixed", 2, 10.0), ("fixed", 4, 20.0), ("gt", 2, 15.0), ("gt", 4, float("nan"))]])
+                      for p, g, v in [("fixed", 2, 10.0), ("fixed", 4, 20.0), ("gt", 2, 15.0),
+                                      ("gt", 4, float("nan"))]])
     t = metrics.table2_from_summary(s).set_index(["pair", "policy_spec"])
     assert math.isnan(t.loc[("p", "gt"), "mean"]) and t.loc[("p", "fixed"), "mean"] == pytest.approx(1.0)
 
