@@ -192,3 +192,13 @@ def test_a_draft_narrower_than_the_target_stays_exact_under_sampling():
     with pytest.raises(SpecsweepError, match="scores 7 token ids, more than target t's 5"):
         check_output_widths(draft, target, "t", "d")
     check_output_widths(target, draft, "t", "d")
+
+
+def test_a_one_token_prompt_in_a_batch_counts_no_prefill_forward_of_its_own():
+    target = sharpen(llama(vocab=50, seed=1))
+    for engine in ("eager", "static"):
+        eng = SpecEngine(target, engine=engine, capacity=64)
+        alone = eng.generate([3], build("ar"), max_new_tokens=5)
+        short, long = eng.generate_batch([[3], [1, 2, 3, 4]], [build("ar"), build("ar")], max_new_tokens=5)
+        assert short.token_ids == alone.token_ids and short.target_calls == alone.target_calls == 5, engine
+        assert long.target_calls == 6 and short.prefill_time > 0           # it waited for the batch's prefill

@@ -240,7 +240,8 @@ class SpecEngine:
                         sink(b, 0, runner.features[b])
             prefill = self._clock() - t_start
             for r in rows:
-                r.out.prefill_time = prefill
+                r.out.prefill_time = prefill              # every row waited for it (its wall time includes it)
+                r.out.prefilled = len(r.tokens) > 1
         verifier = TargetVerifier(runner, sampling, live_gens, self._clock, sink)
         clock = LiveClock(self._clock)
         sampled = sampling is not None

@@ -41,6 +41,8 @@ class Generation:
     wall_time: float = 0.0
     prefill_time: float = 0.0
     finished_by_eos: bool = False
+    prefilled: bool | None = None     # whether the target read this row's prompt in a prefill forward (None: if
+    #                                   prefill_time > 0); a one-token prompt in a batch waits for the others' prefill
 
     @property
     def new_tokens(self) -> int:
@@ -54,8 +56,9 @@ class Generation:
 
     @property
     def target_calls(self) -> int:
-        """Target forwards, prefill included."""
-        return len(self.steps) + (1 if self.prefill_time > 0 else 0)
+        """Target forwards, this row's prefill included."""
+        prefilled = self.prefill_time > 0 if self.prefilled is None else self.prefilled
+        return len(self.steps) + (1 if prefilled else 0)
 
     @property
     def accept_lengths(self) -> list[int]:
