@@ -60,6 +60,18 @@ def tasks_of(cfg):
     return plan_tasks(cfg, load_questions(ds.source, None, None, ds.question_ids))
 
 
+def started_tracker(tmp: Path):
+    """(cfg, client, tasks, tracker) of a scripted sweep whose tracker has started (its runs exist)."""
+    from jobs.mlflow.tracking import SweepTracker
+
+    cfg = make_cfg(tmp)
+    c = client(cfg)
+    tasks = tasks_of(cfg)
+    tracker = SweepTracker(c, cfg, tasks)
+    tracker.start()
+    return cfg, c, tasks, tracker
+
+
 def summarise_into(tracker, tables, status="FINISHED"):
     import pyarrow as pa
 

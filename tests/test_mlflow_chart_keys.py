@@ -25,7 +25,7 @@ from jobs.report.derived import position_tables  # noqa: E402
 from jobs.report.positions import with_positions  # noqa: E402
 
 from tests.mlflow_rows import (GAMMAS, client, history, make_cfg, replayed, runs_of, scripted_table,  # noqa: E402
-                               tasks_of, with_mode)
+                               started_tracker, tasks_of, with_mode)
 
 MAX_KEYS = 10
 
@@ -36,11 +36,7 @@ def _artifacts_in_tmp(tmp_path, monkeypatch):
 
 
 def _sweep(tmp_path):
-    cfg = make_cfg(tmp_path)
-    c = client(cfg)
-    tasks = tasks_of(cfg)
-    tracker = SweepTracker(c, cfg, tasks)
-    tracker.start()
+    cfg, c, tasks, tracker = started_tracker(tmp_path)
     tables = []
     for t in tasks:
         live = scripted_table(t)

@@ -22,7 +22,7 @@ from jobs.redact import redact  # noqa: E402
 from jobs.mlflow.tracking import SweepTracker  # noqa: E402
 
 from tests.mlflow_rows import (GAMMAS, QUESTIONS, client, history, make_cfg, policy_runs_by, replayed,  # noqa: E402
-                               runs_of, scripted_table, summarise_into, tasks_of, with_mode)
+                               runs_of, scripted_table, started_tracker, summarise_into, tasks_of, with_mode)
 
 SECRET = "Zq9secret"
 
@@ -55,11 +55,7 @@ def test_artifacts_go_beside_the_sqlite_database_not_the_working_folder(tmp_path
 
 
 def test_streaming_layout_statuses_and_once_only_points(tmp_path, capsys):
-    cfg = make_cfg(tmp_path)
-    c = client(cfg)
-    tasks = tasks_of(cfg)
-    tracker = SweepTracker(c, cfg, tasks)
-    tracker.start()
+    cfg, c, tasks, tracker = started_tracker(tmp_path)
     # before the first task: the sweep run and one run per (pair, policy) exist, RUNNING
     sweep = runs_of(c, cfg, "sweep")
     policy_runs = runs_of(c, cfg, "policy")
@@ -121,11 +117,7 @@ def test_streaming_layout_statuses_and_once_only_points(tmp_path, capsys):
 
 
 def test_statuses_after_interrupt_failure_and_resume(tmp_path):
-    cfg = make_cfg(tmp_path)
-    c = client(cfg)
-    tasks = tasks_of(cfg)
-    tracker = SweepTracker(c, cfg, tasks)
-    tracker.start()
+    cfg, c, tasks, tracker = started_tracker(tmp_path)
     tracker.task_done(scripted_table(tasks[0]))
     tracker.close("KILLED")                                   # Ctrl-C / SIGTERM
     assert {r.info.status for r in runs_of(c, cfg)} == {"KILLED"}
@@ -244,11 +236,7 @@ def test_a_tracking_server_that_goes_away_never_fails_the_end_of_the_sweep(tmp_p
 
     from jobs.report import metrics
 
-    cfg = make_cfg(tmp_path)
-    c = client(cfg)
-    tasks = tasks_of(cfg)
-    tracker = SweepTracker(c, cfg, tasks)
-    tracker.start()
+    cfg, c, tasks, tracker = started_tracker(tmp_path)
     calls = []
 
     def down(*args, **kwargs):
@@ -335,11 +323,7 @@ def test_report_experiment_never_shows_the_other_modes_time_where_the_shown_mode
     from jobs.report import metrics
     from jobs.report.derived import trusted_times
 
-    cfg = make_cfg(tmp_path)
-    c = client(cfg)
-    tasks = tasks_of(cfg)
-    tracker = SweepTracker(c, cfg, tasks)
-    tracker.start()
+    cfg, c, tasks, tracker = started_tracker(tmp_path)
     tables = []
     for t in tasks:
         live = scripted_table(t)
