@@ -127,7 +127,7 @@ class PairActor:
         if isinstance(policy, BatchPolicy) and policy.needs_costs:
             self._batch_costs(len(questions))
         return run_questions(self.pair, [q.turns for q in questions], _row_policies(policy, config, len(questions) == 1),
-                             template=self.template, **seeded, **gen)
+                             template=self.template, check_length=True, **seeded, **gen)     # too long: one line
 
     def info(self) -> dict:
         return {"actor": self.name, "device": self.pair.device, "template": self.template,

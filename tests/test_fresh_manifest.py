@@ -51,20 +51,25 @@ def test_fresh_removes_what_the_sweep_wrote_and_keeps_the_users_files(tiny, tmp_
     (out / "notes.txt").write_text("my notes")
     (out / "figures" / "my_plot.png").write_bytes(b"my plot")
     (out / "log" / "README").write_text("what these runs were")
+    (out / "summary.tmp").write_text("my draft")          # a .tmp beside a file specsweep writes whole: the user's
+    task = sorted((out / "log").glob("task-*.parquet"))[0]
+    task.with_suffix(".tmp").write_bytes(b"a killed write")  # what a killed atomic write of the log leaves
     capsys.readouterr()
     run_sweep(parse_config({**raw, "gammas": [3]}), backend="inprocess", log_mlflow=False, fresh=True)
     said = [ln for ln in capsys.readouterr().err.splitlines() if "--fresh" in ln]
 
     assert (out / "notes.txt").read_text() == "my notes" and (out / "figures" / "my_plot.png").read_bytes() == b"my plot"
     assert (out / "log" / "README").read_text() == "what these runs were"
-    n = len(wrote)
+    assert (out / "summary.tmp").read_text() == "my draft" and not task.with_suffix(".tmp").exists()
+    n = len(wrote) + 1                                    # the killed write's twin
     assert said == [f"specsweep: --fresh removed {n} files specsweep wrote (answers/, figures/, log/, token_views/, "
-                    "acceptance_by_position.parquet, accepted_length_histogram.parquet, …); kept 3 other files "
-                    "(figures/my_plot.png, log/README, notes.txt)"]
+                    "acceptance_by_position.parquet, accepted_length_histogram.parquet, …); kept 4 other files "
+                    "(figures/my_plot.png, log/README, notes.txt, …)"]
     assert not (out / "answers" / "tiny__fixed__g2__r0.jsonl").exists() and not (out / "report.csv").exists()
     gammas = {g for f in (out / "log").glob("task-*.parquet") for g in pq.read_table(f).column("gamma").to_pylist()}
     assert gammas == {0, 3}                               # the log holds the new config's rows only (ar is γ 0)
-    assert manifest(out) == files(out) - {LOCK, MANIFEST, "notes.txt", "figures/my_plot.png", "log/README"}
+    assert manifest(out) == files(out) - {LOCK, MANIFEST, "notes.txt", "figures/my_plot.png", "log/README",
+                                          "summary.tmp"}
 
 
 def test_a_folder_from_before_the_manifest_is_cleared_by_specsweeps_names_only(tmp_path):

@@ -58,13 +58,19 @@ def record_error(cfg, where: str, e: BaseException) -> Path:
     return path
 
 
-def internal_error_log(cfg, e: BaseException) -> Path:
+def internal_error_log(cfg, e: BaseException) -> Path | None:
     """Where an unexpected error's traceback goes: the output folder's error log (a sweep output only, never
-    another folder), else a temporary file."""
-    if cfg is not None and Path(cfg.output).is_dir() and is_sweep_output(Path(cfg.output)):
-        return record_error(cfg, "internal error", e)
-
-    fd, name = tempfile.mkstemp(prefix="specsweep-error-", suffix=".log")
-    with os.fdopen(fd, "w") as f:
-        f.write("".join(traceback.format_exception(type(e), e, e.__traceback__)))
-    return Path(name)
+    another folder), else — or when that cannot be written (a full disk) — a temporary file; None when neither
+    can. Never raises: the error being reported comes first."""
+    try:
+        if cfg is not None and Path(cfg.output).is_dir() and is_sweep_output(Path(cfg.output)):
+            return record_error(cfg, "internal error", e)
+    except OSError:
+        pass
+    try:
+        fd, name = tempfile.mkstemp(prefix="specsweep-error-", suffix=".log")
+        with os.fdopen(fd, "w") as f:
+            f.write("".join(traceback.format_exception(type(e), e, e.__traceback__)))
+        return Path(name)
+    except OSError:
+        return None

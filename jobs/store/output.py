@@ -11,7 +11,8 @@ Rules:
 * Every file specsweep writes under the folder is noted first in its manifest
   (``.specsweep-manifest.jsonl``, one JSON path per line, appended with ``record_written``
   before the file is written, so a file killed mid-write is noted too). ``--fresh`` deletes
-  exactly the manifest's files (and a ``.tmp`` sibling a killed atomic write left), then
+  exactly the manifest's files (and the ``.tmp`` sibling a killed atomic write left, of the files written
+  that way: ``TWIN_WRITTEN``), then
   folders left empty, and only in a sweep output; anything else stays. A folder written
   before the manifest existed is cleared by known names and patterns (``KNOWN``) only, and
   the first manifest written into such a folder starts with those files.
@@ -282,7 +283,8 @@ def clear(root: str | Path) -> Cleared:
     done, folders = [], set()
     for rel in rels:
         p = root / rel
-        for q in ([p] if p.suffix == ".tmp" else [p, p.with_suffix(".tmp")]):   # and what a killed write left
+        twin = [p.with_suffix(".tmp")] if p.suffix != ".tmp" and _writes_a_twin(rel) else []
+        for q in [p] + twin:                                  # and what a killed atomic write left
             inside = q.parent.resolve() == real or real in q.parent.resolve().parents   # never through a link out
             if inside and (q.is_symlink() or q.is_file()):
                 q.unlink()
@@ -293,6 +295,15 @@ def clear(root: str | Path) -> Cleared:
             d.rmdir()
     (root / MANIFEST).unlink(missing_ok=True)
     return Cleared(done, _all_files(root))
+
+
+# files specsweep writes as NAME.tmp then renames (a killed write leaves the twin): the Parquet log and its state,
+# the traces, the answers; anything else's .tmp sibling is the user's and stays
+TWIN_WRITTEN = ("state.json", "log/task-*.parquet", "traces/*.parquet", "answers/*.jsonl")
+
+
+def _writes_a_twin(rel: str) -> bool:
+    return any(fnmatch.fnmatch(Path(rel).as_posix(), pattern) for pattern in TWIN_WRITTEN)
 
 
 def write_marker(root: str | Path, fingerprint: str) -> None:

@@ -3,6 +3,7 @@ temperature list one after another (then the GT paper's Figure 3 table, ``jobs/r
 """
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
@@ -77,10 +78,26 @@ def _guarded(work, cfg: SweepConfig | None = None):
         code, line = interrupted(e)
         say(line)
         return code, None
+    except OSError as e:
+        if e.errno not in STORAGE_ERRNOS:
+            return _internal(cfg, e)
+        where = f" {e.filename}" if e.filename else ""
+        say(f"specsweep: error: cannot write{where}: {e.strerror or type(e).__name__}; finished tasks stay in the "
+            "log: free space or fix the folder's permissions, then run the same command again to resume")
+        return EXIT_BAD_INPUT, None
     except Exception as e:  # a bug, not bad input: one line here, the traceback in a file
-        path = internal_error_log(cfg, e)
-        say(f"specsweep: internal error: {root_cause(e)} (full traceback in {path})")
-        return EXIT_INTERNAL, None
+        return _internal(cfg, e)
+
+
+# the machine's storage refusing a write: the environment, not a bug (one line, exit 2)
+STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.ENOTDIR, errno.EISDIR}
+
+
+def _internal(cfg, e: BaseException):
+    path = internal_error_log(cfg, e)
+    where = f"full traceback in {path}" if path is not None else "its traceback could not be written either"
+    say(f"specsweep: internal error: {root_cause(e)} ({where})")
+    return EXIT_INTERNAL, None
 
 
 def _outcome_code(res: dict) -> int:
