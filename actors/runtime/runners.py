@@ -67,8 +67,8 @@ class Staging:
     it): chunked prefills write it back to back, and a device that lags the host would otherwise copy a later
     chunk's ids for an earlier one. On the CPU the copy is done when ``copy_`` returns."""
 
-    def __init__(self, host: torch.Tensor, device: torch.device):
-        self.host, self.device, self._copied = host, device, None
+    def __init__(self, host: torch.Tensor):
+        self.host, self._copied = host, None
 
     def writable(self) -> torch.Tensor:
         if self._copied is not None:
@@ -205,7 +205,7 @@ class StaticRunner:
                     setattr(cfg, name, max(getattr(cfg, name), 64))
             self._fn = torch.compile(model.forward, fullgraph=True, dynamic=False)
         pin = self.device.type == "cuda"
-        self._staging = Staging(torch.zeros(1 + self.MAX_BUCKET, dtype=torch.long, pin_memory=pin), self.device)
+        self._staging = Staging(torch.zeros(1 + self.MAX_BUCKET, dtype=torch.long, pin_memory=pin))
 
     def _call(self, m: int, fn=None):
         # reads _inp: ids [1, m] at positions _inp[0] + [0, m) -> (logits [1, m, vocab], features [1, m, h] or None)

@@ -138,7 +138,7 @@ class StaticBatchRunner:
         # one device buffer for every graph input; _views(B', m) cuts it the same way on host and device
         self._inp = torch.zeros(rows * (3 * m + 1 + m * m), dtype=torch.long, device=self.device)
         self._staging = Staging(torch.zeros_like(self._inp, device="cpu").pin_memory() if self.device.type == "cuda"
-                                else torch.zeros_like(self._inp), self.device)
+                                else torch.zeros_like(self._inp))
         self._slot_ar = torch.arange(slots, device=self.device)
         self._in_ar = torch.arange(m, device=self.device)
         self.slots = torch.zeros(rows, m, dtype=torch.long, device=self.device)

@@ -43,7 +43,6 @@ FROM_SUMMARY = ("questions", "throughput_lo", "throughput_hi", "mal_lo", "mal_hi
                 "speedup_hi", "noise_floor")
 ACROSS_CHARTED = tuple(ACROSS + k for k in ("table2_speedup_mean", "best_gamma", "fraction_of_oracle"))
 _IDENTITY = ("policy", "pair", "policy_spec", "gamma", "mode")
-AR = "ar"
 
 
 def charted_position(key: str, top: int) -> bool:
@@ -91,7 +90,7 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
             continue
         part = summary[pd.Series([o == rk for o in owner], index=summary.index)]
         batch, detail, across_detail = [], {}, {}
-        if spec in (AR, BOUND_LABEL):
+        if spec in ("ar", BOUND_LABEL):
             if len(part):
                 r = part.iloc[0]
                 for g in tracker.cfg.gammas:   # one measurement (γ-free), drawn as a flat baseline across γ

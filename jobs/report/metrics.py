@@ -273,9 +273,8 @@ def speedup_vs_ar(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
                     r[grp], r[f"{grp}_lo"], r[f"{grp}_hi"] = (np.nan,) * 3
                     continue
                 i, a = sums.row(key), sums.row(ar)
-                ran = sums.n[i] > 0                                  # ar restricted to the config's questions
                 num = lambda ww: _ratio(ww @ sums.tok[i], ww @ sums.n[i])            # noqa: E731
-                den = lambda ww: _ratio(ww @ (sums.tok[a] * ran), ww @ (sums.n[a] * ran))  # noqa: E731
+                den = lambda ww: sums.restricted(ww, [a], i)[:, 0]   # ar on the config's questions  # noqa: E731
                 _with_interval(r, grp, float((num(one) / den(one))[0]), num(w) / den(w))
         out.extend(rows.values())
     return pd.DataFrame(out)
