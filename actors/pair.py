@@ -120,15 +120,27 @@ class Pair:
         self.packed = self._pack(engine, cfg.cpu_pack)
 
     def check_length(self, prompt_tokens: int, max_new_tokens: int) -> None:
-        """One line when prompt + new tokens cannot fit the target's positions (or the static cache's capacity)."""
+        """One line when prompt + new tokens cannot fit the target's positions (or the static cache's capacity),
+        naming a valid remedy: fewer new tokens while the prompt leaves room for one, else a shorter prompt; and a
+        larger max_context where the static cache, not the model's positions, is the limit."""
+        room, static = self.room, not isinstance(self.engine.runner, EagerRunner)
+        if room and prompt_tokens + max_new_tokens > room:
+            need = prompt_tokens + max_new_tokens
+            fix = (f"use --max-new-tokens <= {room - prompt_tokens}" if room > prompt_tokens
+                   else "the prompt alone fills them: use a shorter prompt")
+            if static and room == self.capacity and need <= (self.positions or need):
+                fix += f", or --max-context (a sweep pair's max_context) >= {need}"
+            raise SpecsweepError(f"max_new_tokens {max_new_tokens} + a {prompt_tokens}-token prompt exceed the {room} "
+                                 f"positions available to {self.cfg.target}; {fix}")
+
+    @property
+    def room(self) -> int | None:
+        """Positions one generation may fill: the target's positions and, on a static or compiled engine, the KV
+        cache's capacity (the smaller); None when neither is known."""
         limits = [self.positions] if self.positions else []
         if not isinstance(self.engine.runner, EagerRunner):                  # a static cache holds capacity
             limits.append(self.capacity)
-        room = min(limits) if limits else None
-        if room and prompt_tokens + max_new_tokens > room:
-            raise SpecsweepError(f"max_new_tokens {max_new_tokens} + a {prompt_tokens}-token prompt exceed the {room} "
-                                 f"positions available to {self.cfg.target}; use --max-new-tokens <= "
-                                 f"{max(0, room - prompt_tokens)}")
+        return min(limits) if limits else None
 
     @property
     def device(self) -> str:

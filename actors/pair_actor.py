@@ -75,13 +75,18 @@ class PairActor:
 
     def __init__(self, pair: dict, label: str, *, calibrate: dict | None = None, warmup_question: dict | None = None,
                  warmup: int = 3, task_warmup: int = 0, generation: dict | None = None, threads: int | None = None,
-                 replay: dict | None = None, learnt: list | None = None, sibling_cpus: float = 0.0):
+                 replay: dict | None = None, learnt: list | None = None, sibling_cpus: float = 0.0,
+                 progress=None):
+        """``progress``: called with a line at each start phase (models, warm-up, cost model), or None."""
+        t0 = time.perf_counter()
+        say = progress or (lambda line: None)
         quiet_third_party(os.environ.get(VERBOSE_ENV) == "1")
         if threads:
             torch.set_num_threads(int(threads))
         self.label = label
         self.cfg = PairConfig(**pair)
         self.pair = Pair(self.cfg)
+        say(f"{label}: models loaded in {time.perf_counter() - t0:.0f} s; warm-up runs")
         if self.pair.drafter is not None:          # a memory of responses learns per task only (module doc)
             self.pair.drafter.hold(True)
         self.request_order: list[str] = []        # task keys in the order they ran (module doc, "Request order")
@@ -100,6 +105,7 @@ class PairActor:
         self._warm_up("ar", {}, 0)
         self.replay = dict(replay or {})           # rollout_length, fit_gammas; None: this actor only runs live
         if self.pair.drafter is not None:          # one cost model: the probe, plus the replay fit's runs
+            say(f"{label}: measuring the cost model" + (" and the replay fit's runs" if replay is not None else ""))
             extra = (fit_runs(self.pair, self.warmup_question.turns, template=self.template,
                               max_new_tokens=(generation or {}).get("max_new_tokens", 128),
                               gammas=self.replay.get("fit_gammas", FIT_GAMMAS))
@@ -107,6 +113,7 @@ class PairActor:
             self.pair.calibrate(**(calibrate or {}), extra_runs=extra, sibling_load=sibling_cpus)
         self.calibration_context = int((calibrate or {}).get("context", 256))
         self.cost_model = self.pair.costs if replay is not None else None     # replay's clock
+        say(f"{label}: ready in {time.perf_counter() - t0:.0f} s")
 
     def _warm_up(self, name: str, params: dict, gamma: int) -> None:
         """``warmup`` discarded runs of the warm-up question with a throwaway instance of this policy,

@@ -30,6 +30,7 @@ from policies.errors import SpecsweepError
 
 IN_FLIGHT = 2          # tasks queued per Ray actor: one running, one ready to start
 PLACE_TIMEOUT_S = 120  # how long a GPU actor's placement group may wait for its GPUs
+STARTING_LINE_S = 30   # while Ray actors start (models, warm-up, cost model), a progress line this often
 RESUBMITS = 3          # a task whose actor vanished mid-task is sent again this often (after 2, 4, 8 s)
 
 
@@ -72,6 +73,7 @@ class InProcessBackend:
     """PairActors built in this process; tasks run sequentially (one copy per pair is enough)."""
 
     actors: dict = field(default_factory=dict)
+    progress: Callable[[str], None] | None = None    # each actor's start phases, as they happen
 
     def start(self, specs: list[ActorSpec]) -> dict[str, list[dict]]:
         from actors.pair_actor import PairActor  # heavy: torch
@@ -79,7 +81,7 @@ class InProcessBackend:
         infos = {}
         for s in specs:
             try:
-                self.actors[s.label] = PairActor(**s.kwargs)
+                self.actors[s.label] = PairActor(**s.kwargs, progress=self.progress)
                 infos[s.label] = [self.actors[s.label].info()]
             except Exception as e:
                 raise ActorStartError(s.label, e) from e
@@ -111,6 +113,7 @@ class RayBackend:
     groups: list = field(default_factory=list)       # placement groups of GPU actors
     names: set = field(default_factory=set)          # actor names (label@host:pid) seen so far
     on_started: Callable[[], None] | None = None     # called once the actors are up (the sweep records its cluster)
+    progress: Callable[[str], None] | None = None    # "n of m actors ready" every STARTING_LINE_S while they start
 
     def start(self, specs: list[ActorSpec]) -> dict[str, list[dict]]:
         import ray  # heavy: ray
@@ -134,6 +137,7 @@ class RayBackend:
                     opts["scheduling_strategy"] = places[(s.label, i)]
                 acts.append(remote.options(**opts).remote(**s.kwargs, threads=threads, sibling_cpus=siblings))
             self.actors[s.label] = acts
+        self._wait_started()
         infos = {}
         for label, acts in self.actors.items():
             try:
@@ -144,6 +148,20 @@ class RayBackend:
         if self.on_started is not None:
             self.on_started()
         return infos
+
+    def _wait_started(self) -> None:
+        """Wait until every actor answers (or fails: the caller's ``ray.get`` reports it), saying every
+        :data:`STARTING_LINE_S` how many are ready and which pairs are still loading or calibrating."""
+        import ray  # heavy: ray
+
+        refs = {a.info.remote(): label for label, acts in self.actors.items() for a in acts}
+        pending, t0 = list(refs), time.monotonic()
+        while pending:
+            _, pending = ray.wait(pending, num_returns=len(pending), timeout=STARTING_LINE_S)
+            if pending and self.progress is not None:
+                waiting = ", ".join(sorted({refs[r] for r in pending}))
+                self.progress(f"{len(refs) - len(pending)} of {len(refs)} actor(s) ready after "
+                              f"{time.monotonic() - t0:.0f} s; still starting (models, warm-up, cost model): {waiting}")
 
     def batch_surface(self, sizes: list[int]) -> dict[str, list[dict]]:
         """Each actor's info after it measured the batch cost surface at ``sizes`` (``PairActor.batch_surface``)."""

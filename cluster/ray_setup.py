@@ -63,7 +63,9 @@ def _host_of(address: str) -> str:
 def connect(address: str | None = None, *, num_cpus: int | None = None, object_store_mb: int = 256,
             dashboard: bool = False, quiet: bool = True) -> dict:
     """``ray.init`` on ``address`` (None / "local" starts a local cluster); returns cluster resources."""
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    joins = target_address(address)
+    if joins is None or joins == "auto" or _host_of(joins) in _LOOPBACK_HOSTS:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")    # this machine only (module docstring)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     # a task that will be retried prints its whole remote traceback on the driver's console; the
     # sweep reports the final outcome itself (one line, traceback in the output's errors.log)
@@ -92,9 +94,18 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, object_s
             ray.init(address=address, **kw)
     except (ConnectionError, RuntimeError, ValueError) as e:
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({first}); start one with "
-                             "`ray start --head` or omit --address for a local cluster") from None
+        raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({first}); {_remedy(address)}") from None
     return ray.cluster_resources()
+
+
+def _remedy(address: str | None) -> str:
+    """What to do about a cluster that cannot be joined, by where its address came from."""
+    if address is None and os.environ.get("RAY_ADDRESS"):
+        return ("the address comes from RAY_ADDRESS: unset it for a new local cluster on this machine, or start "
+                "the cluster it names")
+    auth = (" (a cluster with token auth also needs its ~/.ray/auth_token here and RAY_AUTH_MODE=token)"
+            if address not in (None, "local", "auto") and _host_of(address) not in _LOOPBACK_HOSTS else "")
+    return f"start one with `ray start --head` or omit --address for a local cluster{auth}"
 
 
 def target_address(address: str | None) -> str | None:
@@ -109,10 +120,10 @@ def check_address(address: str | None) -> None:
     """Refuse, before anything starts, a cluster address nothing listens at (no-op for a local cluster)."""
     addr = target_address(address)
     if addr not in (None, "auto"):
-        _check_reachable(addr)
+        _check_reachable(addr, remedy=_remedy(address))
 
 
-def _check_reachable(address: str, timeout: float = 5.0) -> None:
+def _check_reachable(address: str, timeout: float = 5.0, remedy: str | None = None) -> None:
     """Fail fast on an address nothing listens at (``ray.init`` would retry for minutes)."""
 
     hostport = urlparse(address).netloc if "://" in address else address
@@ -122,13 +133,13 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     try:
         sock = socket.create_connection((host, int(port)), timeout=timeout)
     except OSError as e:
-        raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({e.strerror or e}); start one with "
-                             "`ray start --head` or omit --address for a local cluster") from None
+        raise SpecsweepError(f"cannot reach the Ray cluster at {address!r} ({e.strerror or e}); "
+                             f"{remedy or _remedy(address)}") from None
     with sock:
         if os.environ.get("RAY_USE_TLS", "0") not in ("1", "true") and not _speaks_grpc(sock, timeout):
             raise SpecsweepError(f"{address!r} accepts connections but is not a Ray cluster (no gRPC answer within "
                                  f"{timeout:g} s); give the address `ray start --head` printed (the GCS port, "
-                                 "default 6379) or omit --address for a local cluster")
+                                 f"default 6379), or {remedy or _remedy(address)}")
 
 
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])   # + an empty SETTINGS

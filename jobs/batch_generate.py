@@ -22,7 +22,8 @@ Rules:
   integer >= 1, ``--prompt-file`` beside ``--prompt`` or ``--dataset``, ``--answers`` without ``--dataset``,
   ``--batch-size`` with a single ``--prompt``, ``--engine static|compiled`` with B > 1 (those engines run one row
   at a time for now); a policy or drafter the batch engine cannot run is refused by
-  it in one line after the pair loads.
+  it in one line after the pair loads, and so is a first-turn prompt that leaves no room for ``--max-new-tokens``
+  (``Pair.check_length``), before the warm-up (which generates at most 16 tokens, never more than that flag).
 """
 from __future__ import annotations
 
@@ -148,7 +149,8 @@ def generate_file(a, pair, policy, template: str, prompts: list[tuple[int, str]]
     engine = _batch_engine(pair, policy, size, [len(p) for p in ids])
     settings = dict(temperature=a.temperature, top_p=a.top_p)
     for _ in range(a.warmup):
-        engine.generate_batch(ids[:size], _policies(a, len(ids[:size])), max_new_tokens=16, **settings)
+        engine.generate_batch(ids[:size], _policies(a, len(ids[:size])), max_new_tokens=min(16, a.max_new_tokens),
+                              **settings)
     turns = [q[0] for q in run_questions(pair, [[text] for _, text in prompts], lambda n: _policies(a, n),
                                          template=template, max_new_tokens=a.max_new_tokens, seed=a.seed,
                                          batch_size=size, **settings)]
@@ -179,10 +181,13 @@ def generate_dataset(a, pair, policy, template: str, questions, target: str, dra
     """Answer dataset questions turn by turn, each turn's rows in batches of ``--batch-size`` (module docstring)."""
     size = batch_size_of(a)
     first = [render(template, pair.tokenizer, [{"role": "user", "content": q.turns[0]}]) for q in questions]
+    for p in first:                                 # before the warm-up runs them
+        pair.check_length(len(p), a.max_new_tokens)
     engine = _batch_engine(pair, policy, size, [len(p) for p in first])
     settings = dict(temperature=a.temperature, top_p=a.top_p)
     for _ in range(a.warmup):
-        engine.generate_batch(first[:size], _policies(a, len(first[:size])), max_new_tokens=16, **settings)
+        engine.generate_batch(first[:size], _policies(a, len(first[:size])), max_new_tokens=min(16, a.max_new_tokens),
+                              **settings)
     per_q = run_questions(pair, [q.turns for q in questions], lambda n: _policies(a, n), template=template,
                           max_new_tokens=a.max_new_tokens, seed=a.seed, batch_size=size, check_length=True, **settings)
     rows = [{"question_id": q.question_id, "category": q.category, "turn": t, "text": turn.text,

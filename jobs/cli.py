@@ -31,6 +31,7 @@ from actors.loading.conversation import run_question
 from actors.loading.templates import default_template, render
 from jobs.batch_generate import (check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json,
                                  run_label)
+from jobs.calibrate_checks import PROBE_STEPS, check_calibrate_flags, check_probe_room
 from jobs.dataset import load_questions
 from jobs.distill.cli import add_parser as add_distill_parser
 from jobs.plan_cli import add_parser as add_plan_parser
@@ -41,11 +42,14 @@ from jobs.report.derived import summarize
 from jobs.report_cli import main as report_main
 from jobs.store.answers import answer_records, write_answers
 from jobs.store.output import check_writable, write_texts
-from jobs.inputs import BACKEND_HELP, DEFAULT_TARGET, OneLineParser, read_cost_file
+from jobs.inputs import DEFAULT_TARGET, OneLineParser, add_sweep_flags, read_cost_file
 from policies.costs import CostModel
 from policies.phi import NO_KNEE
 from policies.errors import SpecsweepError
 from policies.registry import REGISTRY, build, check_gamma, check_generation, check_seed
+
+MAX_WARMUP = 1000               # the sweep config's bound on its warmup runs (jobs/config)
+
 
 def default_draft() -> str:
     """The shipped distilled draft when present, else the model-free ngram drafter."""
@@ -88,10 +92,14 @@ def _int_list(flag: str, text: str) -> list[int]:
 
 
 def check_generation_flags(a) -> None:
-    """The sweep config's rules, applied to ``generate``'s flags: finite numbers within range, no empty names."""
+    """The sweep config's rules, applied to ``generate``'s flags: finite numbers within range (``--warmup`` 0 …
+    :data:`MAX_WARMUP`, the config's ``warmup`` bounds), no empty names."""
     check_gamma(a.gamma, "--gamma")
     check_generation({"max_new_tokens": a.max_new_tokens, "temperature": a.temperature, "top_p": a.top_p},
                      lambda key: "--" + key.replace("_", "-"))
+    warmup = getattr(a, "warmup", 0)
+    if not 0 <= warmup <= MAX_WARMUP:
+        raise SpecsweepError(f"--warmup {warmup} is not valid: use an integer >= 0 and <= {MAX_WARMUP} (untimed runs)")
     for flag in ("target", "draft"):
         v = getattr(a, flag)
         if v is not None and not v.strip():
@@ -174,17 +182,16 @@ def cmd_calibrate(a) -> int:
     draft = a.draft or default_draft()
     if draft == "none":
         raise SpecsweepError("calibrate needs a draft (a model or 'ngram'): the cost model prices drafting")
-    for flag, value, least in (("--context", a.context, 1), ("--max-tokens", a.max_tokens, 2), ("--repeats", a.repeats, 1)):
-        if value < least:
-            raise SpecsweepError(f"{flag} {value} is not valid: use an integer >= {least}")
+    check_calibrate_flags(a)                        # bounds and the probe against --max-context: before any load
     target = a.target or DEFAULT_TARGET
     out = check_writable(a.out, "--out", folder=False, what="JSON file path")
     pair = _pair(a, target, draft)
+    check_probe_room(a, pair)
     print(f"specsweep: measuring {target} + {draft} on {pair.device} (the engine's step path, k = 0 … "
           f"{a.max_tokens - 1})", file=sys.stderr)
     from actors.costs.calibrate import calibrate  # heavy: torch
 
-    m = calibrate(pair.engine, context=a.context, max_tokens=a.max_tokens, repeats=a.repeats,
+    m = calibrate(pair.engine, context=a.context, max_tokens=a.max_tokens, repeats=a.repeats, steps=PROBE_STEPS,
                   label=f"{target} {pair.device}")
     m.params = pair.param_counts()
     try:
@@ -203,17 +210,18 @@ def cmd_calibrate(a) -> int:
 
 
 def _generate_questions(a, pair, policy, template, questions, target, draft) -> int:
-    """Answer dataset questions turn by turn (Spec-Bench style); optionally write an answer file."""
-
-
-    if a.warmup:
-        for _ in range(a.warmup):
-            run_question(pair, questions[0].turns, policy, template=template, max_new_tokens=16)
-
+    """Answer dataset questions turn by turn (Spec-Bench style); optionally write an answer file. Every turn's prompt
+    is checked against the pair's room before it runs (``Pair.check_length``), the first turns before the warm-up."""
+    for q in questions:
+        pair.check_length(len(render(template, pair.tokenizer, [{"role": "user", "content": q.turns[0]}])),
+                          a.max_new_tokens)
+    for _ in range(a.warmup):
+        run_question(pair, questions[0].turns, policy, template=template, max_new_tokens=min(16, a.max_new_tokens),
+                     check_length=True)
     rows, generations = [], []
     for i, q in enumerate(tqdm(questions, desc="questions", unit="q")):      # question i: seed rule of run_questions
         turns = run_question(pair, q.turns, policy, template=template, max_new_tokens=a.max_new_tokens,
-                             temperature=a.temperature, top_p=a.top_p, seed=a.seed + i)
+                             temperature=a.temperature, top_p=a.top_p, seed=a.seed + i, check_length=True)
         generations.append([turn.generation for turn in turns])
         for t, turn in enumerate(turns):
             g = turn.generation
@@ -244,7 +252,8 @@ def cmd_sweep(a) -> int:
     argv = [a.config] + (["--address", a.address] if a.address else []) \
         + (["--dry-run"] if a.dry_run else []) + (["--fresh"] if a.fresh else []) \
         + (["--verbose"] if a.verbose else []) + (["--json"] if a.json else []) \
-        + (["--backend", a.backend] if a.backend != "ray" else [])
+        + (["--backend", a.backend] if a.backend != "ray" else []) \
+        + (["--wait-for-gpus", str(a.wait_for_gpus)] if a.wait_for_gpus else [])
     return sweep_main(argv)
 
 
@@ -269,7 +278,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--limit-per-category", type=int, default=None)
     g.add_argument("--question-ids", default=None, help="comma-separated question ids")
     g.add_argument("--answers", default=None, help="write a Spec-Bench answer file (jsonl) here")
-    g.add_argument("--warmup", type=int, default=0, help="discarded warm-up generations before timing")
+    g.add_argument("--warmup", type=int, default=0, help="discarded warm-up generations before timing (0 … 1000)")
     g.add_argument("--raw", action="store_true", help="no chat template")
     g.add_argument("--json", action="store_true",
                    help="print the result as JSON: one object (with --prompt-file: one line per prompt)")
@@ -281,15 +290,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--out", required=True, help="JSON file to write")
     c.add_argument("--context", type=int, default=256, help="cached tokens the probe runs at (default 256)")
     c.add_argument("--max-tokens", type=int, default=64, help="longest verified length probed (default 64)")
-    c.add_argument("--repeats", type=int, default=3)
+    c.add_argument("--repeats", type=int, default=3, help="probe repetitions, 1 … 1000 (default 3)")
     c.set_defaults(fn=cmd_calibrate)
     s = sub.add_parser("sweep", help="run a sweep config on a local or remote Ray cluster")
-    s.add_argument("config")
-    s.add_argument("--address", default=None)
-    s.add_argument("--dry-run", action="store_true")
-    s.add_argument("--fresh", action="store_true")
-    s.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
-    s.add_argument("--backend", choices=["ray", "inprocess"], default="ray", help=BACKEND_HELP)
+    add_sweep_flags(s)
     s.set_defaults(fn=cmd_sweep)
     r = sub.add_parser("report", help="print the paper-style tables of a sweep")
     r.add_argument("--experiment", default=None)

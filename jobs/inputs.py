@@ -18,6 +18,32 @@ BACKEND_HELP = ("ray (default): every pair's actors side by side on a Ray cluste
                 "cores with the other pairs' actors: docs/sweeps.md)")
 
 
+WAIT_HELP = ("on a cluster with an autoscaler (ray_cluster.yaml starts with no GPU workers): ask it for the GPU "
+             "actors' nodes and wait up to SECONDS for them (default 0: use the cluster as it is)")
+
+
+def add_sweep_flags(ap: argparse.ArgumentParser) -> None:
+    """The sweep's flags, the same for ``specsweep sweep`` and ``python -m jobs.sweep``."""
+    ap.add_argument("config")
+    ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
+    ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    ap.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
+    ap.add_argument("--backend", choices=["ray", "inprocess"], default="ray", help=BACKEND_HELP)
+    ap.add_argument("--wait-for-gpus", type=_seconds, default=0, metavar="SECONDS", help=WAIT_HELP)
+
+
+def _seconds(text: str) -> float:
+    """A wait in seconds: a number from 0 to 86400 (one day)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0 <= v <= 86400:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0 to 86400")
+    return v
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose every complaint (a bad type, a missing or unknown flag) is one
     :class:`SpecsweepError` line naming the flag, not the whole usage text; subcommand parsers inherit it."""

@@ -1,6 +1,7 @@
 """``specsweep plan CONFIG.yaml [--json]``: each pair's GPU memory from its config.json alone, and where it fits.
 
 The rule is in ``actors/plan/memory_plan.py``; the GPU kinds and their sources in ``actors/plan/gpus.py``.
+Every pair is planned at the config's largest batch size (``plan_batch``), which the output names.
 A pair that reserves GPUs (``num_gpus`` ≥ 1) and fits no listed GPU kind at that count ends the
 command with one line and exit status 2 — the same check ``specsweep sweep`` runs before Ray starts.
 """
@@ -10,7 +11,7 @@ import json
 
 from actors.plan.gpus import GB, GPUS
 from actors.plan.memory_plan import (VERIFY_TOKENS, WORKSPACE_BYTES, ModelPlan, PairPlan, check_fits, load_config_dict,
-                                pair_plan)
+                                     pair_plan, plan_batch)
 from jobs.config.lists import load_configs
 from policies.errors import SpecsweepError
 
@@ -19,22 +20,24 @@ def _gb(x: float) -> str:
     return f"{x / GB:.2f} GB"
 
 
-def _model_lines(role: str, m: ModelPlan, positions: int) -> list[str]:
+def _model_lines(role: str, m: ModelPlan, positions: int, batch: int) -> list[str]:
     weights = (f"{m.quantization} linear layers, the rest {m.dtype}" if m.quantization else m.dtype)
     parts = ", ".join(f"{k} {v / 1e9:.3f} B" for k, v in m.params.items() if v)
     return [f"  {role:6s} {m.name} ({m.source})",
             f"         params {m.total_params / 1e9:.3f} B ({parts})",
             f"         weights {_gb(m.weight_bytes)} ({weights}); KV cache {m.kv_bytes_per_token / 1e3:.1f} kB/position "
-            f"× {positions} positions = {_gb(m.kv_bytes)}; activations {_gb(m.activation_bytes)}"]
+            f"× {positions} positions × {batch} row(s) = {_gb(m.kv_bytes)}; "
+            f"activations {_gb(m.activation_bytes)}"]
 
 
 def plan_text(plan: PairPlan, positions: int) -> str:
-    lines = [f"pair {plan.label}: num_gpus {plan.num_gpus}"]
-    lines += _model_lines("target", plan.target, positions)
+    lines = [f"pair {plan.label}: num_gpus {plan.num_gpus}, batch {plan.batch} (the largest of batch_sizes)"]
+    lines += _model_lines("target", plan.target, positions, plan.batch)
     if plan.draft:
-        lines += _model_lines("draft", plan.draft, positions)
+        lines += _model_lines("draft", plan.draft, positions, plan.batch)
     lines.append(f"  GPU 0 holds {_gb(plan.per_gpu_bytes)} (target weights and cache / {plan.num_gpus}, the draft, "
-                 f"activations of a {VERIFY_TOKENS}-token forward, {_gb(WORKSPACE_BYTES)} workspace)")
+                 f"activations of a {VERIFY_TOKENS}-token forward of {plan.batch} row(s), {_gb(WORKSPACE_BYTES)} "
+                 "workspace)")
     cells = []
     for key, g in GPUS.items():
         n = plan.min_gpus[key]
@@ -44,10 +47,12 @@ def plan_text(plan: PairPlan, positions: int) -> str:
 
 
 def plans(cfg, path: str = "config") -> list[PairPlan]:
-    """Each pair's plan; a config.json or EAGLE head the sweep would refuse is refused here, naming the pair."""
-    out = []
+    """Each pair's plan at the config's largest batch size; a config.json or EAGLE head the sweep would refuse is
+    refused here, naming the pair."""
+    out, batch = [], plan_batch(cfg)
     for i, p in enumerate(cfg.pairs):
-        for field, step in (("target", lambda: load_config_dict(p.target)), ("draft", lambda: out.append(pair_plan(p)))):
+        for field, step in (("target", lambda: load_config_dict(p.target)),
+                            ("draft", lambda: out.append(pair_plan(p, batch)))):
             try:
                 step()
             except SpecsweepError as e:
@@ -56,10 +61,10 @@ def plans(cfg, path: str = "config") -> list[PairPlan]:
 
 
 def check_config(cfg, path: str = "config") -> None:
-    """Refuse the first pair that reserves GPUs and fits no listed GPU kind (preflight and ``plan``)."""
+    """Refuse the first pair that reserves GPUs and fits no listed GPU kind at the config's largest batch size."""
     for i, p in enumerate(cfg.pairs):
         if p.num_gpus >= 1:
-            check_fits(pair_plan(p), f"{path} pairs[{i}]")
+            check_fits(pair_plan(p, plan_batch(cfg)), f"{path} pairs[{i}]")
 
 
 def main(a) -> int:

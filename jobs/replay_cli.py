@@ -28,10 +28,13 @@ every pair with traces). Results: the report on stdout, and ``OUTPUT/replays/NAM
 and the report, one folder per cost source (:func:`replay_folder`): NAME is FILE.yaml's stem (the sweep's own
 costs), ``<stem>-roofline-<GPU>`` / ``<stem>-roofline-<GPU>-<Q>``, or ``<stem>-costs-<cost file's stem>``; a
 folder that holds another file's replay under the same name is kept and the new one goes to ``NAME-2`` (…) instead
-(:func:`replay_dest`; each folder's ``source.json`` names its two sources).
+(:func:`replay_dest`; each folder's ``source.json`` names its two sources). The folder is checked writable before
+anything is replayed, and its files are written whole or not at all (:func:`write_result`; else one line, exit 2).
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import sys
 import time
@@ -47,7 +50,8 @@ from jobs.report.costs import untrusted_text
 from jobs.report.derived import trusted_times
 from jobs.report.regret import regret_md, regret_table
 from jobs.report.tables import build_report
-from jobs.store.output import record_written
+from jobs.store.durable import durable_replace
+from jobs.store.output import check_writable, record_written, write_texts
 from policies.cost_format import check_cost_dict
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
@@ -240,10 +244,10 @@ def cost_source(costs: str | None) -> str | None:
     return None if costs is None else costs if costs.startswith("roofline:") else str(Path(costs).resolve())
 
 
-def replay_dest(root: Path, name: str, source: dict) -> Path:
+def replay_dest(root: Path, name: str, source: dict, command: str = "replay", files=()) -> Path:
     """``root/name``, unless that folder holds a result of other sources (two files with one stem, another grid):
     then the first free ``root/name-2``, ``-3``, … — a rerun of the same sources replaces its own folder, never
-    another's. ``source`` (what the result was computed from) is recorded in the folder's ``source.json``."""
+    another's. Creates nothing: one line unless it and its ``files`` (and source.json) pass ``check_writable``."""
     source = json.loads(json.dumps(source))         # compared as read back
     for n in range(1, 1000):
         dest = root / (name if n == 1 else f"{name}-{n}")
@@ -252,11 +256,43 @@ def replay_dest(root: Path, name: str, source: dict) -> Path:
         except (OSError, ValueError):
             held = None
         if not dest.exists() or held is None or held == source:   # free, written before sources were recorded, or ours
-            dest.mkdir(parents=True, exist_ok=True)
-            record_written(dest / SOURCE_FILE)
-            (dest / SOURCE_FILE).write_text(json.dumps(source, indent=1) + "\n")
-            return dest
+            try:
+                check_writable(dest, f"{command} results folder")
+                for file in (SOURCE_FILE, *files) if dest.is_dir() else ():
+                    check_writable(dest / file, f"{command} result file", folder=False, what="file")
+                return dest
+            except SpecsweepError as e:     # its "choose another …" cannot apply: the path is the command's
+                why = str(e).split(": choose ")[0].split(": give ")[0]
+                raise SpecsweepError(f"{why}: `specsweep {command}` writes its results there; move what is in the way "
+                                     "or fix the permissions") from None
     raise SpecsweepError(f"{root} holds 999 replays named {name}-N of other sources: remove some")
+
+
+def write_result(dest: Path, source: dict, texts: dict, tables: dict | None = None, command: str = "replay") -> None:
+    """``source.json``, ``texts`` {name: text} and ``tables`` {name: DataFrame, as Parquet} in ``dest``, whole or none:
+    tables to hidden twins, then the texts together (``write_texts``), then the twins renamed in (``durable_replace``).
+    An OSError is one line, leaving no twin, file or folder of this call; files already there keep what they held."""
+    made = [p for p in (dest, *dest.parents) if not p.exists()]          # deepest first
+    texts = {dest / SOURCE_FILE: json.dumps(source, indent=1) + "\n", **{dest / k: t for k, t in texts.items()}}
+    twins = {dest / k: (dest / f".{k}.tmp", df) for k, df in (tables or {}).items()}
+    new = [p for p in (*texts, *twins) if not p.exists()]
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        for path in (*texts, *twins):
+            record_written(path)
+        for twin, df in twins.values():
+            df.to_parquet(twin)
+        write_texts(texts)
+        for path, (twin, _) in twins.items():
+            durable_replace(twin, path)
+    except OSError as e:
+        for p in [*(twin for twin, _ in twins.values()), *new, *made]:   # its files, then its folders, deepest first
+            with contextlib.suppress(OSError):
+                (p.rmdir if p in made else p.unlink)()
+        where = getattr(e, "filename2", None) or e.filename          # a rename names its destination second
+        why = (e.strerror or str(e).split("\n")[0] or type(e).__name__) + (f": {where}" if where else "")
+        raise SpecsweepError(f"`specsweep {command}` could not write its results to {dest} ({why}); nothing was "
+                             "written there: free some space, fix the permissions or move what is in the way") from None
 
 
 def roofline_models(roof: tuple[str, str | None], trace) -> tuple[object, object]:
@@ -265,10 +301,11 @@ def roofline_models(roof: tuple[str, str | None], trace) -> tuple[object, object
     return model, model
 
 
-def replay_output(output: str, policies, gammas, costs_file: str | None = None,
-                  pairs: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
+def replay_output(output: str, policies, gammas, costs_file: str | None = None, pairs: list[str] | None = None,
+                  check=None) -> tuple[pd.DataFrame, dict]:
     """Every policy × γ replayed on every trace of ``output`` (of ``pairs`` only, when given); (rows, facts for the
-    heading). A foreign cost file must have measured each replayed pair's models (:func:`check_measured_pairs`)."""
+    heading). A foreign cost file must have measured each replayed pair's models (:func:`check_measured_pairs`).
+    ``check`` (the result folder's, :func:`replay_dest`) runs once the inputs are checked, before any replay."""
     from actors.tracing import oracle_bound  # heavy: torch
     from actors.pair_actor import policy_spec  # heavy: torch
     from actors.tracing.replay import check_replayable, replay  # heavy: torch
@@ -305,6 +342,8 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None,
         own = recorded_params(read_json(out / "actors.json", "the sweep's actors") if (out / "actors.json").is_file()
                               else {})
         check_measured_pairs(models, own, first, source, None if is_cost_file(infos) else set(infos))
+    if check is not None:
+        check()
     rows = []
     for trace in traces:
         pair = trace.pair
@@ -332,7 +371,11 @@ def replay_output(output: str, policies, gammas, costs_file: str | None = None,
 
 def main(a) -> int:
     policies, gammas = load_policy_file(a.policies)
-    df, facts = replay_output(a.output, policies, gammas, a.costs, load_pairs(a.policies))
+    source = {"policies": str(Path(a.policies).resolve()), "costs": cost_source(a.costs)}
+    folder = replay_folder(a.policies, a.costs, parse_roofline(a.costs))
+    dest_of = functools.partial(replay_dest, Path(a.output) / "replays", folder, source,     # checked, then written
+                                files=("rows.parquet", f"report.{a.format}"))
+    df, facts = replay_output(a.output, policies, gammas, a.costs, load_pairs(a.policies), check=dest_of)
     shown = trusted_times(df)                    # an untrusted cost model's times give no time figure
     summary, speed = metrics.config_summary(shown), metrics.speedup_vs_ar(shown)
     frac, t2 = metrics.fraction_of_oracle(shown), metrics.table2(shown)
@@ -343,20 +386,15 @@ def main(a) -> int:
              if facts["what_if"] else f"times predicted by the sweep's own cost models ({facts['costs']}); "
              "ar times are the measured reference runs")
     head = (f"# Replay of {a.policies} on {a.output}: {facts['generations']} generations from {facts['traces']} traces "
-            f"in {facts['seconds']:.2f} s, no model loaded\n{label}; "
-            "no noise floor (ar was timed once per trace)\n\n")
+            f"in {facts['seconds']:.2f} s, no model loaded\n{label}; no noise floor (ar was timed once per trace)\n\n")
     text = head + build_report(summary, speed, frac, a.format, t2, None) + regret_md(regret_table(shown))
     untrusted = {p: list(m.trust.get("reasons", [])) for p, (_, m) in facts["models"].items() if m and not m.reliable}
     if untrusted:
         text += "\n" + untrusted_text(untrusted) + "\n"
     if facts["what_if"]:
         text = text.replace("\n## ", f"\n## ({facts['costs'] if facts['roofline'] else 'what-if'}) ")
+    dest = dest_of()
+    write_result(dest, source, {f"report.{a.format}": text}, {"rows.parquet": df})
     sys.stdout.write(text)
-    dest = replay_dest(Path(a.output) / "replays", replay_folder(a.policies, a.costs, facts["roofline"]),
-                       {"policies": str(Path(a.policies).resolve()), "costs": cost_source(a.costs)})
-    for name in ("rows.parquet", f"report.{a.format}"):
-        record_written(dest / name)
-    df.to_parquet(dest / "rows.parquet")
-    (dest / f"report.{a.format}").write_text(text)
     print(f"specsweep: replay rows and report in {dest}", file=sys.stderr)
     return 0

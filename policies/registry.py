@@ -62,6 +62,18 @@ ADAPT = {"target": Param(float, 0.9, _prob, "in [0, 1]"),
          "beta2": Param(float, 0.9, lambda v: 0 <= v < 1, "in [0, 1)"),
          "eps": Param(float, 0.01, lambda v: v >= 0, ">= 0")}
 
+# Sequoia's dynamic program (policies/tree_shapes.py) costs depth · ranks · budget² additions: within these bounds
+# under 10 s on one core (budget 3000 took over 40 s; depth 600 overflowed the stack of the recursive form it replaced).
+SEQUOIA_BUDGET = 1024
+SEQUOIA_DEPTH = 64
+SEQUOIA_RANKS = 16         # accept=: at most this many per-rank probabilities (a measured vector has 8)
+
+
+def _sequoia_accept(v: str) -> bool:
+    """sequoia's ``accept=``: auto, or 1 to SEQUOIA_RANKS per-rank probabilities (``parse_accept``'s rules)."""
+    return v == "auto" or 0 < len(parse_accept(v) or []) <= SEQUOIA_RANKS
+
+
 REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
     "ar": (TargetOnly, {}, "target alone, one token per forward (baseline)"),
     "fixed": (Fixed, {}, "draft the initial γ every step (SpecDecode)"),
@@ -83,9 +95,10 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                           "prior": Param(float, 2.0, lambda v: v >= 0, ">= 0"),
                           "tau": Param(float, 0.0, _prob, "in [0, 1]")},
                 "k maximising expected tokens per second from online acceptance estimates"),
-    "sequoia": (Sequoia, {"budget": Param(int, 64, lambda v: v >= 1, ">= 1"), "depth": Param(int, 8, lambda v: v >= 1, ">= 1"),
-                          "accept": Param(str, "auto", lambda v: parse_accept(v) is not None or v == "auto",
-                                          "auto or probabilities like 0.8/0.3")},
+    "sequoia": (Sequoia, {"budget": Param(int, 64, lambda v: 1 <= v <= SEQUOIA_BUDGET, f">= 1 and <= {SEQUOIA_BUDGET}"),
+                          "depth": Param(int, 8, lambda v: 1 <= v <= SEQUOIA_DEPTH, f">= 1 and <= {SEQUOIA_DEPTH}"),
+                          "accept": Param(str, "auto", _sequoia_accept,
+                                          f"auto or up to {SEQUOIA_RANKS} probabilities like 0.8/0.3")},
                 "static tree by Sequoia's DP under a node budget (tree)"),
     "gt-static": (GTStatic, {"c": GT_C,
                              "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),

@@ -24,7 +24,9 @@ root, rank among its siblings, depth).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from policies.errors import SpecsweepError
 
@@ -77,33 +79,48 @@ def _check(p, **positive):
             raise SpecsweepError(f"tree {name} must be >= 1, got {v}")
 
 
+def _scaled(q: float, row: np.ndarray) -> np.ndarray:
+    """q · row with −inf (no subtree fits) kept −inf, also for q = 0."""
+    return q * row if q > 0 else np.where(row == -np.inf, -np.inf, 0.0)
+
+
+def _sequoia_tables(p: list[float], n_max: int, levels: int) -> tuple[list, list]:
+    """Sequoia's DP filled bottom-up (no recursion, numpy rows) for n <= ``n_max`` nodes and d <= ``levels``.
+
+    ``best[d][n]``: max Σ α̂ inside a subtree of n nodes (its root included, scored 1) and depth <= d levels
+    (1 for n = 1, −inf when no such subtree fits). ``split[d][r][m]``: best Σ p_r · best[d][size] over children
+    ranked r, r + 1, … using exactly m nodes (0 for m = 0, −inf past the last rank). A child row is p_r · best
+    with −inf kept (0 · −inf is no candidate). Each ``split`` row is one max-plus convolution (an m × m table):
+    the DP costs levels · ranks · n_max² additions, in numpy."""
+    ranks = min(len(p), n_max)                  # a rank past the node count never holds a child
+    width = n_max - 1                           # m = 0 … width
+    none = np.full(width + 1, -np.inf)
+    best = [None, np.concatenate(([-np.inf, 1.0], np.full(n_max - 1, -np.inf)))]
+    split: list = [None]
+    for d in range(1, levels):
+        rows = [None] * (ranks + 2)
+        rows[ranks + 1] = none.copy()
+        rows[ranks + 1][0] = 0.0
+        for r in range(ranks, 0, -1):
+            child = _scaled(p[r - 1], best[d])[1:width + 1][::-1]                    # s = width … 1
+            padded = np.concatenate((np.full(width, -np.inf), rows[r + 1]))        # padded[k + width] = row[k]
+            table = sliding_window_view(padded, width)[1:width + 1] + child          # [m − 1, width − s]
+            rows[r] = np.concatenate(([0.0], table.max(axis=1)))
+        split.append(rows)
+        best.append(np.concatenate(([-np.inf, 1.0], 1.0 + rows[1][1:n_max])))
+    return best, split
+
+
 def sequoia_tree(p: list[float], budget: int = 64, max_depth: int = 8) -> list[Node]:
-    """The tree of at most ``budget`` draft nodes and depth ``max_depth`` maximising expected tokens."""
+    """The tree of at most ``budget`` draft nodes and depth ``max_depth`` maximising expected tokens
+    (:func:`_sequoia_tables`; ties go to the smaller first subtree)."""
     _check(p, budget=budget, depth=max_depth)
     p = list(p)
-    ranks = len(p)
-
-    @lru_cache(maxsize=None)
-    def best(n: int, d: int) -> float:
-        """Max Σ α̂ inside a subtree of n nodes (its root included, scored 1) and depth <= d levels."""
-        if n == 1:
-            return 1.0
-        if d <= 1:
-            return float("-inf")
-        return 1.0 + split(n - 1, d - 1, 1)
-
-    @lru_cache(maxsize=None)
-    def split(m: int, d: int, r: int) -> float:
-        """Best Σ p_r · best(size, d) over children ranked r, r+1, … using exactly m nodes."""
-        if m == 0:
-            return 0.0
-        if r > ranks:
-            return float("-inf")
-        return max(p[r - 1] * best(s, d) + split(m - s, d, r + 1) for s in range(1, m + 1))
-
+    levels = min(max_depth, budget) + 1        # a tree of budget nodes is no deeper than budget
+    best, split = _sequoia_tables(p, budget + 1, levels)
     # the largest useful tree within the budget (adding a node never lowers the optimum: α̂ >= 0)
     n = budget + 1
-    while n > 1 and best(n, max_depth + 1) == float("-inf"):
+    while n > 1 and best[levels][n] == -np.inf:
         n -= 1
     tree: list[Node] = []
 
@@ -111,7 +128,8 @@ def sequoia_tree(p: list[float], budget: int = 64, max_depth: int = 8) -> list[N
         """Append the children of ``parent`` (a subtree of n nodes, depth limit d) breadth by rank."""
         m, r, sizes = n - 1, 1, []
         while m > 0:
-            s = max(range(1, m + 1), key=lambda s: (p[r - 1] * best(s, d - 1) + split(m - s, d - 1, r + 1), -s))
+            child = _scaled(p[r - 1], best[d - 1])[1:m + 1]
+            s = 1 + int(np.argmax(child + split[d - 1][r + 1][m - 1::-1][:m]))       # the first maximum: smallest s
             sizes.append(s)
             m -= s
             r += 1
@@ -122,7 +140,7 @@ def sequoia_tree(p: list[float], budget: int = 64, max_depth: int = 8) -> list[N
         for idx, s in zip(ids, sizes):
             build(s, d - 1, idx, depth + 1)
 
-    build(n, max_depth + 1, -1, 1)
+    build(n, levels, -1, 1)
     return _bfs(tree)
 
 

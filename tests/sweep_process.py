@@ -16,7 +16,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0"}
-PROGRESS = re.compile(r"specsweep: (starting \d+ actor|actors ready in|\d+ task\(s\) done in|report, answers)")
+PROGRESS = re.compile(r"specsweep: (starting \d+ actor|actors ready in|\d+ task\(s\) done in|report, answers"
+                      r"|\d+ of \d+ actor\(s\) ready after|[\w.@-]+: (models loaded in|measuring the cost model|ready in))")
 
 
 def tiny_raw(folder: Path, target: str, draft: str, prefix: str = "s", **over) -> dict:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -22,7 +21,7 @@ from jobs.config import load_config, parse_config
 from jobs.redact import redact
 from policies.errors import SpecsweepError
 from actors.loading.tiny_pair import save_tiny_pair
-from tests.sweep_process import tiny_raw
+from tests.sweep_process import PROGRESS, tiny_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"name": "x", "pairs": [{"target": "t"}], "policies": ["fixed"]}
@@ -643,8 +642,7 @@ def test_sigterm_is_clean_and_a_second_sweep_is_refused(cluster, tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
     assert "Traceback" not in err and "terminated (SIGTERM)" in err
-    status = re.compile(r"specsweep: (starting \d+ actor|actors ready in|\d+ task\(s\) done in)")   # progress lines
-    assert [ln for ln in err.splitlines() if ln.startswith("specsweep") and not status.match(ln)] == \
+    assert [ln for ln in err.splitlines() if ln.startswith("specsweep") and not PROGRESS.match(ln)] == \
         [err.strip().splitlines()[-1]]
 
 

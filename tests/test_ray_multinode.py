@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -71,11 +72,16 @@ def quiet_sweep(cfg, **kw):
     return res, err.getvalue()
 
 
-def test_pairs_get_their_own_logical_gpus_and_match_a_one_node_sweep(cluster, pair_paths, tmp_path):
+def test_pairs_get_their_own_logical_gpus_and_match_a_one_node_sweep(cluster, pair_paths, tmp_path, monkeypatch):
+    from cluster import backends
+
     c, _ = cluster
     pairs = [tiny(pair_paths, "one-gpu", 1, actors=2), tiny(pair_paths, "two-gpu", 2)]
-    res, err = quiet_sweep(config(tmp_path / "ray", pairs), address=c.address)
+    monkeypatch.setattr(backends, "STARTING_LINE_S", 0.05)      # actors take seconds to start: progress lines show
+    res, err = quiet_sweep(config(tmp_path / "ray", pairs), address=c.address, wait_for_gpus_s=30)
     assert res["failed_rows"] == 0, err
+    assert "autoscaler" not in err                                # the GPUs are there: nothing asked, no wait
+    assert re.search(r"specsweep: [0-3] of 4 actor\(s\) ready after \d+ s; still starting .*: (one|two)-gpu", err), err
     infos = json.loads((tmp_path / "ray" / "out" / "actors.json").read_text())
     placed = [(i["node"], g) for acts in infos.values() for i in acts for g in i["gpu_ids"]]
     assert len(placed) == 4 and len(set(placed)) == 4                 # four logical GPUs, none given twice
@@ -86,7 +92,10 @@ def test_pairs_get_their_own_logical_gpus_and_match_a_one_node_sweep(cluster, pa
         for i in acts:
             assert sorted(i["cuda_visible_devices"].split(",")) == sorted(i["gpu_ids"])
     one_node = [{**p, "num_gpus": 0} for p in pairs]              # the same pairs in this process, no Ray
-    local, _ = quiet_sweep(config(tmp_path / "local", one_node), backend="inprocess")
+    local, err = quiet_sweep(config(tmp_path / "local", one_node), backend="inprocess")
+    for label in ("one-gpu", "two-gpu"):                          # each start phase as it happens
+        phases = [line for line in err.splitlines() if line.startswith(f"specsweep: {label}: ")]
+        assert [p.split(": ")[2].split(" ")[0] for p in phases] == ["models", "measuring", "ready"], err
     a = ParquetLog(str(tmp_path / "ray" / "out")).read()
     b = ParquetLog(str(tmp_path / "local" / "out")).read()
     key = ["pair", "question_id", "turn", "policy", "gamma", "ar_timing"]

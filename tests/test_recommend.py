@@ -234,6 +234,15 @@ def test_settings_each_engine_can_express():
     assert setting("vllm", True, "eagle2", "eagle2", 0) is None
     assert setting("sglang", False, "eagle2", "eagle2", 0) is None               # trees need an EAGLE head
     assert setting("sglang", True, "eagle2", "eagle2", 0) == {"steps": 6, "topk": 10, "draft_tokens": 61}
+    # a tree holds at most topk + depth·topk² candidates (defaults n = 60 keep only 36 here); top-k 1 is a chain
+    assert setting("sglang", True, "eagle2", "eagle2:depth=2,topk=4", 0) == {"steps": 3, "topk": 4, "draft_tokens": 37}
+    assert setting("sglang", True, "eagle2", "eagle2:topk=1", 0) == {"steps": 6, "topk": 1, "draft_tokens": 7}
+    assert setting("sglang", True, "eagle2", "eagle2:topk=1,n=3", 0) == {"steps": 3, "topk": 1, "draft_tokens": 4}
+    for spec in ("eagle2:depth=2,topk=4", "eagle2:topk=1", "eagle2:topk=1,n=3", "eagle2:depth=1,topk=2,n=40"):
+        speeds = {1: {"fixed:3": 1.3, "eagle2:3": 1.6}}
+        rec = recommend(frame(sweep_rows(speeds, draft="smollm2-135m-eagle", extra_policies={"eagle2:3": spec})),
+                        "sglang")
+        assert rec.deploy.spec == spec and check_sglang(WRITERS["sglang"](rec)), spec    # the engine's rules hold
     assert setting("vllm", False, "gammatune", "gammatune", 2) is None
 
 

@@ -1,134 +1,72 @@
 """``specsweep replay`` / ``tune`` on a scripted sweep folder (no model, no sweep run): a cost file prices only the
 pairs it measured, each cost source keeps its own replay folder, and a batch policy is refused in the user's terms."""
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from actors.rollouts import Rollout, Trace, write_traces
-from policies.costs import CostModel
-
-REFERENCE = [0, 1, 2, 3, 0, 1, 2, 3]
-COUNTS = {"a": {"target": 1000, "draft": 100}, "b": {"target": 1000, "draft": 200}}
-# a tiny Llama's config.json: all a roofline reads of a model folder
-CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 32, "intermediate_size": 64,
-          "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "head_dim": 8,
-          "vocab_size": 64, "max_position_embeddings": 1024, "tie_word_embeddings": False}
-
-
-def _cli(*argv) -> int:
-    from jobs.cli import main
-
-    return main([str(a) for a in argv])
-
-
-def _model(params: dict | None, t_verify: float = 0.05) -> dict:
-    """A trusted cost model in ``specsweep calibrate --out`` form that measured models of ``params`` counts."""
-    m = CostModel.measured(0.01, {1: t_verify, 2: t_verify * 1.1, 4: t_verify * 1.3, 8: t_verify * 1.6})
-    m.trust = {"reliable": True, "reasons": []}
-    m.params = dict(params or {})
-    return m.to_dict()
-
-
-def _trace(root: Path, pair: str, qid: int, max_draft: int = 4) -> Trace:
-    """A turn of 8 tokens whose draft matches the reference for a few proposals at each position."""
-    rollouts = []
-    for j, n in enumerate([3, 0, 2, 1, 3, 0, 1, 0]):
-        toks = [REFERENCE[min(j + i, 7)] if i < n else (REFERENCE[min(j + i, 7)] + 1) % 4 for i in range(max_draft)]
-        rollouts.append(Rollout(toks, [0.6] * max_draft, [0.7] * max_draft, [1.0] * max_draft))
-    return Trace(prompt_ids=[1, 2, 3], reference=list(REFERENCE), finished_by_eos=False, max_new_tokens=8,
-                 max_draft=max_draft, eos_ids=[9], rollouts=rollouts, pair=pair, target=str(root / "models" / "target"),
-                 draft=str(root / "models" / f"draft-{pair}"), prefill_time=0.02, ar_step_times=[0.05] * 8,
-                 ar_wall_time=0.42, key=f"{pair}|q{qid}|t0", meta={"question_id": qid, "turn": 0, "category": "qa"})
-
-
-def _sweep(root: Path, pairs=("a", "b"), max_draft: int = 4) -> Path:
-    """A sweep output folder as ``mode: replay`` leaves it: traces of 2 questions per pair, and ``actors.json`` with
-    each actor's cost model recording the parameter counts of its pair's models (``COUNTS``)."""
-    out = root / "out"
-    for name in ("target", *(f"draft-{p}" for p in pairs)):
-        (root / "models" / name).mkdir(parents=True, exist_ok=True)
-        (root / "models" / name / "config.json").write_text(json.dumps(CONFIG))
-    for p in pairs:
-        write_traces(out / "traces" / f"{p}.parquet", [_trace(root, p, q, max_draft) for q in (1, 2)])
-    infos = {p: [{"costs": _model(COUNTS[p]), "cost_model": _model(COUNTS[p])}] for p in pairs}
-    (out / "actors.json").write_text(json.dumps(infos))
-    return out
-
-
-def _policies(root: Path, text: str = "policies: [fixed]\ngammas: [2]\n", name: str = "f") -> Path:
-    path = root / f"{name}.yaml"
-    path.write_text(text)
-    return path
-
-
-def _one_line(capsys) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("specsweep: error: "), err
-    assert "Traceback" not in err[0] and len(err[0]) < 600
-    return err[0]
+from tests.replay_folders import COUNTS, cli, cost_dict, one_line, policies_file, scripted_sweep
 
 
 # ---------------------------------------------------------------- a cost file prices only the pairs it measured
 def test_a_calibrate_file_of_one_pair_is_refused_on_a_sweep_of_two(tmp_path, capsys):
-    out = _sweep(tmp_path, max_draft=8)                       # tune replays fixed K up to 8
+    out = scripted_sweep(tmp_path, max_draft=8)                       # tune replays fixed K up to 8
     costs = tmp_path / "costs.json"
-    costs.write_text(json.dumps(_model(COUNTS["a"], t_verify=0.02)))
-    assert _cli("replay", out, "--policies", _policies(tmp_path), "--costs", costs) == 2
-    line = _one_line(capsys)
+    costs.write_text(json.dumps(cost_dict(COUNTS["a"], t_verify=0.02)))
+    assert cli("replay", out, "--policies", policies_file(tmp_path), "--costs", costs) == 2
+    line = one_line(capsys)
     assert "pair b " in line and "draft 200 parameters" in line and "draft 100 parameters" in line, line
     assert "only pairs a (`pairs:`" in line and "`--pair` in tune" in line and "specsweep calibrate" in line, line
     assert not (out / "replays").exists()
     # tune replays the same way: refused too, not priced with pair a's model
-    assert _cli("tune", out, "--policy", "fixed", "--costs", costs) == 2
-    assert "pair b " in _one_line(capsys)
+    assert cli("tune", out, "--policy", "fixed", "--costs", costs) == 2
+    assert "pair b " in one_line(capsys)
     # `pairs:` keeps the pair the file measured: replayed under that file
-    pol = _policies(tmp_path, "policies: [fixed]\ngammas: [2]\npairs: [a]\n", "only-a")
-    assert _cli("replay", out, "--policies", pol, "--costs", costs) == 0
+    pol = policies_file(tmp_path, "policies: [fixed]\ngammas: [2]\npairs: [a]\n", "only-a")
+    assert cli("replay", out, "--policies", pol, "--costs", costs) == 0
     rows = pd.read_parquet(out / "replays" / "only-a-costs-costs" / "rows.parquet")
     assert set(rows["pair"]) == {"a"} and len(rows[rows["policy"] == "fixed"]) == 2
     capsys.readouterr()
     # tune's --pair keeps it too: tuned under the file, in a folder named after it
-    assert _cli("tune", out, "--policy", "fixed", "--costs", costs, "--pair", "a") == 0
+    assert cli("tune", out, "--policy", "fixed", "--costs", costs, "--pair", "a") == 0
     tuned = out / "tunes" / "fixed-costs-costs"
     text = (tuned / "report.md").read_text()
     assert "--pair a" in text.splitlines()[0] and "\n| a |" in text and "\n| b |" not in text, text
     assert json.loads((tuned / "source.json").read_text())["pairs"] == ["a"]
     capsys.readouterr()
-    assert _cli("tune", out, "--policy", "fixed", "--pair", "c") == 2
-    assert "pair 'c' has no traces" in _one_line(capsys) and not (out / "tunes" / "fixed").exists()
+    assert cli("tune", out, "--policy", "fixed", "--pair", "c") == 2
+    assert "pair 'c' has no traces" in one_line(capsys) and not (out / "tunes" / "fixed").exists()
     # a name without traces, or a malformed list: one line naming what is valid
     for text, needle in (("pairs: [c]", "valid pairs: a, b"), ("pairs: a", "expected a non-empty list")):
-        assert _cli("replay", out, "--policies", _policies(tmp_path, f"policies: [fixed]\n{text}\n", "bad")) == 2
-        assert needle in _one_line(capsys)
+        assert cli("replay", out, "--policies", policies_file(tmp_path, f"policies: [fixed]\n{text}\n", "bad")) == 2
+        assert needle in one_line(capsys)
 
 
 def test_a_cost_file_that_measured_the_pair_still_prices_a_one_pair_sweep(tmp_path, capsys):
-    out = _sweep(tmp_path, pairs=("a",))
+    out = scripted_sweep(tmp_path, pairs=("a",))
     costs = tmp_path / "costs.json"
-    costs.write_text(json.dumps(_model(COUNTS["a"], t_verify=0.02)))
-    assert _cli("replay", out, "--policies", _policies(tmp_path), "--costs", costs) == 0
+    costs.write_text(json.dumps(cost_dict(COUNTS["a"], t_verify=0.02)))
+    assert cli("replay", out, "--policies", policies_file(tmp_path), "--costs", costs) == 0
     rows = pd.read_parquet(out / "replays" / "f-costs-costs" / "rows.parquet")
     ar = rows[rows["policy"] == "ar"]
     assert set(ar["mode"]) == {"replay"} and (ar["wall_time"] < 0.42).all()     # priced by the file's faster model
     capsys.readouterr()
-    costs.write_text(json.dumps(_model({}, t_verify=0.02)))        # no counts recorded: one pair, nothing to confuse
-    assert _cli("replay", out, "--policies", _policies(tmp_path), "--costs", costs) == 0
+    costs.write_text(json.dumps(cost_dict({}, t_verify=0.02)))        # no counts recorded: one pair, nothing to confuse
+    assert cli("replay", out, "--policies", policies_file(tmp_path), "--costs", costs) == 0
     capsys.readouterr()
-    costs.write_text(json.dumps(_model(COUNTS["b"], t_verify=0.02)))   # another pair's models: refused
-    assert _cli("replay", out, "--policies", _policies(tmp_path), "--costs", costs) == 2
-    assert "pair a " in _one_line(capsys)
+    costs.write_text(json.dumps(cost_dict(COUNTS["b"], t_verify=0.02)))   # another pair's models: refused
+    assert cli("replay", out, "--policies", policies_file(tmp_path), "--costs", costs) == 2
+    assert "pair a " in one_line(capsys)
 
 
 def test_a_cost_file_without_counts_cannot_price_several_pairs(tmp_path, capsys):
-    out = _sweep(tmp_path)
+    out = scripted_sweep(tmp_path)
     costs = tmp_path / "old.json"
-    costs.write_text(json.dumps(_model({})))
-    assert _cli("replay", out, "--policies", _policies(tmp_path), "--costs", costs) == 2
-    assert "cannot be matched to pairs a, b" in _one_line(capsys)
+    costs.write_text(json.dumps(cost_dict({})))
+    assert cli("replay", out, "--policies", policies_file(tmp_path), "--costs", costs) == 2
+    assert "cannot be matched to pairs a, b" in one_line(capsys)
     # another sweep's actors.json names every pair: each pair takes its own entry
-    assert _cli("replay", out, "--policies", _policies(tmp_path), "--costs", out / "actors.json") == 0
+    assert cli("replay", out, "--policies", policies_file(tmp_path), "--costs", out / "actors.json") == 0
 
 
 # ---------------------------------------------------------------- one replay folder per cost source
@@ -139,14 +77,14 @@ def test_each_cost_source_writes_its_own_replay_folder(tmp_path, capsys):
     assert replay_folder("f.yaml", "roofline:h100", ("h100", None)) == "f-roofline-h100"
     assert replay_folder("f.yaml", "roofline:h100:int4", ("h100", "int4")) == "f-roofline-h100-int4"
     assert replay_folder("f.yaml", "other/actors.json", None) == "f-costs-actors"
-    out = _sweep(tmp_path, pairs=("a",))
+    out = scripted_sweep(tmp_path, pairs=("a",))
     costs = tmp_path / "quiet.json"
-    costs.write_text(json.dumps(_model(COUNTS["a"], t_verify=0.02)))
-    pol = _policies(tmp_path)
+    costs.write_text(json.dumps(cost_dict(COUNTS["a"], t_verify=0.02)))
+    pol = policies_file(tmp_path)
     walls = {}
     for source, folder in ((None, "f"), ("roofline:h100", "f-roofline-h100"),
                            ("roofline:h100:int4", "f-roofline-h100-int4"), (costs, "f-costs-quiet")):
-        assert _cli("replay", out, "--policies", pol, *(["--costs", source] if source else [])) == 0
+        assert cli("replay", out, "--policies", pol, *(["--costs", source] if source else [])) == 0
         rows = pd.read_parquet(out / "replays" / folder / "rows.parquet")
         walls[folder] = rows.loc[rows["policy"] == "fixed", "wall_time"].sum()
     capsys.readouterr()
@@ -155,14 +93,14 @@ def test_each_cost_source_writes_its_own_replay_folder(tmp_path, capsys):
 
 
 def test_a_cost_file_of_the_same_stem_never_replaces_another_files_replay(tmp_path, capsys):
-    out = _sweep(tmp_path, pairs=("a",))
-    pol = _policies(tmp_path)
+    out = scripted_sweep(tmp_path, pairs=("a",))
+    pol = policies_file(tmp_path)
     walls = []
     for sub, t_verify in (("x", 0.02), ("y", 0.03), ("x", 0.02)):      # two files named costs.json, then x again
         (tmp_path / sub).mkdir(exist_ok=True)
         costs = tmp_path / sub / "costs.json"
-        costs.write_text(json.dumps(_model(COUNTS["a"], t_verify=t_verify)))
-        assert _cli("replay", out, "--policies", pol, "--costs", costs) == 0
+        costs.write_text(json.dumps(cost_dict(COUNTS["a"], t_verify=t_verify)))
+        assert cli("replay", out, "--policies", pol, "--costs", costs) == 0
         walls.append({p.name: pd.read_parquet(p / "rows.parquet").query("policy == 'fixed'")["wall_time"].sum()
                       for p in (out / "replays").iterdir()})
     capsys.readouterr()
@@ -177,11 +115,11 @@ def test_a_cost_file_of_the_same_stem_never_replaces_another_files_replay(tmp_pa
 # ---------------------------------------------------------------- a batch policy, in the user's terms
 @pytest.mark.parametrize("command", ["replay", "tune"])
 def test_a_batch_policy_is_refused_naming_it_and_the_valid_chain_policies(tmp_path, capsys, command):
-    out = _sweep(tmp_path, pairs=("a",))
-    args = (["--policies", _policies(tmp_path, "policies: [tetris]\n")] if command == "replay"
+    out = scripted_sweep(tmp_path, pairs=("a",))
+    args = (["--policies", policies_file(tmp_path, "policies: [tetris]\n")] if command == "replay"
             else ["--policy", "tetris"])
-    assert _cli(command, out, *args) == 2
-    line = _one_line(capsys)
+    assert cli(command, out, *args) == 2
+    line = one_line(capsys)
     assert "policy tetris is a batch policy" in line and "per-sequence chain policies" in line, line
     assert "valid: fixed, hf-heuristic" in line and "ema-steps" in line and "SequencePolicy" not in line
     assert "base=0" not in line and "tetris," not in line.split("valid:")[1]

@@ -202,3 +202,21 @@ def test_a_one_token_prompt_in_a_batch_counts_no_prefill_forward_of_its_own():
         short, long = eng.generate_batch([[3], [1, 2, 3, 4]], [build("ar"), build("ar")], max_new_tokens=5)
         assert short.token_ids == alone.token_ids and short.target_calls == alone.target_calls == 5, engine
         assert long.target_calls == 6 and short.prefill_time > 0           # it waited for the batch's prefill
+
+
+def test_a_target_emitting_ids_the_narrower_draft_cannot_read_stays_exact():
+    """The target's 2 extra ids are emitted (no padding bias): the draft reads them as its pad id, so chains, trees
+    and batches on both engines still give the target-only output (the draft cannot embed them)."""
+    target = sharpen(llama(vocab=9, layers=1, hidden=16, seed=31), 2.0)
+    draft = sharpen(llama(vocab=6, layers=1, hidden=16, seed=32), 2.0)
+    prompts = [[1, 2, 3], [4, 5], [2, 7, 8, 1]]
+    ref = [SpecEngine(target).generate(p, TargetOnly(), max_new_tokens=24).token_ids for p in prompts]
+    assert any(t >= 6 for r in ref for t in r)             # the case: ids past the draft's embedding are emitted
+    for spec in ("fixed", "sequoia:accept=0.5/0.3,budget=4,depth=2"):
+        got = [SpecEngine(target, ModelDrafter(draft)).generate(p, build(spec, 3), max_new_tokens=24).token_ids
+               for p in prompts]
+        assert got == ref, spec
+    for engine in ("eager", "static"):
+        eng = SpecEngine(target, ModelDrafter(draft), engine=engine, capacity=64)
+        outs = eng.generate_batch(prompts, [build("fixed", 3) for _ in prompts], max_new_tokens=24)
+        assert [o.token_ids for o in outs] == ref, engine

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import shutil
 
 import pytest
 
@@ -31,6 +32,13 @@ def test_a_full_disk_is_one_line_and_exit_2_and_the_error_log_never_raises(tmp_p
     monkeypatch.setattr(failures.tempfile, "mkstemp", unwritable)
     assert failures.internal_error_log(None, RuntimeError("x")) is None
 
+    def no_ray():
+        raise ModuleNotFoundError("No module named 'ray'", name="ray")
+
+    assert command._guarded(no_ray)[0] == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the package 'ray' is not installed" in err[0], err
+
     def bug():
         raise RuntimeError("a bug")
 
@@ -55,3 +63,20 @@ def test_a_prompt_past_the_targets_positions_fails_its_task_with_the_reason(tmp_
     assert (long["status"] != "ok").all() and (short["status"] == "ok").all() and len(short)
     assert long["error"].str.contains("exceed the 1024 positions").all(), long["error"].tolist()
     assert "exceed the 1024 positions" in capsys.readouterr().err
+
+
+def test_a_file_where_the_log_folder_goes_is_one_line_naming_it(tmp_path, capsys):
+    from jobs.sweep.command import main
+
+    target, draft = save_tiny_pair(tmp_path / "pair")
+    raw = tiny_raw(tmp_path, target, draft)
+    (tmp_path / "sweep.yaml").write_text(json.dumps(raw))
+    assert main([str(tmp_path / "sweep.yaml"), "--backend", "inprocess"]) == 0
+    shutil.rmtree(tmp_path / "out" / "log")                 # the user moved the log away and left a note there
+    (tmp_path / "out" / "log").write_text("the user's notes\n")
+    capsys.readouterr()
+    assert main([str(tmp_path / "sweep.yaml"), "--backend", "inprocess"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("specsweep: ")]
+    assert len(err) == 1 and "cannot write" in err[0] and "log" in err[0], err
+    assert "move the file away or choose another output folder" in err[0], err
+    assert (tmp_path / "out" / "log").read_text() == "the user's notes\n"

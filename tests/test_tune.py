@@ -10,6 +10,7 @@ import pytest
 
 from jobs.report.regret import regret_md, regret_table
 from jobs.tune.cli import parse_grid, split_questions
+from tests.replay_folders import tune_rows
 
 
 def _cli(*argv) -> int:
@@ -252,24 +253,13 @@ def test_a_sweep_run_live_and_replayed_reports_its_regret(tmp_path):
     assert "200.00" in line                                              # replayed: 1.2 − 1.0 s per question
 
 
-def _tune_rows(fixed_1_missing_on=None):
-    """Six questions: ar 10 s, the bound 4 s, threshold γ 2 6 s, fixed γ 1 9 s (NaN on one question), fixed γ 4 5 s."""
-    rows = []
-    for q in range(1, 7):
-        for policy, spec, g, t in (("ar", "ar", 0, 10.0), ("oracle-bound", "oracle (bound)", 0, 4.0),
-                                   ("threshold", "threshold", 2, 6.0), ("fixed", "fixed", 4, 5.0),
-                                   ("fixed", "fixed", 1, float("nan") if q == fixed_1_missing_on else 9.0)):
-            rows.append({"pair": "p", "policy": policy, "policy_spec": spec, "gamma": g, "repeat": 0, "question_id": q,
-                         "category": "qa", "turn": 0, "new_tokens": 100, "wall_time": t, "accept_lengths": [1],
-                         "status": "ok", "ar_timing": "", "mode": "replay"})
-    return pd.DataFrame(rows)
 
 
 def test_a_fixed_k_without_a_training_time_is_never_the_best_fixed_k():
     from jobs.tune.cli import tune
 
     train, _ = split_questions(list(range(1, 7)), 0)
-    res, _ = tune(_tune_rows(fixed_1_missing_on=train[0]), "threshold", "threshold", 0)
+    res, _ = tune(tune_rows(fixed_1_missing_on=train[0]), "threshold", "threshold", 0)
     assert res["best_fixed_gamma"].iloc[0] == 4
     assert res["vs_best_fixed"].iloc[0] == pytest.approx(5.0 / 6.0)     # threshold's 6 s against fixed γ 4's 5 s
 
@@ -277,6 +267,6 @@ def test_a_fixed_k_without_a_training_time_is_never_the_best_fixed_k():
 def test_tuning_fixed_lists_each_config_once():
     from jobs.tune.cli import tune
 
-    _, grid = tune(_tune_rows(), "fixed", "fixed", 0)
+    _, grid = tune(tune_rows(), "fixed", "fixed", 0)
     assert sorted(zip(grid["policy_spec"], grid["gamma"])) == [("fixed", 1), ("fixed", 4)]
     assert grid["chosen"].sum() == 1

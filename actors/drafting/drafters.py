@@ -155,6 +155,13 @@ def token_stats(probs: torch.Tensor, token: int) -> tuple[float, float, float]:
     return q_tok, q_max, ent
 
 
+def readable_ids(model) -> int:
+    """How many token ids ``model`` reads: its input embedding's rows, or the whole vocabulary of a reduced-vocabulary
+    draft (``actors/loading/reduced_vocab.py`` maps every id itself)."""
+    full = getattr(model, "full_vocab_size", None)
+    return int(full) if full is not None else model.get_input_embeddings().num_embeddings
+
+
 class ModelDrafter(Drafter):
     """A draft LM: each level feeds each drafting row what its cache lacks (the step's catch-up first, then one
     token), so accepted tokens are never recomputed.
@@ -171,6 +178,7 @@ class ModelDrafter(Drafter):
     def __init__(self, model, runner=None, pad_id: int = 0):
         self.model = model
         self.pad_id = int(pad_id)
+        self.readable = readable_ids(model)
         self.runner = runner if runner is not None else EagerRunner(model)
         self._main = self.runner
         self._eager = self.runner if isinstance(self.runner, EagerRunner) else None
@@ -209,17 +217,24 @@ class ModelDrafter(Drafter):
     def begin(self, seqs, caps) -> None:
         self.seqs = [list(s) for s in seqs]
 
+    def _readable(self, ids: list[int]) -> list[int]:
+        """``ids`` with those the draft has no embedding for (a wider target emitted them) read as ``pad_id``: only
+        the proposals after them change, and verification keeps the output the target's."""
+        if not ids or max(ids) < self.readable:
+            return ids
+        return [t if t < self.readable else self.pad_id for t in ids]
+
     @torch.no_grad()
     def next(self, active) -> dict:
         if self._rows is None:                          # one row: the plain cache
             seq = self.seqs[0]
-            logits = self.runner.forward(seq[self.runner.length:], last_only=True)[-1]
+            logits = self.runner.forward(self._readable(seq[self.runner.length:]), last_only=True)[-1]
             pick = pick_draft_token(logits, self.sampling, self.generator)
             seq.append(pick[0])
             return {0: pick}
         act = set(active)
         runner = self._rows
-        feeds = [self.seqs[b][runner.lengths[b]:] if b in act else [] for b in range(runner.rows)]
+        feeds = [self._readable(self.seqs[b][runner.lengths[b]:]) if b in act else [] for b in range(runner.rows)]
         logits = runner.forward(feeds, last_only=True)
         picks = {}
         for b in active:
@@ -240,8 +255,8 @@ class ModelDrafter(Drafter):
 
     def propose_tree(self, tokens, policy, max_depth):
         """The policy's tree after the committed ``tokens`` (``actors.core.tree_step.draft_tree``)."""
-        return draft_tree(model_dists(self.model, self.runner.cache, list(tokens), self.sampling), policy, max_depth,
-                          self.sampling, self.generator, self.stop_ids)
+        return draft_tree(model_dists(self.model, self.runner.cache, self._readable(list(tokens)), self.sampling),
+                          policy, max_depth, self.sampling, self.generator, self.stop_ids)
 
     def keep_tree_path(self, committed, tree, path) -> None:
         """Keep the committed prefix and the accepted ``path`` (tree node indices) in the draft's cache."""

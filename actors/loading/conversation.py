@@ -73,9 +73,9 @@ def run_questions(pair, questions: Sequence[Sequence[str]], policies: Callable[[
 
 
 def run_question(pair, user_turns: Sequence[str], policy, *, template: str, max_new_tokens: int = 256,
-                 temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> list[Turn]:
+                 temperature: float = 0.0, top_p: float = 1.0, seed: int = 0, check_length: bool = False) -> list[Turn]:
     """One question alone under one ``policy`` instance, carried across its turns: :func:`run_questions` with a
-    single question."""
+    single question (``check_length``: each turn's prompt checked before it runs, as there)."""
     return run_questions(pair, [user_turns], lambda n: policy if isinstance(policy, BatchPolicy) else [policy],
                          template=template, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p,
-                         seed=seed)[0]
+                         seed=seed, check_length=check_length)[0]

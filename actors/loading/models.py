@@ -217,6 +217,17 @@ def _not_found(name: str, err: Exception, role: str | None = None) -> str:
     return f"cannot load model {name!r} ({first[:160]}); valid: {valid_names(role)}"
 
 
+def _unloadable(name: str, source: str, err: Exception) -> str:
+    """One line for a model folder transformers cannot build from its files (an unknown ``model_type``, a size in
+    config.json that disagrees with the weights): the folder, the cause's type and first line, and what is valid."""
+    first = (str(err).strip().splitlines() or [""])[0][:160] or type(err).__name__
+    if "mismatched_sizes" in first:               # transformers points at a load report it logged, not shown here
+        first = "a weight's shape differs from the size config.json gives it"
+    where = f"model {name!r}" + ("" if source == name else f" from {source}")
+    return (f"cannot load {where} ({type(err).__name__}: {first}): its config.json must name a model_type this "
+            "transformers knows and the sizes its weights have")
+
+
 def quantization_config(spec: ModelSpec):
     """transformers' quantization config for weight-only ``spec.quantization`` with ``spec.quant_backend``.
 
@@ -263,7 +274,8 @@ def device_map_for(spec: ModelSpec, device: torch.device):
 
 
 def load_model(spec: ModelSpec):
-    """Load a causal LM in eval mode, placed (and quantized, sharded) as it is read from disk."""
+    """Load a causal LM in eval mode, placed (and quantized, sharded) as it is read from disk; a folder it cannot
+    build from (config.json malformed or disagreeing with its weights) is one line (:func:`_unloadable`)."""
     from transformers import AutoModelForCausalLM  # heavy: transformers
 
     source, kw = resolve_source(spec.name, spec.role), {}
@@ -282,6 +294,10 @@ def load_model(spec: ModelSpec):
             source, dtype=DTYPES[spec.dtype], trust_remote_code=spec.trust_remote_code, device_map=device_map, **kw)
     except OSError as e:
         raise SpecsweepError(_not_found(spec.name, e, spec.role)) from None
+    except (ValueError, KeyError, RuntimeError) as e:   # a config.json malformed or not matching its weights
+        if isinstance(e, torch.cuda.OutOfMemoryError):
+            raise                                       # a full device is no fault of the folder
+        raise SpecsweepError(_unloadable(spec.name, source, e)) from None
     except Exception as e:  # noqa: BLE001 - a weights file cut short (SafetensorError) and its like: one line
         if "Safetensor" not in type(e).__name__:
             raise

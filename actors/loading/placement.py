@@ -23,7 +23,12 @@ QUANT_BYTES = {"int8": 1.0 + 2 / 4096, "int4": 0.5 + 4 / 128, "fp8": 1.0 + 2 / 4
 
 @dataclass(frozen=True)
 class Shape:
-    """The sizes that decide a decoder's memory (Llama-style: gated MLP, grouped-query attention)."""
+    """The sizes that decide a decoder's memory (Llama-style: gated MLP, grouped-query attention).
+
+    ``head_dim`` is the config's ``head_dim`` when it names one (Qwen3: 128 at hidden 1024 and 16 heads), else
+    hidden // heads — the rule ``actors/drafting/head_files.py`` checks head tensors by. The query and output
+    projections are heads · head_dim wide, the key and value projections kv_heads · head_dim.
+    """
 
     hidden: int
     intermediate: int
@@ -32,22 +37,27 @@ class Shape:
     kv_heads: int
     vocab: int
     tied: bool = False
+    head_dim: int = 0            # 0: hidden // heads
+
+    def __post_init__(self):
+        if not self.head_dim:
+            object.__setattr__(self, "head_dim", self.hidden // self.heads)
 
     @classmethod
     def of(cls, config) -> "Shape":
         heads = config.num_attention_heads
         return cls(config.hidden_size, config.intermediate_size, config.num_hidden_layers, heads,
                    getattr(config, "num_key_value_heads", None) or heads, config.vocab_size,
-                   bool(getattr(config, "tie_word_embeddings", False)))
+                   bool(getattr(config, "tie_word_embeddings", False)),
+                   getattr(config, "head_dim", None) or config.hidden_size // heads)
 
-    @property
-    def head_dim(self) -> int:
-        return self.hidden // self.heads
+    def attention_params_per_layer(self) -> int:
+        """q [heads·head_dim, hidden], k and v [kv_heads·head_dim, hidden], o [hidden, heads·head_dim]."""
+        q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        return 2 * self.hidden * q + 2 * self.hidden * kv
 
     def linear_params_per_layer(self) -> int:
-        kv = self.kv_heads * self.head_dim
-        attn = self.hidden * (self.hidden + 2 * kv) + self.hidden * self.hidden     # q, k, v, o
-        return attn + 3 * self.hidden * self.intermediate                         # gate, up, down
+        return self.attention_params_per_layer() + 3 * self.hidden * self.intermediate      # + gate, up, down
 
     def embedding_params(self) -> int:
         return self.vocab * self.hidden * (1 if self.tied else 2)                 # embeddings + output head

@@ -3,6 +3,8 @@
 Rule, per model (sizes from ``actors/loading/placement.py``'s :class:`Shape`):
 
     weights  = linear params × bytes per quantized weight + (embeddings, output head, norms) × dtype bytes
+               (attention: q and o heads · head_dim wide, k and v kv_heads · head_dim; head_dim from the config,
+               else hidden // heads)
     KV cache = 2 · layers · kv_heads · head_dim · dtype bytes per position × positions × batch
     activations (one forward of B rows × m tokens at context C)
              = B·m·vocab·4 (fp32 logits) + B·m·(4·hidden + 2·intermediate)·dtype bytes
@@ -12,6 +14,8 @@ A pair on N GPUs: the target's weights and KV cache split evenly over the N GPUs
 spread by ``device_map="auto"``), the draft and its cache on GPU 0 with the target's share, the
 activations and :data:`WORKSPACE_BYTES` (CUDA context, cuBLAS workspace, allocator slack) on every
 GPU. GPU 0 holds the most, so the pair fits a GPU kind when GPU 0's sum is at most that kind's memory.
+A sweep is planned at its largest batch size (:func:`plan_batch`): a batch's static cache holds
+rows × positions for the target and the draft alike.
 """
 from __future__ import annotations
 
@@ -105,9 +109,8 @@ def load_shape_config(name: str) -> tuple[Shape, str, dict]:
 
 def params_by_component(s: Shape) -> dict[str, int]:
     """Parameters of a Llama-style decoder: embeddings, output head (0 when tied), attention, MLP, norms."""
-    kv = s.kv_heads * s.head_dim
     return {"embeddings": s.vocab * s.hidden, "output head": 0 if s.tied else s.vocab * s.hidden,
-            "attention": s.layers * (2 * s.hidden * s.hidden + 2 * s.hidden * kv),
+            "attention": s.layers * s.attention_params_per_layer(),
             "mlp": s.layers * 3 * s.hidden * s.intermediate, "norms": (2 * s.layers + 1) * s.hidden}
 
 
@@ -165,6 +168,7 @@ class PairPlan:
     per_gpu_bytes: int
     fits: dict[str, bool] = field(default_factory=dict)          # GPU kind -> fits at num_gpus
     min_gpus: dict[str, int | None] = field(default_factory=dict)  # GPU kind -> fewest GPUs that fit (≤ 64)
+    batch: int = 1                                                 # rows decoded together, each with its own cache
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -177,8 +181,14 @@ def gpu0_bytes(target: ModelPlan, draft: ModelPlan | None, n: int) -> int:
     return int(own + extra + target.activation_bytes + WORKSPACE_BYTES)
 
 
+def plan_batch(cfg) -> int:
+    """The batch a sweep config's pairs are planned at: the largest of its ``batch_sizes`` (1 without any)."""
+    return max(getattr(cfg, "batch_sizes", None) or [1])
+
+
 def pair_plan(pair, batch: int = 1) -> PairPlan:
-    """The plan of one config pair (``jobs/config/__init__.py``'s ``PairEntry``): dtype, quantization, positions, GPUs."""
+    """The plan of one config pair (``jobs/config/__init__.py``'s ``PairEntry``) at ``batch`` rows: dtype,
+    quantization, positions, GPUs."""
     target = model_plan(pair.target, pair.dtype, pair.quantization, pair.max_context, batch)
     draft = None
     kind = kind_of(pair.draft)
@@ -187,7 +197,7 @@ def pair_plan(pair, batch: int = 1) -> PairPlan:
     if kind is not None and kind.on_gpu:
         draft = model_plan(pair.draft, pair.dtype, pair.draft_quantization, pair.max_context, batch, tokens=1)
     n = max(1, int(pair.num_gpus))
-    plan = PairPlan(pair.label, n, target, draft, gpu0_bytes(target, draft, n))
+    plan = PairPlan(pair.label, n, target, draft, gpu0_bytes(target, draft, n), batch=batch)
     for key, g in GPUS.items():
         plan.fits[key] = plan.per_gpu_bytes <= g.memory
         plan.min_gpus[key] = next((k for k in range(1, 65) if gpu0_bytes(target, draft, k) <= g.memory), None)
@@ -195,11 +205,13 @@ def pair_plan(pair, batch: int = 1) -> PairPlan:
 
 
 def check_fits(plan: PairPlan, where: str) -> None:
-    """Refuse a pair on GPUs that fits no listed GPU kind at its ``num_gpus`` (one line, the fix named)."""
+    """Refuse a pair on GPUs that fits no listed GPU kind at its ``num_gpus`` and batch (one line, the fix named)."""
     if any(plan.fits.values()):
         return
     need = ", ".join(f"{GPUS[k].label}: {n}" for k, n in plan.min_gpus.items() if n) or "more than 64 of any"
+    largest = max(g.memory for g in GPUS.values())
+    smaller = ", or lower batch_sizes" if plan.batch > 1 else ""
     raise SpecsweepError(
         f"{where}: pair {plan.label} needs {plan.per_gpu_bytes / GB:.1f} GB on GPU 0 with num_gpus "
-        f"{plan.num_gpus}, more than any listed GPU holds (largest {max(g.memory for g in GPUS.values()) / GB:.0f} GB); "
-        f"GPUs needed — {need}; or quantize the target (int8, int4)")
+        f"{plan.num_gpus} at batch {plan.batch}, more than any listed GPU holds (largest {largest / GB:.0f} GB); "
+        f"GPUs needed — {need}; or quantize the target (int8, int4){smaller}")

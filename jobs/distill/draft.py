@@ -17,6 +17,9 @@ Pipeline (every phase resumes from what ``--out`` already holds):
    teacher forcing on the target's own outputs). AdamW, linear warm-up, cosine decay.
    ``checkpoint.pt`` and a loadable HF folder ``draft/`` are written every
    ``save_every`` steps.
+
+Every resume file is written to a twin and renamed into place (``jobs/distill/resume_files.py``): an interrupted save
+never leaves a torn one, and one that cannot be read is refused in one line naming the file to delete.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ from actors.loading.instruction_pool import varied_prompts
 from actors.loading.templates import default_template, render
 from jobs.distill.own_texts import own_text_prompts
 from jobs.distill.padding import left_padded
+from jobs.distill.resume_files import load_resume, read_json, save_atomically, write_atomically
 from jobs.inputs import check_text_file
 from jobs.store.output import check_writable
 from policies.errors import SpecsweepError
@@ -148,7 +152,7 @@ def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
     shards = sorted(out.glob("answers-*.pt"))
     samples: list[dict] = []
     for s in shards:
-        samples += torch.load(s)
+        samples += load_resume(s)
     for i, s in enumerate(samples):             # answers line up with prompts, or the folder is another run's
         if i >= len(texts) or s.get("prompt", texts[i]) != texts[i]:
             raise SpecsweepError(f"distill --out {out} holds an answer to another prompt at index {i} (an --extra-text "
@@ -184,7 +188,7 @@ def build_data(cfg: DistillConfig, model, tok, out: Path) -> list[dict]:
                 n = ans.index(eos) + 1
             shard.append({"prompt": texts[i], "prompt_ids": prompts[b], "answer_ids": ans[:n],
                           "top_ids": top_ids[b, :n].clone(), "top_logp": top_logp[b, :n].clone()})
-        torch.save(shard, out / f"answers-{len(samples):05d}.pt")
+        save_atomically(shard, out / f"answers-{len(samples):05d}.pt")
         samples += shard
         bar.update(len(idx))
     bar.close()
@@ -281,7 +285,7 @@ def train(cfg: DistillConfig, draft, samples, kept, full_vocab, tok, out: Path) 
     ckpt = out / "checkpoint.pt"
     step = 0
     if ckpt.exists():
-        state = torch.load(ckpt)
+        state = load_resume(ckpt)
         draft.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
@@ -308,9 +312,8 @@ def train(cfg: DistillConfig, draft, samples, kept, full_vocab, tok, out: Path) 
         bar.update(1)
         bar.set_postfix(loss=f"{ema:.3f}")
         if step % cfg.save_every == 0 or step == cfg.steps:
-            torch.save({"model": draft.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step},
-                       ckpt.with_suffix(".tmp"))
-            ckpt.with_suffix(".tmp").replace(ckpt)
+            save_atomically({"model": draft.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                             "step": step}, ckpt)
             export(draft, tok, kept, full_vocab, out / "draft", cfg, step, ema)
     bar.close()
     return out / "draft"
@@ -348,7 +351,7 @@ def run_distill(cfg: DistillConfig) -> Path:
             raise SpecsweepError(f"--extra-text file {f} does not exist")
     meta = out / "distill_config.json"
     key = data_key(cfg, "layers")
-    if meta.exists() and json.loads(meta.read_text()) != key:
+    if meta.exists() and read_json(meta) != key:
         raise SpecsweepError(f"{out} holds a distillation with other settings ({meta}): pass another --out or delete it")
     spec = ModelSpec(cfg.target, device=cfg.device)
     tok = load_tokenizer(spec)
@@ -359,17 +362,17 @@ def run_distill(cfg: DistillConfig) -> Path:
         raise SpecsweepError(f"distill --layers {cfg.layers} exceeds the target's {n_target} layers")
     target = load_model(spec)
     out.mkdir(parents=True, exist_ok=True)
-    meta.write_text(json.dumps(key))
+    write_atomically(json.dumps(key), meta)
     samples = build_data(cfg, target, tok, out)
     kept = None
     full_vocab = target.get_input_embeddings().weight.shape[0]
     if cfg.vocab and cfg.vocab < full_vocab:
         vm = out / "vocab_map.json"
         if vm.exists():
-            kept = json.loads(vm.read_text())["kept_ids"]
+            kept = read_json(vm)["kept_ids"]
         else:
             kept = kept_vocab(samples, cfg.vocab, full_vocab, [tok.eos_token_id, tok.bos_token_id, tok.pad_token_id])
-            vm.write_text(json.dumps({"kept_ids": kept, "full_vocab_size": full_vocab}))
+            write_atomically(json.dumps({"kept_ids": kept, "full_vocab_size": full_vocab}), vm)
     draft, full_vocab = init_draft(target, cfg.layers, kept)
     del target
     draft.to(spec.device if spec.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu"))

@@ -39,6 +39,7 @@ from jobs.dataset import CATEGORIES, load_questions
 from jobs.distill.draft import DistillConfig, build_data, data_key, kept_vocab, prompt_source
 from jobs.distill.head_training import (LoopSettings, build_features, draft_vocab_map, scored_rows, soft_ce,
                                        train_loop)
+from jobs.distill.resume_files import load_resume, read_json, write_atomically
 from jobs.report.intervals import paired_ratio
 from policies import build
 from policies.errors import SpecsweepError
@@ -164,7 +165,7 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
     init_from = getattr(cfg, "init_from", "")
     if init_from:
         key["init_from"] = init_from
-    if meta.exists() and json.loads(meta.read_text()) != key:
+    if meta.exists() and read_json(meta) != key:
         raise SpecsweepError(f"{out} holds a distillation with other settings ({meta}): pass another --out or delete it")
     spec = ModelSpec(cfg.target, device=cfg.device)
     tok = load_tokenizer(spec)
@@ -173,7 +174,7 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
     start = recipe.start(init_from, target) if init_from else None    # refused in one line before any work
     layers = start[0].layers if start else recipe.layers(target)
     out.mkdir(parents=True, exist_ok=True)
-    meta.write_text(json.dumps(key))
+    write_atomically(json.dumps(key), meta)
     samples = build_data(cfg, target, tok, out)
     feats = build_features(target, samples, out, layers=layers, topk=cfg.topk,
                            batch=64 if target.device.type == "cuda" else 16)    # a GPU forward: launch-bound at 16
@@ -181,20 +182,20 @@ def run_head_distill(cfg: EagleDistillConfig, recipe: HeadRecipe) -> Path:
     vm = out / "draft_vocab.json"
     if start:
         kept = start[1]
-        vm.write_text(json.dumps({"kept_ids": kept}))
+        write_atomically(json.dumps({"kept_ids": kept}), vm)
     elif vm.exists():
-        kept = json.loads(vm.read_text())["kept_ids"]
+        kept = read_json(vm)["kept_ids"]
     else:
         size = cfg.vocab if cfg.vocab and cfg.vocab < full else full
         kept = kept_vocab(samples, size, full, [tok.eos_token_id, tok.bos_token_id, tok.pad_token_id])
-        vm.write_text(json.dumps({"kept_ids": kept}))
+        write_atomically(json.dumps({"kept_ids": kept}), vm)
     head = start[0] if start else recipe.make(target, kept, cfg.seed)
     subset = kept if len(kept) < full else None          # the full vocabulary needs no draft_vocab.json
     folder = recipe.train(cfg, target, head, samples, feats, kept, subset, out, deadline=deadline)
     estimate = held_out_estimate(cfg, target, tok, recipe.drafter(folder, target))
-    curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
+    curve = read_json(out / "curve.json") if (out / "curve.json").exists() else []
     ckpt = out / "checkpoint.pt"                # a time budget (--minutes) may have ended training before --steps
-    step = torch.load(ckpt, weights_only=True, map_location="cpu")["step"] if ckpt.exists() else cfg.steps
+    step = load_resume(ckpt, weights_only=True, map_location="cpu")["step"] if ckpt.exists() else cfg.steps
     recipe.export(cfg, head, subset, out, step, curve, estimate)
     for label, e in (("prompt set", estimate), ("sample questions", estimate["sample"])):
         print(f"held-out mean accepted length at γ={e['gamma']} ({label}): {e['mean_accepted_length']:.3f} "

@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from jobs.distill.resume_files import load_resume, read_json, save_atomically, write_atomically
 from policies.errors import SpecsweepError
 
 SHARD = 256                    # samples per features-*.pt shard
@@ -42,7 +43,7 @@ def build_features(target, samples: list[dict], out: Path, layers: tuple[int, ..
     without a teacher gets ``top_ids``/``top_logp`` from the same forward's logits. Resumable by shard."""
     feats: list[torch.Tensor] = []
     for s in sorted(out.glob("features-*.pt")):
-        feats += torch.load(s)
+        feats += load_resume(s)
     from actors.drafting.eagle_head import target_parts  # heavy: torch
 
     base, _ = target_parts(target)
@@ -69,7 +70,7 @@ def build_features(target, samples: list[dict], out: Path, layers: tuple[int, ..
                 s["top_ids"], s["top_logp"] = logp.indices.to(torch.int32).cpu(), logp.values.to(torch.float16).cpu()
         bar.update(len(seqs))
         if len(pending) >= SHARD or i + batch >= len(samples):
-            torch.save(pending, out / f"features-{start:05d}.pt")
+            save_atomically(pending, out / f"features-{start:05d}.pt")
             feats += pending
             start += len(pending)
             pending = []
@@ -259,7 +260,7 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
     ckpt = out / "checkpoint.pt"
     step = 0
     if ckpt.exists():
-        state = torch.load(ckpt, weights_only=True)
+        state = load_resume(ckpt, weights_only=True)
         head.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
@@ -267,7 +268,7 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
         if state.get("steps") == settings.steps:     # the same --steps: a step count a time budget cut stays cut
             total = state.get("total", total)
     train_idx, held_idx = split(samples, settings)
-    curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
+    curve = read_json(out / "curve.json") if (out / "curve.json").exists() else []
     dev = next(head.parameters()).device
     to_small = to_small.to(dev)
     bar = tqdm(total=total, initial=step, desc=desc, unit="step")
@@ -333,10 +334,9 @@ def train_loop(settings: LoopSettings, head, embed, samples, feats, to_small, st
                 else:
                     curve.append({"step": step, "loss": round(shown[0], 4), "acc1": round(shown[1], 4),
                                   "heldout_top1": [round(x, 4) for x in h]})
-            torch.save({"model": head.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step,
-                        "total": total, "steps": settings.steps}, ckpt.with_suffix(".tmp"))
-            ckpt.with_suffix(".tmp").replace(ckpt)
-            (out / "curve.json").write_text(json.dumps(curve))
+            save_atomically({"model": head.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                             "step": step, "total": total, "steps": settings.steps}, ckpt)
+            write_atomically(json.dumps(curve), out / "curve.json")
             export(step, curve)
             paused += time.monotonic() - save_from
     bar.close()

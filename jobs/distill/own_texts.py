@@ -19,6 +19,7 @@ from actors.loading.instruction_pool.own_texts import clean_text, shares_six_wor
 from actors.loading.templates import default_template, render
 from jobs.dataset import load_questions
 from jobs.distill.padding import left_padded
+from jobs.distill.resume_files import read_json, write_atomically
 from policies.errors import SpecsweepError
 
 WRITE_TEMPERATURE = 0.8
@@ -40,7 +41,7 @@ def write_texts(n: int, seed: int, target: str, model, tok, out: Path, batch: in
     key = {"n": n, "seed": seed, "temperature": WRITE_TEMPERATURE, "top_p": WRITE_TOP_P, "tokens": WRITE_TOKENS}
     state = {"key": key, "batch": batch, "done": 0, "texts": [], "dropped": 0}
     if path.exists():
-        state = json.loads(path.read_text())
+        state = read_json(path)
         if state.get("key") != key:
             raise SpecsweepError(f"distill --out {out} holds own texts written with {state.get('key')}, not {key}: "
                                  "use a new --out")
@@ -66,9 +67,7 @@ def write_texts(n: int, seed: int, target: str, model, tok, out: Path, batch: in
             else:
                 state["texts"].append(text)
         state["done"] = first + len(chunk)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, ensure_ascii=False, indent=0))
-        tmp.replace(path)
+        write_atomically(json.dumps(state, ensure_ascii=False, indent=0), path)
         bar.update(len(chunk))
         bar.set_postfix(kept=len(state["texts"]), dropped=state["dropped"])
     bar.close()

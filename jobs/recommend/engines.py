@@ -10,9 +10,10 @@
   heads) has no dynamic-draft-length path there and is refused.
 - SGLang (server flags): one setting for every batch size — ``--speculative-num-steps``, ``--speculative-eagle-topk``
   and ``--speculative-num-draft-tokens`` (the tree's nodes plus its root). A chain of K is steps K, top-k 1, K + 1
-  draft tokens; our ``eagle2`` tree (``depth`` levels after the root's children, ``topk``, ``n`` nodes kept) is
-  steps depth + 1, top-k ``topk``, n + 1 draft tokens (EAGLE heads only). Algorithms ``STANDALONE`` (a draft model),
-  ``NGRAM`` (CUDA only), ``EAGLE`` and ``EAGLE3``.
+  draft tokens; our ``eagle2`` tree (``depth`` levels after the root's children, ``topk``, the best ``n`` of its
+  topk + depth · topk² candidates kept) is steps depth + 1, top-k ``topk``, min(n, topk + depth · topk²) + 1 draft
+  tokens, and at top-k 1 (a chain of min(n, depth + 1) nodes) steps = those nodes (EAGLE heads only). Algorithms
+  ``STANDALONE`` (a draft model), ``NGRAM`` (CUDA only), ``EAGLE`` and ``EAGLE3``.
 """
 from __future__ import annotations
 
@@ -54,7 +55,11 @@ def setting(engine: str, trees: bool, policy: str, policy_spec: str, gamma: int)
         return {"K": k} if engine != "sglang" else {"steps": k, "topk": 1, "draft_tokens": k + 1}
     if policy == "eagle2" and engine == "sglang" and trees:
         _, p = resolve(*parse(policy_spec))
-        return {"steps": int(p["depth"]) + 1, "topk": int(p["topk"]), "draft_tokens": int(p["n"]) + 1}
+        depth, topk = int(p["depth"]), int(p["topk"])
+        nodes = min(int(p["n"]), topk + depth * topk * topk)    # what the tree can hold (module docstring)
+        if topk == 1:                                            # a chain: SGLang's steps are its nodes
+            return {"steps": nodes, "topk": 1, "draft_tokens": nodes + 1}
+        return {"steps": depth + 1, "topk": topk, "draft_tokens": nodes + 1}
     return None
 
 

@@ -176,7 +176,8 @@ def trtllm_text(rec: Recommendation) -> str:
         lines.append(f"  speculative_model: {json.dumps(model)}")
     if rec.serving.lookup:
         lines.append(f"  max_matching_ngram_size: {rec.serving.lookup[1]}")
-    lines.append("  draft_len_schedule:")
+    lines.append("  draft_len_schedule:    # K for the batch sizes up to each key, 0 above the last (releases that "
+                 "read a key as the first size of its range need the keys moved: docs/recommend.md)")
     if rs[0][3] != 1:
         lines.append(f"    1: {top}    # batch size 1 must be a key: interpolated from batch size {rs[0][3]}")
     for start, end, k, measured in rs:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from jobs.store.durable import durable_replace
 from jobs.store.output import record_written
 
 
@@ -62,7 +63,7 @@ def write_answers(path: Path, records: list[dict]) -> Path:
     with open(tmp, "w") as f:
         for r in records:
             f.write(json.dumps(r) + "\n")
-    tmp.replace(path)
+    durable_replace(tmp, path)
     return path
 
 

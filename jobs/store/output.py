@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster.ray_session import SESSION_FILE
+from jobs.store.durable import durable_replace
 from policies.errors import SpecsweepError
 
 MARKER = ".specsweep"
@@ -158,7 +159,7 @@ def write_texts(files: dict) -> None:
                 f.write(text)
             os.chmod(tmp, path.stat().st_mode & 0o777 if path.is_file() else 0o666 & ~_umask())
         for path, tmp in temps.items():
-            os.replace(tmp, path)
+            durable_replace(tmp, path)
     finally:
         for tmp in temps.values():
             tmp.unlink(missing_ok=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from actors.loading.schema import SCHEMA, upgrade
+from jobs.store.durable import durable_replace, write_parquet
 from jobs.store.output import Cleared, clear, record_written, write_marker
 from policies.errors import SpecsweepError
 
@@ -62,7 +62,7 @@ class ParquetLog:
         record_written(state, self.root)
         tmp = state.with_suffix(".tmp")
         tmp.write_text(json.dumps({"fingerprint": fingerprint, "config": config}, indent=1, default=str))
-        os.replace(tmp, state)
+        durable_replace(tmp, state)
         return cleared
 
     @staticmethod
@@ -77,10 +77,7 @@ class ParquetLog:
             raise ValueError(f"a task table must hold exactly one task_key, got {len(keys)}")
         path = self.dir / self.file_name(keys.pop())
         record_written(path, self.root)
-        tmp = path.with_suffix(".tmp")
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-        return path
+        return write_parquet(table, path)
 
     def done_keys(self) -> set[str]:
         """Task keys whose file holds only successful rows (failed tasks are retried on resume)."""

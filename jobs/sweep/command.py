@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jobs.config import SweepConfig
 from jobs.config.lists import load_configs
-from jobs.inputs import BACKEND_HELP, OneLineParser
+from jobs.inputs import OneLineParser, add_sweep_flags
 from jobs.report.temperatures import figure3_table, figure3_text
 from jobs.store.failures import internal_error_log, root_cause
 from jobs.sweep.driver import EXIT_BAD_INPUT, EXIT_FAILED_ROWS, EXIT_INTERNAL, EXIT_OK, outcome, run_sweep  # noqa: F401  (EXIT_FAILED_ROWS: the statuses main returns)
@@ -21,13 +21,8 @@ from policies.errors import SpecsweepError
 def _parser() -> OneLineParser:
     """The driver's flags."""
     ap = OneLineParser(prog="python -m jobs.sweep")
-    ap.add_argument("config")
-    ap.add_argument("--address", default=None, help="Ray address (default: RAY_ADDRESS or a new local cluster)")
-    ap.add_argument("--fresh", action="store_true", help="discard the output folder's results and start over")
-    ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    add_sweep_flags(ap)
     ap.add_argument("--verbose", action="store_true", help="also print the per-γ, replay and cost tables at the end")
-    ap.add_argument("--json", action="store_true", help="end with the sweep's result as one JSON object on stdout")
-    ap.add_argument("--backend", choices=["ray", "inprocess"], default="ray", help=BACKEND_HELP)
     return ap
 
 
@@ -63,7 +58,7 @@ def main(argv=None) -> int:
 def _run(cfg: SweepConfig, a) -> dict:
     """One sweep as the command line asks for it."""
     return run_sweep(cfg, address=a.address, fresh=a.fresh, dry_run=a.dry_run, handle_sigterm=True,
-                     verbose=a.verbose, backend=a.backend)
+                     verbose=a.verbose, backend=a.backend, wait_for_gpus_s=a.wait_for_gpus)
 
 
 def _guarded(work, cfg: SweepConfig | None = None):
@@ -78,19 +73,27 @@ def _guarded(work, cfg: SweepConfig | None = None):
         code, line = interrupted(e)
         say(line)
         return code, None
+    except ModuleNotFoundError as e:      # the environment, not a bug: a dependency was not installed
+        say(f"specsweep: error: the package {e.name!r} is not installed; install specsweep's dependencies "
+            "(pip install -c constraints.txt torch==2.13.0 -e . from the repository, as the README says)")
+        return EXIT_BAD_INPUT, None
     except OSError as e:
         if e.errno not in STORAGE_ERRNOS:
             return _internal(cfg, e)
         where = f" {e.filename}" if e.filename else ""
+        fix = ("move the file away or choose another output folder" if e.errno in IN_THE_WAY
+               else "free space or fix the folder's permissions")
         say(f"specsweep: error: cannot write{where}: {e.strerror or type(e).__name__}; finished tasks stay in the "
-            "log: free space or fix the folder's permissions, then run the same command again to resume")
+            f"log: {fix}, then run the same command again to resume")
         return EXIT_BAD_INPUT, None
     except Exception as e:  # a bug, not bad input: one line here, the traceback in a file
         return _internal(cfg, e)
 
 
 # the machine's storage refusing a write: the environment, not a bug (one line, exit 2)
-STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.ENOTDIR, errno.EISDIR}
+# a file where specsweep needs a folder (OUTPUT/log a file) or the reverse: the user's file is in the way
+IN_THE_WAY = {errno.EEXIST, errno.ENOTDIR, errno.EISDIR}
+STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT} | IN_THE_WAY
 
 
 def _internal(cfg, e: BaseException):

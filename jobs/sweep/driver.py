@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from actors.loading.schema import config_key, to_table
 from cluster.backends import ActorSpec, ActorStartError, InProcessBackend, RayBackend
 from cluster.ray_session import SweepCluster
 from cluster.ray_setup import check_address, check_resources, target_address
+from cluster.scale_up import wait_for_gpus
 from jobs.config import SweepConfig
 from jobs.dataset import load_questions
 from jobs.mlflow.client import client_for
@@ -41,6 +40,7 @@ from jobs.report.positions import with_positions, write_positions
 from jobs.report.tables import folder_report, specbench_layout, table2_layout
 from jobs.report.token_view import token_views
 from jobs.store.answers import write_all
+from jobs.store.durable import write_parquet
 from jobs.store.failures import first_line, record_error, root_cause  # noqa: F401  (root_cause: API)
 from jobs.store.output import OutputLock, check_usable, record_written
 from jobs.store.parquet_log import ParquetLog
@@ -102,11 +102,13 @@ def failure_table(task: dict, reason: str):
 
 def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = False, dry_run: bool = False,
               log_mlflow: bool = True, on_task_done=None, handle_sigterm: bool = False,
-              backend: str = "ray", verbose: bool = False) -> dict:
+              backend: str = "ray", verbose: bool = False, wait_for_gpus_s: float = 0) -> dict:
     """Run (or resume) a sweep; returns a summary dict. ``on_task_done(n)`` is a test hook.
 
     ``backend``: ``"ray"`` (actors on the Ray cluster at ``address``, or a local one) or
     ``"inprocess"`` (the same actors and tasks in this process, no Ray: tests, debugging).
+    ``wait_for_gpus_s``: on Ray, first ask the cluster's autoscaler for the GPU actors' nodes and wait up to this
+    long (``cluster/scale_up.py``); 0 checks the cluster as it is.
 
     ``handle_sigterm``: while and after Ray starts (it installs a SIGTERM handler that
     exits the process), SIGTERM raises :class:`Terminated` instead, so the sweep stops as
@@ -151,11 +153,15 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         if backend == "ray":
             with ray_start(handle_sigterm):
                 resources = ray_cluster.connect(address)
+            if wait_for_gpus_s > 0:
+                wait_for_gpus([(p.label, p.num_gpus) for p in cfg.pairs if p.num_gpus for _ in range(p.actors)],
+                              wait_for_gpus_s, _starting_line)
+                resources = ray_cluster.connect(address)         # the cluster as it is now
             check_resources(sum(p.num_gpus * p.actors for p in cfg.pairs),
                             sum(p.num_cpus * p.actors for p in cfg.pairs if not p.num_gpus), resources)
-            runner = RayBackend(resources, on_started=ray_cluster.record)
+            runner = RayBackend(resources, on_started=ray_cluster.record, progress=_starting_line)
         else:
-            runner = InProcessBackend()
+            runner = InProcessBackend(progress=_starting_line)
         # checks the folder's config again (now that no other sweep can write here), then writes
         cleared = log.prepare(cfg.fingerprint(), cfg.public_dict(), fresh=fresh)
         if cleared is not None and (cleared.removed or cleared.kept):
@@ -192,6 +198,10 @@ def _open_tracking(cfg: SweepConfig):
     except Exception as e:  # an MLflow store that cannot be opened fails in many ways
         raise SpecsweepError(f"cannot open the MLflow tracking URI {redact(cfg.tracking_uri)!r} "
                              f"({first_line(e)}); default is sqlite:///mlflow.db") from None
+
+
+def _starting_line(line: str) -> None:
+    say(f"specsweep: {line}")
 
 
 def _quiet_mlflow() -> None:
@@ -261,10 +271,7 @@ def write_traces_table(cfg: SweepConfig, task: dict, table) -> Path:
     folder.mkdir(exist_ok=True)
     path = folder / f"{hashlib.sha1(task['task_key'].encode()).hexdigest()[:16]}.parquet"
     record_written(path, cfg.output)
-    tmp = path.with_suffix(".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-    return path
+    return write_parquet(table, path)
 
 
 def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, verbose: bool = False) -> dict:

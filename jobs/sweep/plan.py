@@ -17,7 +17,7 @@ import json
 import math
 import random
 
-from actors.plan.memory_plan import check_fits, pair_plan
+from actors.plan.memory_plan import check_fits, pair_plan, plan_batch
 from jobs.config import SweepConfig
 from policies.errors import SpecsweepError
 from policies.registry import build
@@ -130,10 +130,11 @@ def describe_plan(cfg: SweepConfig, questions, tasks) -> str:
         lines.append(f"  pair {p.label}: target={p.target} draft={p.draft} dtype={p.dtype} quant={p.quantization} "
                      f"actors={p.actors} num_gpus={p.num_gpus}")
         if p.num_gpus >= 1:          # the memory plan (actors/plan/memory_plan.py); a pair that fits no GPU is refused
-            plan = pair_plan(p)
+            plan = pair_plan(p, plan_batch(cfg))
             check_fits(plan, f"config pairs[{i}]")
             fits = ", ".join(k for k, ok in plan.fits.items() if ok)
-            lines.append(f"    memory: {plan.per_gpu_bytes / 1e9:.1f} GB on GPU 0; fits {fits} (`specsweep plan` for detail)")
+            lines.append(f"    memory: {plan.per_gpu_bytes / 1e9:.1f} GB on GPU 0 at batch {plan.batch}; fits {fits} "
+                         "(`specsweep plan` for detail)")
     for name, params in cfg.policies:
         lines.append(f"  policy {name} {json.dumps(params)}")
     lines.append(f"  gammas {cfg.gammas}")

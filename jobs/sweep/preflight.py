@@ -5,8 +5,8 @@ Face folder, or a hub id whose tokenizer loads), their local files pass the file
 (:func:`check_paths`: config sizes, weights headers, tokenizer files, reduced vocabularies,
 an EAGLE head's config and tensor shapes against the target's config), the draft's tokenizer maps text to
 the same ids as the target's, the calibration context fits the target's positions, a pair that
-reserves GPUs fits a listed GPU kind at its ``num_gpus`` (``actors/plan/memory_plan.py``),
-and, for a cluster started on this machine, the device exists here. Each problem is
+reserves GPUs fits a listed GPU kind at its ``num_gpus`` and the largest of ``batch_sizes``
+(``actors/plan/memory_plan.py``), and, for a cluster started on this machine, the device exists here. Each problem is
 one ``SpecsweepError`` line naming the pair by its config path.
 
 Loading a tokenizer is cheap; model weights are never loaded here. The alias
@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from actors.drafter_kinds.registry import check_draft_files, kind_of
-from actors.plan.memory_plan import check_fits, pair_plan
+from actors.plan.memory_plan import check_fits, pair_plan, plan_batch
 from policies.errors import SpecsweepError
 
 
@@ -98,7 +98,7 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
         path = f"pairs[{i}]"
         if p.num_gpus >= 1:            # the memory plan from config.json (actors/plan/memory_plan.py)
             try:
-                plan = pair_plan(p)
+                plan = pair_plan(p, plan_batch(cfg))
             except SpecsweepError as e:   # a config.json without sizes is refused; a missing one is named below
                 if "no config.json" not in str(e):
                     raise SpecsweepError(f"config pairs[{i}]: {e}") from None
