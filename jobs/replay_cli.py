@@ -278,7 +278,7 @@ def write_result(dest: Path, source: dict, texts: dict, tables: dict | None = No
     new = [p for p in (*texts, *twins) if not p.exists()]
     try:
         dest.mkdir(parents=True, exist_ok=True)
-        for path in (*texts, *twins):
+        for path in (*texts, *twins, *(twin for twin, _ in twins.values())):   # a killed write's twin too (--fresh)
             record_written(path)
         for twin, df in twins.values():
             df.to_parquet(twin)

@@ -10,7 +10,7 @@ CLI and the engine all call them, so one bad value gets one message everywhere.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from policies.adaedl import AdaEDL
@@ -67,6 +67,12 @@ ADAPT = {"target": Param(float, 0.9, _prob, "in [0, 1]"),
 SEQUOIA_BUDGET = 1024
 SEQUOIA_DEPTH = 64
 SEQUOIA_RANKS = 16         # accept=: at most this many per-rank probabilities (a measured vector has 8)
+# the grown trees (eagle2, gt-dynamic, gt-static): each level drafts topk² candidates and the verify forward reads every
+# node kept, so a depth, a top-k or a node count past these is a typo, not a tree to measure
+TREE_DEPTH, TREE_TOPK, TREE_NODES = 64, 64, 1024
+DEPTH = Param(int, 16, lambda v: 1 <= v <= TREE_DEPTH, f">= 1 and <= {TREE_DEPTH}")
+TOPK = Param(int, 10, lambda v: 1 <= v <= TREE_TOPK, f">= 1 and <= {TREE_TOPK}")
+NODES = Param(int, 60, lambda v: 1 <= v <= TREE_NODES, f">= 1 and <= {TREE_NODES}")
 
 
 def _sequoia_accept(v: str) -> bool:
@@ -104,16 +110,13 @@ REGISTRY: dict[str, tuple[type, dict[str, Param], str]] = {
                              "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
                              "accept": Param(str, "auto", lambda v: parse_accept(v) is not None or v == "auto",
                                              "auto or probabilities like 0.8/0.3"),
-                             "max_depth": Param(int, 16, lambda v: v >= 1, ">= 1")},
+                             "max_depth": DEPTH},
                   "static tree of every node with α̂ > c + its Φ share (GT Eq. 6, 9–11) (tree)"),
-    "eagle2": (Eagle2, {"depth": Param(int, 5, lambda v: v >= 1, ">= 1"), "topk": Param(int, 10, lambda v: v >= 1, ">= 1"),
-                        "n": Param(int, 60, lambda v: v >= 1, ">= 1")},
+    "eagle2": (Eagle2, {"depth": replace(DEPTH, default=5), "topk": TOPK, "n": NODES},
                "dynamic tree: top-k expansion per depth, keep the top N (EAGLE-2) (tree)"),
     "gt-dynamic": (GTDynamic, {"c": GT_C,
                                "eps": Param(float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
-                               "topk": Param(int, 10, lambda v: v >= 1, ">= 1"),
-                               "n_max": Param(int, 60, lambda v: v >= 1, ">= 1"),
-                               "max_depth": Param(int, 16, lambda v: v >= 1, ">= 1")},
+                               "topk": TOPK, "n_max": NODES, "max_depth": DEPTH},
                    "dynamic tree, depth while best α̂ > c + its Φ share, N = min(D·B, N_max) (GT Eq. 6, 12–13) (tree)"),
     "svip": (SVIP, {"c": Param(float, 0.15, lambda v: v > 0, "> 0"), "h": Param(float, 0.3, lambda v: v >= 0, ">= 0"),
                     "cap": CAP(40)},

@@ -740,6 +740,24 @@ def test_an_unreachable_hub_id_fails_in_seconds_with_one_line(monkeypatch):
     assert "not in the Hugging Face cache" in str(e.value) and "\n" not in str(e.value)
 
 
+def test_a_hub_id_that_must_be_downloaded_is_announced(monkeypatch, capsys):
+    """The hub answers (a local listener stands in for it) and the cache lacks the model: one line says it downloads
+    (the hub's progress bars are off), before ``from_pretrained`` starts."""
+    import socket as socket_module
+
+    import huggingface_hub.constants as hc
+
+    from actors.loading.models import resolve_source
+
+    with socket_module.create_server(("127.0.0.1", 0)) as hub:
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setattr(hc, "ENDPOINT", f"https://127.0.0.1:{hub.getsockname()[1]}")
+        assert resolve_source("someorg/not-a-cached-model") == "someorg/not-a-cached-model"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["specsweep: someorg/not-a-cached-model is not in the Hugging Face cache: downloading it from "
+                   "127.0.0.1 (many GB for a large model; --verbose shows the hub's progress)"], err
+
+
 def test_generation_longer_than_the_positions_is_refused_up_front(tmp_path, capsys):
     from jobs.cli import main
 

@@ -119,3 +119,14 @@ def test_sweep_preflight_refuses_a_batch_that_fits_no_gpu(tmp_path, capsys):
     assert len(err) == 1 and "pairs[0]: pair big needs" in err[0] and "at batch 128" in err[0], err
     assert "lower batch_sizes" in err[0], err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_eagle3_heads_wider_attention_inputs_count_the_config_head_dim():
+    """An EAGLE-3 head's q, k and v read 2h inputs: beyond a decoder layer's count, h more rows of each projection,
+    q being heads · head_dim wide (not h) when the config names its head_dim."""
+    from actors.drafter_kinds.eagle3 import _plan_params
+
+    shape = Shape(hidden=1024, intermediate=3072, layers=1, heads=16, kv_heads=8, vocab=1000, head_dim=128)
+    params = {"attention": 0, "norms": 0}
+    _plan_params(params, shape, {"vocab_size": 1000, "draft_vocab_size": 100})
+    assert params["attention"] == 1024 * 16 * 128 + 2 * 1024 * 8 * 128

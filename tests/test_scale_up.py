@@ -3,8 +3,6 @@ actors' nodes and waited for, with progress lines, for at most the given time; t
 from __future__ import annotations
 
 import os
-import threading
-import time
 
 import pytest
 
@@ -63,17 +61,24 @@ def test_a_gpu_node_joining_a_real_cluster_ends_the_wait():
     import ray
     from ray.cluster_utils import Cluster
 
+    from cluster.ray_setup import connect
+
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0, "object_store_memory": 80 * 2**20,
                                                       "node_ip_address": "127.0.0.1"})
     try:
-        ray.init(address=c.address)
-        joins = threading.Timer(2.0, lambda: c.add_node(num_cpus=1, num_gpus=2, object_store_memory=80 * 2**20,
-                                                        node_ip_address="127.0.0.1"))
-        joins.start()
-        lines, t0 = [], time.monotonic()
-        scale_up.wait_for_gpus([("pair", 2.0)], 120, lines.append)       # no autoscaler here: the node joins
-        joins.join()
-        assert time.monotonic() - t0 < 60 and lines[-1].startswith("the cluster has the GPUs after"), lines
+        connect(c.address)                      # a loopback cluster, joined as the sweep joins it
+        reads = []
+
+        def nodes_as_a_worker_joins() -> list[float]:
+            """The cluster's alive nodes; a 2-GPU worker joins after the wait's first look (no autoscaler here)."""
+            reads.append(scale_up.node_gpus())
+            if len(reads) == 2:
+                c.add_node(num_cpus=1, num_gpus=2, object_store_memory=80 * 2**20, node_ip_address="127.0.0.1")
+            return reads[-1]
+
+        lines = []
+        scale_up.wait_for_gpus([("pair", 2.0)], 300, lines.append, read_nodes=nodes_as_a_worker_joins)
+        assert reads[0] == [0.0] and lines[-1].startswith("the cluster has the GPUs after"), (reads, lines)
         assert sorted(scale_up.node_gpus()) == [0.0, 2.0]
     finally:
         ray.shutdown()

@@ -7,8 +7,6 @@ import errno
 import json
 import shutil
 
-import pytest
-
 from actors.loading.tiny_pair import save_tiny_pair
 from tests.sweep_process import tiny_raw
 

@@ -112,6 +112,25 @@ def test_a_rename_that_fails_removes_what_the_call_created(tmp_path, capsys, mon
     assert not (out / "replays").exists()
 
 
+def test_a_twin_a_killed_replay_left_is_cleared_by_fresh(tmp_path, monkeypatch):
+    from jobs.store.output import clear, write_marker
+
+    class Killed(BaseException):
+        """SIGKILL's stand-in between the twin's write and its rename: nothing on the way cleans up."""
+
+    def killed(*args):
+        raise Killed
+
+    out = scripted_sweep(tmp_path, pairs=("a",))
+    write_marker(out, "f" * 16)                             # a sweep output: its writes are noted in the manifest
+    monkeypatch.setattr("jobs.replay_cli.durable_replace", killed)
+    with pytest.raises(Killed):
+        cli("replay", out, "--policies", policies_file(tmp_path))
+    (twin,) = (out / "replays").rglob(".rows.parquet.tmp")
+    clear(out)
+    assert not twin.exists()
+
+
 def test_tune_writes_its_report_grid_and_source_together_or_not_at_all(tmp_path, capsys, monkeypatch):
     import tempfile
 

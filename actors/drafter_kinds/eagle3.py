@@ -97,8 +97,8 @@ def _plan_params(params: dict, shape, config: dict) -> int:
     """Embeddings borrowed from the target; fusion fc (3h → h), the wider attention inputs and an LM head over the
     draft vocabulary (draft_vocab · h, never tied) are the head's own. Returns the parameters beyond the ones
     ``weight_bytes`` counted (it counted embeddings and output head at the full vocabulary)."""
-    h, kv = shape.hidden, shape.kv_heads * shape.head_dim
-    wider = h * h + 2 * h * kv                       # q, k, v read 2h inputs: one more h·(h + 2·kv)
+    h, q, kv = shape.hidden, shape.heads * shape.head_dim, shape.kv_heads * shape.head_dim
+    wider = h * q + 2 * h * kv                       # q, k, v read 2h inputs: one more h·(q + 2·kv)
     head = draft_vocab(config) * h
     params.update({"embeddings": 0, "output head": head, "attention": params["attention"] + wider,
                    "fusion": 3 * h * h, "norms": params["norms"] + h})      # hidden_norm beside a decoder's norms

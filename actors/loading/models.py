@@ -18,18 +18,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import torch
-from huggingface_hub import constants as hub_constants, try_to_load_from_cache
 
 from actors.costs.quiet import third_party_bars_off
 from actors.loading.placement import max_memory_arg
+from actors.loading.hub import check_hub_reachable
 from actors.loading.model_files import check_model_folder, read_kept_ids
 from actors.loading.reduced_vocab import ReducedVocabLM
 from actors.loading.shared_cache import build_once, cache_root
@@ -173,29 +170,8 @@ def resolve_source(name: str, role: str | None = None) -> str:
         return str(path)
     if name.startswith((".", "/", "~")):
         raise SpecsweepError(f"model path {name} does not exist")
-    _check_hub_reachable(name, role)
+    check_hub_reachable(name, valid_names(role))
     return name
-
-
-HUB_PROBE_TIMEOUT_S = 3.0
-
-
-def _check_hub_reachable(name: str, role: str | None = None) -> None:
-    """Fail in seconds, not after the hub client's minute of retries, when ``name`` is a hub id that is neither in
-    the local cache nor reachable; a cached model on an offline machine loads from the cache (HF_HUB_OFFLINE)."""
-    if os.environ.get("HF_HUB_OFFLINE") == "1":
-        return
-    endpoint = urlsplit(hub_constants.ENDPOINT)
-    try:
-        socket.create_connection((endpoint.hostname, endpoint.port or 443), timeout=HUB_PROBE_TIMEOUT_S).close()
-        return
-    except OSError as e:
-        reason = f"{endpoint.hostname} unreachable: {e.strerror or type(e).__name__}"
-    if isinstance(try_to_load_from_cache(name, "config.json"), str):
-        os.environ["HF_HUB_OFFLINE"] = "1"          # cached: load it without the hub's retries
-        return
-    raise SpecsweepError(f"cannot load model {name!r}: it is not a local folder, not in the Hugging Face cache, and "
-                         f"the hub is not reachable ({reason}); valid: {valid_names(role)}")
 
 
 def load_tokenizer(spec: ModelSpec):
