@@ -356,3 +356,17 @@ def test_a_row_without_a_category_still_counts():
     s = metrics.config_summary(rows).set_index(["policy_spec", "gamma"])
     assert s.loc[("fixed", 2), "throughput"] == pytest.approx(15.0)          # questions 1 and 2: (20 + 10) / 2
     assert s.loc[("fixed", 2), "mean_accepted_length"] == pytest.approx(2.5)
+
+
+def test_mlflow_stream_pairs_a_config_and_ar_on_the_questions_both_ran(table):
+    """ar missing a question the config ran: the stream's speedup is the report's, both on the common questions."""
+    from jobs.mlflow.stream import contribution, measure
+
+    q0 = sorted(table["question_id"].unique())[0]
+    cut = table[~((table["policy"] == "ar") & (table["question_id"] == q0))]
+    part = cut[(cut["policy"] == "fixed") & (cut["gamma"] == 2)]
+    ar = cut[cut["policy"] == "ar"]
+    m = measure({"t": [contribution(r) for r in part.to_dict("records")]},
+                {"t": [contribution(r) for r in ar.to_dict("records")]})
+    t = metrics.config_summary(cut).set_index(["policy_spec", "gamma"]).loc[("fixed", 2)]
+    assert m["speedup"] == pytest.approx(t["speedup"])

@@ -29,7 +29,9 @@ Three engines (``ENGINES``):
     input-length *bucket* (powers of two up to the largest verified length): an input of
     m tokens runs the graph of the smallest bucket b ≥ m, padded with copies of its last
     token; the padding writes cache entries beyond the accepted prefix, which are hidden
-    and later overwritten exactly like rejected drafts. Graphs are captured once, in
+    and later overwritten exactly like rejected drafts. Padding takes the last real token's
+    position id (its slot stays its own): a slot past a learned position table (GPT-2's
+    ``wpe``) must never be looked up. Graphs are captured once, in
     ``prepare``, before anything is timed.
 """
 from __future__ import annotations
@@ -180,8 +182,8 @@ class StaticRunner:
         self.device = model.device
         self.capacity = int(capacity)
         self.engine = "compiled" if compiled else "static"
-        # _inp[0] = write position, _inp[1:1 + m] = input ids: one host-to-device copy per forward
-        self._inp = torch.zeros(1 + self.MAX_BUCKET, dtype=torch.long, device=self.device)
+        # _inp[0] = write position, _inp[1] = last real position, _inp[2:2 + m] = input ids: one host-to-device copy
+        self._inp = torch.zeros(2 + self.MAX_BUCKET, dtype=torch.long, device=self.device)
         self._arange = torch.arange(self.MAX_BUCKET, dtype=torch.long, device=self.device)
         self.cache = _positioned_static_cache(model, self.capacity + self.MAX_BUCKET, self._inp[0])
         self._cache_position = _accepts_cache_position(model)
@@ -205,14 +207,18 @@ class StaticRunner:
                     setattr(cfg, name, max(getattr(cfg, name), 64))
             self._fn = torch.compile(model.forward, fullgraph=True, dynamic=False)
         pin = self.device.type == "cuda"
-        self._staging = Staging(torch.zeros(1 + self.MAX_BUCKET, dtype=torch.long, pin_memory=pin))
+        self._staging = Staging(torch.zeros(2 + self.MAX_BUCKET, dtype=torch.long, pin_memory=pin))
 
     def _call(self, m: int, fn=None):
-        # reads _inp: ids [1, m] at positions _inp[0] + [0, m) -> (logits [1, m, vocab], features [1, m, h] or None)
+        """Reads ``_inp``: ids [1, m] written at slots ``_inp[0] + [0, m)`` -> (logits [1, m, vocab], features
+        [1, m, h] or None). Rule: position ids are the slots clamped to ``_inp[1]``, the last real token's position,
+        so bucket padding never indexes past a learned position table; ``cache_position`` (the causal mask and the
+        writes) keeps the slots, so padding keys sit beyond every real query and stay hidden."""
         fn = fn or self._fn
-        ids = self._inp[1:1 + m].unsqueeze(0)
-        pos = (self._arange[:m] + self._inp[0]).unsqueeze(0)
-        kw = {"cache_position": pos[0]} if self._cache_position else {}
+        ids = self._inp[2:2 + m].unsqueeze(0)
+        slots = self._arange[:m] + self._inp[0]
+        pos = torch.minimum(slots, self._inp[1]).unsqueeze(0)
+        kw = {"cache_position": slots} if self._cache_position else {}
         if self.keep_features:
             kw["output_hidden_states"] = True
         out = fn(input_ids=ids, **cache_arg(self.cache), position_ids=pos, use_cache=True, **kw)
@@ -274,15 +280,15 @@ class StaticRunner:
             for i in range(0, m, self.MAX_BUCKET):
                 # a clone: a captured graph's output buffer is overwritten by the next chunk's replay
                 parts.append(self.forward(ids[i:i + self.MAX_BUCKET], last_only=last_only).clone())
-                feats.append(self.features)
+                feats.append(self.features.clone() if self.keep_features else None)     # a view of it too
             self.features = torch.cat(feats) if self.keep_features else None
             self.length = start + m
             return parts[-1] if last_only else torch.cat(parts)      # a verify of > MAX_BUCKET: every position
         host = self._staging.writable()
-        host[0] = start
-        host[1:1 + m] = torch.tensor(ids)
-        host[1 + m:1 + n] = ids[-1]            # bucket padding: written beyond the prefix, masked, overwritten later
-        self._staging.upload(self._inp, 1 + n)
+        host[0], host[1] = start, start + m - 1    # padding's position ids clamp to the last real one (``_call``)
+        host[2:2 + m] = torch.tensor(ids)
+        host[2 + m:2 + n] = ids[-1]            # bucket padding: written beyond the prefix, masked, overwritten later
+        self._staging.upload(self._inp, 2 + n)
         if bucket is not None and self._use_graphs:
             graph, (logits, feats) = self._graphs[bucket]
             graph.replay()
@@ -302,8 +308,8 @@ class StaticRunner:
 
 @torch.no_grad()
 def target_features(model, ids: Sequence[int], layers=FINAL) -> torch.Tensor:
-    """The hidden states at ``layers`` [len(ids), width] of one eager forward of ``ids`` from an empty cache, through the
-    runner seam (an EAGLE head's teacher-forced features for per-rank acceptance and for trace rollouts)."""
+    """The hidden states at ``layers`` [len(ids), width] of one eager forward of ``ids`` from an empty cache, through
+    the runner seam (an EAGLE head's teacher-forced features for per-rank acceptance and for trace rollouts)."""
     runner = EagerRunner(model)
     runner.keep_features, runner.feature_layers = True, layers
     runner.reset()

@@ -5,6 +5,8 @@ keys ``[B, heads, C, head_dim]`` and row b's *slot* s is its position s. A forwa
 (rows fed fewer are padded); fed token i of row b is written to slot ``start[b] + i`` with ``start[b]`` the row's
 length, so a rollback is one host integer per row and nothing is ever copied, cropped or compacted. Rejected
 drafts and padding stay in their slots, hidden by the mask, and are overwritten by the row's next forward.
+Padding's position id is its row's last real position (the last fed token's, else the last committed one's, else 0),
+never its slot: a slot past a learned position table (GPT-2's ``wpe``) must not be looked up.
 
 What fed token i of row b may attend to is one rule for chains and trees:
 
@@ -218,8 +220,8 @@ class StaticBatchRunner:
                 if f:
                     # a clone: a captured graph's output buffer is overwritten by the next chunk's replay
                     parts[b].append(out[b].clone())
-                    if self.keep_features:
-                        feats[b].append(self.features[b])
+                    if self.keep_features:            # the features are a view of that buffer too
+                        feats[b].append(self.features[b].clone())
         if self.keep_features:
             self.features = [torch.cat(x) if x else None for x in feats]
         if not logits:
@@ -259,13 +261,14 @@ class StaticBatchRunner:
         sees.zero_()
         sees.diagonal(dim1=1, dim2=2).fill_(1)       # padding sees itself (never an empty softmax)
         start.zero_()
-        pos.copy_(torch.arange(mb))
+        pos.zero_()                                 # padding rows: position 0
         lengths = torch.tensor(self.lengths, dtype=torch.long)                       # [rows]
         start[:rows] = lengths
         ids[:rows] = torch.tensor([list(f) + [self.pad_id] * (mb - len(f)) for f in feeds], dtype=torch.long)
         if parents is None:                         # chains: every row at once, no per-row host work
             sees[:rows] = torch.tril(torch.ones(mb, mb, dtype=torch.long))
-            pos[:rows] = lengths[:, None] + torch.arange(mb)
+            last = torch.tensor(n, dtype=torch.long)[:, None] - 1                    # padding: the last real position
+            pos[:rows] = (lengths[:, None] + torch.minimum(torch.arange(mb), last)).clamp(min=0)
         else:                                       # trees: row b's mask and depths built in Python, copied once
             for b, par in enumerate(parents):
                 depth, mask = [], [[0] * mb for _ in range(mb)]
@@ -278,7 +281,8 @@ class StaticBatchRunner:
                 for i in range(len(par), mb):        # padding sees itself (never an empty softmax)
                     mask[i][i] = 1
                 sees[b] = torch.tensor(mask, dtype=torch.long)
-                pos[b] = self.lengths[b] + torch.tensor(depth + list(range(len(depth), mb)), dtype=torch.long)
+                pad = [depth[-1] if depth else max(-1, -self.lengths[b])] * (mb - len(depth))    # last real position
+                pos[b] = self.lengths[b] + torch.tensor(depth + pad, dtype=torch.long)
         used = rb * (3 * mb + 1 + mb * mb)
         self._staging.upload(self._inp, used)
         graph = self._graphs.get((rb, mb))

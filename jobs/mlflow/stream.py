@@ -40,8 +40,9 @@ def measure(parts: dict, ar_parts: dict | None = None) -> dict:
 
     ``parts``: task_key → rows (question_id, repeat, new_tokens, wall_time, Σaccept_lengths,
     forwards, Σaccepted, Σdrafted), summed into one :class:`~jobs.report.derived.Counters` per config
-    (a question × repeat is one throughput sample). speedup = throughput / the same mean of ``ar``
-    restricted to the questions this config ran (None without ``ar_parts``). Undefined figures are None.
+    (a question × repeat is one throughput sample). speedup = the config's throughput / ``ar``'s, both over only
+    the questions both ran (None without ``ar_parts``; the report's pairing, ``QuestionSums.paired``). Undefined
+    figures are None.
     """
     c = _counters(parts)
     f = figures(c)
@@ -49,11 +50,11 @@ def measure(parts: dict, ar_parts: dict | None = None) -> dict:
            "mean_accepted_length": f["mean_accepted_length"] if c.forwards else None,
            "acceptance_rate": f["acceptance_rate"] if c.drafted else None, "speedup": None}
     if ar_parts is not None and out["throughput"]:
-        ran = {q for q, _ in c.per_question}
         ar = _counters(ar_parts)
-        ar.per_question = {k: v for k, v in ar.per_question.items() if k[0] in ran}
-        base = figures(ar)["throughput"] if ar.per_question else None
-        out["speedup"] = out["throughput"] / base if base else None
+        both = {q for q, _ in c.per_question} & {q for q, _ in ar.per_question}
+        mine, base = (figures(Counters(per_question={k: v for k, v in x.per_question.items() if k[0] in both}))
+                      ["throughput"] if both else None for x in (c, ar))
+        out["speedup"] = mine / base if base else None
     return out
 
 

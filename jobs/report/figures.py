@@ -32,10 +32,13 @@ def _save(fig, path: Path) -> None:
 INTERVAL = {"throughput": ("throughput_lo", "throughput_hi"), "mean_accepted_length": ("mal_lo", "mal_hi")}
 
 
-def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Path:
-    """``column`` against initial γ, one line per policy (95 % interval bars), one panel per pair."""
-    pairs = sorted(summary["pair"].unique())
+def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Path | None:
+    """``column`` against initial γ, one line per policy (95 % interval bars), one panel per pair; None (no figure)
+    when no speculative config is left (every one failed: ``ar`` only)."""
     specs = sorted(summary.loc[summary["policy"] != "ar", "policy_spec"].unique())
+    if not specs:
+        return None
+    pairs = sorted(summary["pair"].unique())
     palette = plt.get_cmap("tab20")               # one colour per config, the same in every panel (20 before reuse)
     style = {spec: {"color": palette(i % 20), "marker": "os^D"[i // 20 % 4]} for i, spec in enumerate(specs)}
     fig, axes = plt.subplots(1, len(pairs), figsize=(5.5 * len(pairs), 4), squeeze=False)
@@ -63,12 +66,15 @@ def _per_pair(summary: pd.DataFrame, column: str, ylabel: str, path: Path) -> Pa
     return path
 
 
-def throughput_bars(summary: pd.DataFrame, path: Path) -> Path:
-    """Figure-1 style bars: mean throughput per pair and policy, error bars = std across γ."""
+def throughput_bars(summary: pd.DataFrame, path: Path) -> Path | None:
+    """Figure-1 style bars: mean throughput per pair and policy, error bars = std across γ; None (no figure) when
+    no speculative config is left (every one failed: ``ar`` only)."""
     s = summary[summary["policy"] != "ar"]
     agg = s.groupby(["pair", "policy_spec"])["throughput"].agg(["mean", "std"]).reset_index()
     pairs = sorted(agg["pair"].unique())
     specs = sorted(agg["policy_spec"].unique())
+    if not specs:
+        return None
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(specs) * len(pairs)), 4))
     width = 0.8 / len(specs)
     for i, spec in enumerate(specs):
@@ -169,12 +175,13 @@ def acceptance_by_position(pos: pd.DataFrame, hist: pd.DataFrame, path: Path, li
 
 def all_figures(summary: pd.DataFrame, rows: pd.DataFrame, folder: Path, traces: int = 2,
                 positions: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> list[Path]:
-    """Every figure of a sweep into ``folder``; returns the files written. ``positions``: the (by position,
-    histogram) tables of ``jobs/report/derived.py::position_tables`` (derived from ``rows`` when not given)."""
+    """Every figure of a sweep into ``folder``; returns the files written (a figure with nothing to show, as the
+    γ figures of an ``ar``-only summary, is left out). ``positions``: the (by position, histogram) tables of
+    ``jobs/report/derived.py::position_tables`` (derived from ``rows`` when not given)."""
     folder.mkdir(parents=True, exist_ok=True)
-    out = [_per_pair(summary, "throughput", "throughput (tok/s)", folder / "throughput_vs_gamma.png"),
-           _per_pair(summary, "mean_accepted_length", "mean accepted length", folder / "mal_vs_gamma.png"),
-           throughput_bars(summary, folder / "throughput_bars.png")]
+    out = [p for p in (_per_pair(summary, "throughput", "throughput (tok/s)", folder / "throughput_vs_gamma.png"),
+                       _per_pair(summary, "mean_accepted_length", "mean accepted length", folder / "mal_vs_gamma.png"),
+                       throughput_bars(summary, folder / "throughput_bars.png")) if p]
     pos = acceptance_by_position(*(positions or position_tables(rows)), folder / FIGURE)
     out += [pos] if pos else []
     heat = category_heatmap(rows, folder / "speedup_by_category.png")

@@ -119,8 +119,8 @@ def validation(df: pd.DataFrame, models: dict[str, CostModel], accept: dict[str,
             continue
         n, totals = unit_totals(part)
         ar_tok, ar_t = ar_totals(totals)
-        same = live[(base_pairs(live["pair"]) == pair) & (live["batch_size"] == size)
-                    & (live["ar_timing"].fillna("") != "last")]
+        first = live["ar_timing"].fillna("") != "last" if "ar_timing" in live else True   # older logs: no column
+        same = live[(base_pairs(live["pair"]) == pair) & (live["batch_size"] == size) & first]
         ar_same = same[same["policy"] == "ar"]
         if ar_same.empty or not isinstance(ar_t, np.ndarray):
             continue

@@ -22,8 +22,8 @@ interval and the verdict rule live in ``jobs/report/intervals.py``):
   a category group draws (seed 0) over its own questions, so the overall speedup carries the same interval in
   the summary and in the Spec-Bench table; in each resample every ratio is recomputed from per-question sums
   weighted by how often its question was drawn. A ratio against a reference (``ar``, Table 2's fixed γ, the
-  oracle) takes the reference over the questions the config ran (a failed task or an untimed turn leaves
-  questions out of the config).
+  oracle) takes both sides over the questions the config and every reference config ran (a failed task or an
+  untimed turn leaves a question out of either side, and so out of both).
 - noise floor: every task times ``ar`` first and last (``ar_timing`` = first / last).
   The ratio throughput(ar last) / throughput(ar first) over the same questions is a
   comparison of a config with itself; the floor is the largest of: the distance from 1.0 of
@@ -122,11 +122,12 @@ class QuestionSums:
     def row(self, key) -> int:
         return self.index.get_loc(key)
 
-    def restricted(self, w: np.ndarray, rows: list[int], to: int) -> np.ndarray:
-        """[draws, len(rows)] throughput of configs ``rows`` over only the questions config ``to`` ran (a paired
-        comparison when ``to`` missed some: a failed task, an untimed turn)."""
-        ran = self.n[to] > 0
-        return np.column_stack([_ratio(w @ (self.tok[r] * ran), w @ (self.n[r] * ran)) for r in rows])
+    def paired(self, w: np.ndarray, i: int, refs: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """([draws] throughput of config ``i``, [draws] mean throughput of configs ``refs``), both over only the
+        questions ``i`` and every ref ran (n > 0 on both sides: a question one side missed leaves both)."""
+        both = (self.n[i] > 0) & (self.n[refs] > 0).all(axis=0)
+        side = lambda r: _ratio(w @ (self.tok[r] * both), w @ (self.n[r] * both))   # noqa: E731
+        return side(i), np.column_stack([side(r) for r in refs]).mean(axis=1)
 
     def throughput(self, w: np.ndarray) -> np.ndarray:
         """[len(w), configs] throughput under each weighting (w = ones → the point estimate)."""
@@ -248,7 +249,7 @@ def speedup_vs_ar(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
                   groups: Sequence[str] = GROUP_ORDER) -> pd.DataFrame:
     """Spec-Bench speedup per config and category group (ar measured on the same pair and
     questions), each with a paired-bootstrap interval ``<group>_lo``/``<group>_hi`` drawn over that
-    group's questions (a config's ratio uses ``ar`` only on the questions the config ran)."""
+    group's questions (both sides of a config's ratio on only the questions the config and ``ar`` both ran)."""
     q = per_question(df)
     out = []
     for pair, qp in q.groupby("pair"):
@@ -273,9 +274,8 @@ def speedup_vs_ar(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int = SEED
                     r[grp], r[f"{grp}_lo"], r[f"{grp}_hi"] = (np.nan,) * 3
                     continue
                 i, a = sums.row(key), sums.row(ar)
-                num = lambda ww: _ratio(ww @ sums.tok[i], ww @ sums.n[i])            # noqa: E731
-                den = lambda ww: sums.restricted(ww, [a], i)[:, 0]   # ar on the config's questions  # noqa: E731
-                _with_interval(r, grp, float((num(one) / den(one))[0]), num(w) / den(w))
+                ratio = lambda ww: np.divide(*sums.paired(ww, i, [a]))   # on the questions both ran  # noqa: E731
+                _with_interval(r, grp, float(ratio(one)[0]), ratio(w))
         out.extend(rows.values())
     return pd.DataFrame(out)
 
@@ -292,7 +292,6 @@ def table2(df: pd.DataFrame, baseline: str = "fixed", resamples: int = RESAMPLES
         return pd.DataFrame()
     sums = QuestionSums(q, qids, keys)
     w = np.vstack([np.ones((1, len(qids))), bootstrap_weights(len(qids), resamples, seed)])
-    thr = sums.throughput(w)                                   # row 0 = the point estimate
     index = pd.DataFrame(list(sums.index), columns=keys)
     out, per_spec = [], {}
     for pair, sp in index.groupby("pair"):
@@ -300,9 +299,8 @@ def table2(df: pd.DataFrame, baseline: str = "fixed", resamples: int = RESAMPLES
         if fixed.empty:
             continue
         for spec, part in sp[sp["policy"] != "ar"].groupby("policy_spec"):
-            # each γ against fixed on the questions that γ ran (the same as all of them unless some failed)
-            s = np.column_stack([thr[:, i] / sums.restricted(w, list(fixed.index), i).mean(axis=1)
-                                 for i in part.index])        # [1 + B, γs]
+            # each γ against fixed on the questions that γ and every fixed γ ran (all of them unless some failed)
+            s = np.column_stack([np.divide(*sums.paired(w, i, list(fixed.index))) for i in part.index])  # [1 + B, γs]
             mean = s.mean(axis=1)
             std = s.std(axis=1, ddof=1) if s.shape[1] > 1 else np.zeros(len(s))
             per_spec.setdefault(spec, []).append((mean, std))
@@ -362,11 +360,10 @@ def fraction_of_oracle(df: pd.DataFrame, resamples: int = RESAMPLES, seed: int =
         if not orc:
             continue
         w = np.vstack([np.ones((1, len(qids))), bootstrap_weights(len(qids), resamples, seed)])
-        thr = sums.throughput(w)                                  # [1 + resamples, configs]
         for i, key in enumerate(sums.index):
             if policies[i] in (ref, "ar"):
                 continue
-            frac = thr[:, i] / sums.restricted(w, orc, i).mean(axis=1)     # the reference on the questions i ran
+            frac = np.divide(*sums.paired(w, i, orc))          # both sides on the questions i and the reference ran
             row = dict(zip(CONFIG, key[:len(CONFIG)]))
             _with_interval(row, "fraction_of_oracle", float(frac[0]), frac[1:])
             out.append(row)

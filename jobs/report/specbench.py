@@ -21,8 +21,8 @@ applies them:
   NaN for one run); mean accepted tokens = mean of ``accept_lengths`` pooled over every
   question of every run (speed.py reads ``accept_lengths``, not new_tokens / decoding_steps).
 
-Ours (``jobs/report/metrics.py``) differ on purpose: ar tokens are the generated ids, ar is
-restricted to the questions the config ran, and a config's throughput pools questions ×
+Ours (``jobs/report/metrics.py``) differ on purpose: ar tokens are the generated ids, a config and ar are
+compared on the questions both ran, and a config's throughput pools questions ×
 repeats before one ratio is taken. ``parity_table`` puts both side by side; see
 docs/uncertainty.md, "Spec-Bench parity".
 """
