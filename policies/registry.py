@@ -213,7 +213,7 @@ def names() -> list[str]:
     return list(REGISTRY)
 
 
-def _convert(policy: str, key: str, p: Param, raw: Any) -> Any:
+def convert_value(policy: str, key: str, p: Param, raw: Any) -> Any:
     """``raw`` as parameter ``key``'s type when valid: integers are whole finite numbers (no inf, nan or 1.5),
     floats finite; one line naming the parameter and its rule otherwise."""
     try:
@@ -278,7 +278,7 @@ def resolve(name: str, params: dict | None = None) -> tuple[str, dict]:
     if unknown:
         valid = ", ".join(spec) or "none"
         raise SpecsweepError(f"{name}: unknown parameter {unknown[0]!r}; valid parameters: {valid}")
-    out = {k: _convert(name, k, p, params[k]) if k in params else p.default for k, p in spec.items()}
+    out = {k: convert_value(name, k, p, params[k]) if k in params else p.default for k, p in spec.items()}
     if name.startswith("gammatune") and out["gamma_min"] > out["gamma_max"]:
         raise SpecsweepError(f"{name}: gamma_min={out['gamma_min']} exceeds gamma_max={out['gamma_max']}")
     return name, out

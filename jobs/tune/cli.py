@@ -47,7 +47,7 @@ from jobs.report.derived import trusted_times
 from jobs.report.text import interval as interval_text, short
 from policies.errors import SpecsweepError
 from policies.oracle import BOUND_LABEL
-from policies.registry import REGISTRY, _convert as convert_value, check_gamma, resolve
+from policies.registry import REGISTRY, check_gamma, convert_value, resolve
 
 DEFAULT_GAMMAS = (1, 2, 3, 4, 6, 8)
 FIXED_KS = (1, 2, 3, 4, 5, 6, 8)
