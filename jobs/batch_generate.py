@@ -36,7 +36,8 @@ import pandas as pd
 from actors.loading.conversation import run_questions
 from actors.loading.templates import render
 from jobs.report.derived import summarize
-from jobs.store.answers import answer_records, write_answers
+from jobs.store.answers import answer_records
+from jobs.store.output import record_written, write_texts
 from policies.base import BatchPolicy
 from policies.errors import SpecsweepError
 from policies.registry import build
@@ -51,6 +52,16 @@ def generation_fields(g) -> dict:
             "target_calls": g.target_calls, "decoding_steps": g.decoding_steps,
             "mean_accepted_length": defined(m["mean_accepted_length"], 3),
             "acceptance_rate": defined(m["acceptance_rate"], 4)}
+
+
+def write_answer_file(path: Path, records: list[dict]) -> Path:
+    """``--answers``' lines written to ``path`` whole or not at all, through a hidden temporary twin that
+    ``tempfile.mkstemp`` names in the same folder (``write_texts``: synced, renamed over ``path``, the folder synced;
+    removed on an error), so no other file there, a user's ``X.tmp`` beside ``X.jsonl`` included, is touched."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record_written(path)
+    write_texts({path: "".join(json.dumps(r) + "\n" for r in records)})
+    return path
 
 
 def run_label(policy, gamma: int, draft) -> str:
@@ -201,6 +212,6 @@ def generate_dataset(a, pair, policy, template: str, questions, target: str, dra
           f"{tokens / seconds if seconds > 0 else float('nan'):.2f} tok/s (whole batches), mean accepted length "
           f"{summarize(flat)['mean_accepted_length']:.3f} ({run_label(policy, a.gamma, draft)})")
     if a.answers:
-        write_answers(Path(a.answers), answer_records(pd.DataFrame(rows), f"{target}-{policy.name}-g{a.gamma}"))
+        write_answer_file(Path(a.answers), answer_records(pd.DataFrame(rows), f"{target}-{policy.name}-g{a.gamma}"))
         print(f"answers written to {a.answers}")
     return 0

@@ -30,7 +30,7 @@ from actors.costs.quiet import quiet_third_party
 from actors.loading.conversation import run_question
 from actors.loading.templates import default_template, render
 from jobs.batch_generate import (check_batch_flags, generate_dataset, generate_file, generation_fields, generation_json,
-                                 run_label)
+                                 run_label, write_answer_file)
 from jobs.calibrate_checks import PROBE_STEPS, check_calibrate_flags, check_probe_room
 from jobs.dataset import load_questions
 from jobs.distill.cli import add_parser as add_distill_parser
@@ -40,7 +40,7 @@ from jobs.replay_cli import main as replay_main
 from jobs.tune.cli import add_parser as add_tune_parser
 from jobs.report.derived import summarize
 from jobs.report_cli import main as report_main
-from jobs.store.answers import answer_records, write_answers
+from jobs.store.answers import answer_records
 from jobs.store.output import check_writable, write_texts
 from jobs.inputs import DEFAULT_TARGET, OneLineParser, add_sweep_flags, read_cost_file
 from policies.costs import CostModel
@@ -128,10 +128,11 @@ def cmd_generate(a) -> int:
     draft = None if policy.name == "ar" and a.draft is None else (a.draft or default_draft())
     pair = _pair(a, target, draft)
     template = "raw" if a.raw else default_template(target, pair.tokenizer)
+    measures = policy.needs_costs or policy.needs_rank_acceptance      # the policy reads a cost model
     if cost_model is not None:
-        load_costs(pair, a.costs, cost_model)
-    if policy.needs_costs or policy.needs_rank_acceptance:
-        if pair.costs is None:
+        load_costs(pair, a.costs, cost_model, policy.name, measures)
+    if measures:
+        if pair.costs is None and cost_model is None:               # a rejected --costs file said so already
             print("specsweep: measuring the pair's step costs on the engine path (about half a minute on a CPU; "
                   "`specsweep calibrate --out FILE` once, then --costs FILE, skips this)", file=sys.stderr)
         pair.calibrate()
@@ -163,15 +164,19 @@ def _pair(a, target: str, draft: str | None):
                            trust_remote_code=a.trust_remote_code))
 
 
-def load_costs(pair, path: str, model: CostModel) -> None:
-    """Attach ``model`` (read from ``path`` by ``jobs/inputs.py``) to ``pair``, or measure again (one line saying
-    why) when it was measured on a different machine (``actors/costs/machine.py``)."""
+def load_costs(pair, path: str, model: CostModel, policy: str = "", measures: bool = True) -> None:
+    """Attach ``model`` (read from ``path`` by ``jobs/inputs.py``) to ``pair`` when it was measured on the same kind
+    of machine and engine setup (``actors/costs/machine.py``); otherwise one line naming the differences and what
+    happens instead: the costs are measured again here when ``measures`` (``policy`` reads a cost model), else the
+    file is not used and nothing is measured."""
     from actors.costs.machine import engine_models, machine_differences, machine_facts  # heavy: torch
 
-    here = machine_facts(pair.target.device, pair.cfg.dtype, engine_models(pair.engine))
+    here = machine_facts(pair.target.device, pair.cfg.dtype, engine_models(pair.engine), pair.engine)
     diff = machine_differences(model.machine, here) if model.machine else ["no machine recorded"]
     if diff:
-        print(f"specsweep: {path} was measured on another machine ({'; '.join(diff)}); measuring again",
+        then = ("measuring the pair's step costs again here (about half a minute on a CPU)" if measures else
+                f"not using it; nothing is measured instead (policy {policy} reads no cost model)")
+        print(f"specsweep: {path} was measured on another machine or engine setup ({'; '.join(diff)}); {then}",
               file=sys.stderr)
         return
     pair.engine.costs = model
@@ -234,7 +239,7 @@ def _generate_questions(a, pair, policy, template, questions, target, draft) -> 
           f"mean accepted length {m['mean_accepted_length']:.3f} ({run_label(policy, a.gamma, draft)})")
     if a.answers:
         model_id = f"{target}-{policy.name}-g{a.gamma}"
-        write_answers(Path(a.answers), answer_records(df, model_id))
+        write_answer_file(Path(a.answers), answer_records(df, model_id))
         print(f"answers written to {a.answers}")
     return 0
 
@@ -283,8 +288,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true",
                    help="print the result as JSON: one object (with --prompt-file: one line per prompt)")
     g.set_defaults(fn=cmd_generate)
-    g.add_argument("--costs", default=None, help="a cost model from `specsweep calibrate --out` (measured again "
-                   "when it is from another machine)")
+    g.add_argument("--costs", default=None, help="a cost model from `specsweep calibrate --out` (not used when "
+                   "measured on another machine or engine setup: measured again if the policy reads costs)")
     c = sub.add_parser("calibrate", help="measure a pair's cost model on the engine's step path; write it to --out")
     _add_generation_args(c)
     c.add_argument("--out", required=True, help="JSON file to write")

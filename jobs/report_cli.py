@@ -2,9 +2,14 @@
 experiment (``--experiment NAME``), ``--compare`` two folders, or ``--specbench`` (Spec-Bench speed.py's numbers
 beside ours). The tables themselves are ``jobs/report/tables.py``; this module sits above both the report and the
 MLflow reader so neither imports the other.
+
+A folder's report is printed, then written to ``report.<format>`` whole or not at all (``write_texts``: a synced
+temporary twin renamed over it, ``jobs/store/durable.py``). A write the machine refuses (a read-only folder, a full
+disk) is one line naming the file (``SpecsweepError``: exit 2).
 """
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
@@ -14,7 +19,7 @@ from actors.plan.roofline import parse as parse_roofline
 from jobs.mlflow.read import read_experiment
 from jobs.report.specbench import report_text
 from jobs.report.tables import build_report, compare, folder_report
-from jobs.store.output import record_written
+from jobs.store.output import record_written, write_texts
 from policies.errors import SpecsweepError
 
 
@@ -41,7 +46,13 @@ def main(a) -> int:
         raise SpecsweepError(f"report --costs {a.costs}: give roofline:GPU[:Q] (e.g. roofline:h100:int4) with a sweep's "
                              "output folder")
     if a.parquet:
-        text = folder_report(a.parquet, a.format, getattr(a, "costs", None))
+        try:
+            text = folder_report(a.parquet, a.format, getattr(a, "costs", None))
+        except OSError as e:           # the report writes gamma_table.csv into the folder before it prints
+            if e.errno not in REFUSED:
+                raise
+            raise SpecsweepError(cannot_write(e.filename or a.parquet, e, "the report writes its tables into the "
+                                              "folder, so none is printed")) from None
     else:
         summary, speed, frac = summary_from_mlflow(a.experiment, a.tracking_uri, getattr(a, "output", None))
         floor = None
@@ -55,6 +66,19 @@ def main(a) -> int:
         text += "\n" + compare(a.parquet, a.compare, a.format)
     sys.stdout.write(text)
     if a.parquet:
-        record_written(Path(a.parquet) / f"report.{a.format}")
-        (Path(a.parquet) / f"report.{a.format}").write_text(text)
+        path = Path(a.parquet) / f"report.{a.format}"
+        try:                           # whole or not at all: a synced twin renamed over it (jobs/store/durable.py)
+            record_written(path)
+            write_texts({path: text})
+        except OSError as e:
+            raise SpecsweepError(cannot_write(path, e, "the report above is not saved")) from None
     return 0
+
+
+REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT)   # the machine refused a write
+
+
+def cannot_write(path, e: OSError, lost: str) -> str:
+    """The one line for a write the machine refused: the path, why, what is lost, what to do."""
+    return (f"cannot write {path} ({e.strerror or e}): {lost}; make the folder writable, or report a writable "
+            "copy of it")

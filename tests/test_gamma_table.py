@@ -79,7 +79,7 @@ def test_the_full_phase_ends_with_the_first_row_and_counts_every_rows_tokens_unt
                          "prefill_time": [0.1] * 3})
     assert full_phase(rows) == (3 + 1 + 1 + 1 + 2 + 2, pytest.approx(0.5))
     other = rows.assign(task_key="u", accept_lengths=[[1] * 5, [1] * 6, [1] * 5], wall_time=[0.7, 0.8, 0.7])
-    tok, t = full_phase_totals(pd.concat([rows, other]), [("u", 0, 0), ("t", 0, 0), ("v", 0, 0)])
+    tok, t = full_phase_totals(pd.concat([rows, other]), [("u", 0), ("t", 0), ("v", 0)])
     assert list(tok) == [15, 10, 0] and t == pytest.approx([0.6, 0.5, 0.0])       # "v" did not run: 0
 
 

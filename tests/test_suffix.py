@@ -85,6 +85,20 @@ def test_the_cache_is_bounded_and_evicts_the_oldest_response():
     assert len(drafter.responses) == 1
 
 
+def test_forgetting_a_response_leaves_ties_to_the_newest_one():
+    # [1,2,3] twice then [1,2,4]: once the oldest [1,2,3] leaves (eviction or forget), the held texts are
+    # [1,2,3] and [1,2,4], and the tie after (1, 2) goes to 4, the newer, as for a drafter that only ever saw those
+    evicting = SuffixDrafter(cache_responses=2)
+    forgetting = SuffixDrafter()
+    for response in ([1, 2, 3], [1, 2, 3], [1, 2, 4]):
+        evicting.remember(response)
+        forgetting.remember(response)
+    forgetting.forget([1, 2, 3])
+    for drafter in (evicting, forgetting):
+        drafter.reset(1)
+        assert drafter.continuation(0, [5, 1, 2], 1) == [4]
+
+
 def test_rows_keep_their_own_text_and_follow_keep_rows():
     drafter = SuffixDrafter()
     drafter.reset(2)

@@ -160,7 +160,7 @@ def calibrate(engine: SpecEngine, *, context: int = 256, max_tokens: int = 64, r
     own = (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
     busy = busy_cpus(ticks, cpu_times(), os.cpu_count() or 1)
     dtype = next(engine.target.parameters()).dtype
-    machine = machine_facts(engine.device, dtype, engine_models(engine))
+    machine = machine_facts(engine.device, dtype, engine_models(engine), engine)
     if busy is not None:
         machine["busy_cpus"] = round(busy, 2)
     model = fit_engine_costs(runs + list(extra_runs), probe, context=context, machine=machine,

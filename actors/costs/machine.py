@@ -1,11 +1,13 @@
 """What a cost model was measured on, and whether another machine is the same for timing purposes.
 
-A step time belongs to the device, the dtype, the thread count, the torch build and how many of the pair's linear
-layers were packed for the CPU (``actors/runtime/cpu_pack.py``) that produced it; :func:`machine_facts` records those
-(plus the host and load average, for the record) and
-:func:`machine_differences` names the facts in which two records differ. The host and the load
-are not compared: two nodes of one kind time alike, and load is judged when measuring
-(``actors/costs/calibrate.py``).
+A step time belongs to the device, the dtype, the thread count, the torch build, how many of the pair's linear
+layers were packed for the CPU (``actors/runtime/cpu_pack.py``) and the engine setup that produced it: the engine the
+target runs on (``eager``, ``static`` or ``compiled``, after any fallback to eager), whether its forward is
+compiled by Inductor, and the static KV cache's capacity every static forward attends over (None on eager, whose
+cost does not depend on it). :func:`machine_facts` records those (plus the host and load average, for the record)
+and :func:`machine_differences` names the facts in which two records differ; a record that lacks a compared fact
+(one written before the fact was recorded) differs in it. The host and the load are not compared: two nodes of one
+kind time alike, and load is judged when measuring (``actors/costs/calibrate.py``).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import torch
 
 from actors.runtime.cpu_pack import packed_layers
 
-COMPARED = ("device_name", "dtype", "threads", "torch", "cpu_count", "packed_layers")
+COMPARED = ("device_name", "dtype", "threads", "torch", "cpu_count", "packed_layers", "engine", "inductor", "capacity")
 
 
 def _cpu_name() -> str:
@@ -31,15 +33,26 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def machine_facts(device, dtype, models=()) -> dict:
-    """The facts a step time depends on (``models``: the pair's modules whose packed layers count), and the host and
-    1-minute load average when measured."""
+def machine_facts(device, dtype, models=(), engine=None) -> dict:
+    """The facts a step time depends on (``models``: the pair's modules whose packed layers count; ``engine``: the
+    pair's :class:`~actors.core.engine.SpecEngine`, whose setup :func:`engine_facts` adds), and the host and 1-minute
+    load average when measured."""
     device = torch.device(device)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name()
     return {"device": str(device), "device_name": name, "dtype": str(dtype).replace("torch.", ""),
             "threads": torch.get_num_threads(), "torch": torch.__version__, "cpu_count": os.cpu_count(),
-            "packed_layers": packed_layers(*models), "host": socket.gethostname(),
-            "load_avg": round(os.getloadavg()[0], 2)}
+            "packed_layers": packed_layers(*models), **(engine_facts(engine) if engine is not None else {}),
+            "host": socket.gethostname(), "load_avg": round(os.getloadavg()[0], 2)}
+
+
+def engine_facts(engine) -> dict:
+    """The engine setup a step time depends on: ``engine`` (the target runner's engine, a fallback to eager
+    included), ``inductor`` (its forward compiled by Inductor) and ``capacity`` (the static KV cache's positions;
+    None on eager)."""
+    runner = engine.runner
+    capacity = getattr(runner, "capacity", None) if engine.engine != "eager" else None
+    return {"engine": engine.engine, "inductor": bool(getattr(runner, "inductor", False)),
+            "capacity": None if capacity is None else int(capacity)}
 
 
 def engine_models(engine) -> tuple:

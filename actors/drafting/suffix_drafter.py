@@ -62,17 +62,20 @@ class ContextIndex:
 
     def add(self, tokens: Sequence[int], start: int = 1, sign: int = 1) -> None:
         """Index each token at positions ``start`` … of ``tokens`` after its 1 … depth preceding tokens
-        (``sign`` −1 forgets them)."""
+        (``sign`` −1 forgets them; forgetting moves no "last seen" stamp, so a continuation the forgotten text
+        shared with newer texts does not become the newest)."""
         toks = list(tokens)
         for i in range(max(start, 1), len(toks)):
-            self.clock += 1
+            if sign > 0:
+                self.clock += 1
             nxt = toks[i]
             for n in range(1, min(self.depth, i) + 1):
                 ctx = tuple(toks[i - n:i])
                 counts = self.table.setdefault(ctx, {})
                 entry = counts.setdefault(nxt, [0, 0])
                 entry[0] += sign
-                entry[1] = self.clock
+                if sign > 0:
+                    entry[1] = self.clock
                 if entry[0] <= 0:
                     del counts[nxt]
                     if not counts:
@@ -159,6 +162,8 @@ class SuffixDrafter(LookupDrafter):
             ctx = tuple(seq[-n:])
             local, shared = index.get(ctx), self.cache.get(ctx)
             if local or shared:
+                if not local:
+                    return n, shared                      # read only by the callers: no copy of a large table
                 merged = {t: list(v) for t, v in shared.items()}
                 for t, (c, last) in local.items():       # the row's own text is more recent than the cache
                     old = merged.get(t, [0, 0])

@@ -10,8 +10,13 @@ Rules:
 - When a config was measured both live and replayed, the rows come from the sweep's preferred
   mode (``live`` for a ``mode: both`` sweep, else ``replay``), the same choice the sweep's own
   summary makes; the other mode's run is not mixed in, even where the preferred one has no time (untrusted).
-- The fraction of oracle follows the log's report: the bound where replay computed it, else the ``oracle``
-  policy, over the configs measured in that reference's mode (:func:`fractions`).
+- A run tagged ``times = unreliable`` (``jobs/mlflow/tracking.py``: its rows' predicted times are not trusted, or
+  the sweep's summary found its replayed times off) reads back with no time figure: ``throughput*`` and
+  ``speedup*`` are NaN, whatever was streamed before the tag, and its token and step figures stay, as in the log's
+  report (``jobs/report/derived.py``: ``trusted_times``).
+- The fraction of oracle follows the log's report: the rows of ``jobs/report/bound_scope.py``'s ``oracle_scope``
+  (the bound against replayed chain configs at B = 1, else the ``oracle`` policy against rows of its mode), the
+  reference the first of ``metrics.ORACLES`` there (:func:`fractions`).
 """
 from __future__ import annotations
 
@@ -23,19 +28,24 @@ import pandas as pd
 from jobs.dataset import GROUP_ORDER
 from jobs.mlflow.client import client_for
 from jobs.mlflow.points import read_points
-from jobs.mlflow.runs import ACROSS_PREFIXES, POSITIONS, ROLE, SWEEP_KEY
+from jobs.mlflow.runs import ACROSS_PREFIXES, POSITIONS, ROLE, SUPERSEDED, SWEEP_KEY
+from jobs.mlflow.summary import AT_COMPLETION
+from jobs.mlflow.tracking import TIMES_TAG, UNTRUSTED
 from jobs.redact import redact
 from jobs.report.agreement import mode_shown
+from jobs.report.bound_scope import oracle_scope
 from jobs.report.metrics import ORACLES
 from policies.errors import SpecsweepError
 from policies.oracle import BOUND_NAME
 
 FLAT = ("ar", BOUND_NAME)        # runs logged as a flat line over γ (``jobs/mlflow/summary.py``)
+TIMED = ("throughput", "speedup")   # a key starting so is a time figure (none for a run tagged times = unreliable)
 
 
 def _pick_sweep(client, exp_id: str, experiment: str, output: str | None):
     sweeps = client.search_runs([exp_id], filter_string=f"tags.`{ROLE}` = 'sweep'",
                                 order_by=["attributes.start_time DESC"], max_results=1000)
+    sweeps = [s for s in sweeps if SUPERSEDED not in s.data.tags]      # replaced by a --fresh run of the same sweep
     if output is not None:
         want = str(Path(output).resolve())
         chosen = [s for s in sweeps if s.data.tags.get("output") == want]
@@ -81,6 +91,7 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
     rows, speed = [], []
     for r in runs:
         t = r.data.tags
+        untimed = t.get(TIMES_TAG) == UNTRUSTED          # no time figure, whatever was streamed before the tag
         if t.get("mode", "live") != prefer and (t["pair"], t["policy_spec"]) in shown:
             continue                  # never the other mode's figures, even where the shown mode has no time
         hist = {}
@@ -91,14 +102,17 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
                 hist.setdefault(m.step, {})[key.removeprefix(POSITIONS)] = m.value
         detail = read_points(client, r.info.run_id) if hist else {}
         for step, vals in sorted(hist.items()):
-            if "throughput" not in vals:
+            if not any(k in vals for k in AT_COMPLETION):   # the config has not completed at this γ
                 continue
             flat = t["policy"] in FLAT                     # γ-free: the same value at each γ, read once as γ 0
             base = {"pair": t["pair"], "policy": t["policy"], "policy_spec": t["policy_spec"],
                     "gamma": 0 if flat else int(step), "mode": t.get("mode", "live")}
             vals = {**detail.get(base["gamma"], {}), **vals}
+            if untimed:
+                vals = {**{k: (float("nan") if k.startswith(TIMED) else v) for k, v in vals.items()},
+                        "throughput": float("nan")}
             rows.append({**base, **{k: v for k, v in vals.items() if not k.startswith("speedup_")}})
-            if t["policy"] != "ar" and ("speedup" in vals or any(k.startswith("speedup_") for k in vals)):
+            if t["policy"] != "ar" and (untimed or any(k.startswith("speedup") for k in vals)):
                 sp = {**base}
                 for g in GROUP_ORDER:
                     name = "speedup" if g == "overall" else f"speedup_{g}"
@@ -119,19 +133,19 @@ def read_experiment(experiment: str, uri: str, output: str | None = None):
 
 
 def fractions(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per config: throughput / its pair's reference throughput, the reference chosen as the log's report chooses it
-    (``jobs/report/metrics.py``'s ``fraction_of_oracle``: the oracle bound where replay computed it, else the mean of
-    the ``oracle`` policy's configs), over the configs measured in the reference's mode only."""
+    """Per config: throughput / its pair's reference throughput, over the rows the log's report compares with that
+    reference (``jobs/report/bound_scope.py``'s ``oracle_scope``), the reference the first of ``ORACLES`` there (the
+    mean of its configs; ``jobs/report/metrics.py``'s ``fraction_of_oracle``); a reference without a time gives
+    no fraction."""
     out = []
-    for pair, part in summary.groupby("pair"):
+    for pair, part in oracle_scope(summary).groupby("pair"):
         ref = next((o for o in ORACLES if (part["policy"] == o).any()), None)
         if ref is None:
             continue
-        refs = part[(part["policy"] == ref) & part["throughput"].notna()]
+        refs = part.loc[part["policy"] == ref, "throughput"].dropna()
         if refs.empty:
             continue
-        scope = part[(part["mode"] == refs["mode"].iloc[0]) & ~part["policy"].isin([ref, "ar"])
-                     & part["throughput"].notna()]
-        out.append(scope.assign(fraction_of_oracle=scope["throughput"] / refs["throughput"].mean()))
+        scope = part[~part["policy"].isin([ref, "ar"]) & part["throughput"].notna()]
+        out.append(scope.assign(fraction_of_oracle=scope["throughput"] / refs.mean()))
     cols = ["pair", "policy_spec", "gamma", "fraction_of_oracle"]
     return pd.concat(out)[cols] if out else pd.DataFrame(columns=cols)

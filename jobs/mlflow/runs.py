@@ -10,6 +10,12 @@ Rules:
   live run.
 - A row's mode is its ``mode`` column, ``live`` where the column is missing, null or empty.
   ``ar`` is always live (the measured baseline of every ratio).
+- A fresh sweep (``--fresh``) supersedes the runs of its key: they get the tag ``specsweep.superseded`` (when)
+  and their ``specsweep.sweep_key`` gains the suffix ``~superseded``, so neither the sweep nor
+  ``report --experiment`` finds them again; the fresh sweep's runs take the key.
+- Run names are at most ``NAME_MAX`` characters (the ``runs.name`` column of MLflow's SQL stores): in a longer
+  one the policy spec (or sweep name) is cut and ends in ``…`` and a hash of the whole name, so two long names
+  stay distinct; the pair, mode or output after it stay whole.
 - Every tag and param value passes :func:`redact` (``scheme://user:token@host`` →
   ``scheme://***@host``) before it reaches MLflow.
 """
@@ -18,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
+import time
 from pathlib import Path
 
 from jobs.redact import redact
@@ -26,6 +34,8 @@ from policies.errors import SpecsweepError
 
 ROLE, SWEEP, SWEEP_KEY, RUN_KEY, PARENT = ("specsweep.role", "specsweep.sweep", "specsweep.sweep_key",
                                            "specsweep.run_key", "specsweep.parent_run")
+SUPERSEDED = "specsweep.superseded"
+NAME_MAX = 250
 KIND_TAG, KIND = "mlflow.experimentKind", "custom_model_development"
 MODES = ("live", "replay")
 LIVE, ACROSS, PROGRESS = "live/", "across_gamma/", "progress/"     # metric sections that are not per-γ values
@@ -95,12 +105,17 @@ def artifact_root(uri: str) -> str | None:
 
 def experiment_id(client, name: str, uri: str = "") -> str:
     """Get or create the experiment (artifacts at :func:`artifact_root` of the tracking ``uri``) and make the UI open
-    it on its runs (``mlflow.experimentKind``).
+    it on its runs (``mlflow.experimentKind``). Created by another sweep between the lookup and the create
+    (``RESOURCE_ALREADY_EXISTS``): that experiment is used.
 
     An explicit kind someone set is kept; a missing or inferred one is replaced."""
     exp = client.get_experiment_by_name(name)
     if exp is None:
-        return client.create_experiment(name, artifact_location=artifact_root(uri), tags={KIND_TAG: KIND})
+        try:
+            return client.create_experiment(name, artifact_location=artifact_root(uri), tags={KIND_TAG: KIND})
+        except Exception as e:       # another sweep created it since the lookup: use theirs
+            if getattr(e, "error_code", None) != "RESOURCE_ALREADY_EXISTS" or (exp := _named(client, name)) is None:
+                raise
     if exp.lifecycle_stage == "deleted":
         raise SpecsweepError(f"MLflow experiment {name!r} is deleted; restore it or set `experiment:` to another name")
     kind = exp.tags.get(KIND_TAG, "")
@@ -108,6 +123,16 @@ def experiment_id(client, name: str, uri: str = "") -> str:
         client.set_experiment_tag(exp.experiment_id, KIND_TAG, KIND)
     return exp.experiment_id
 
+
+def _named(client, name: str):
+    """The experiment called ``name`` (deleted ones included), found by a search; None when there is none."""
+    from mlflow.entities import ViewType  # heavy: mlflow
+
+    if "'" in name and '"' in name:                  # no quoting that the filter grammar accepts
+        return client.get_experiment_by_name(name)
+    q = '"' if "'" in name else "'"
+    found = client.search_experiments(view_type=ViewType.ALL, filter_string=f"name = {q}{name}{q}")
+    return next((e for e in found if e.name == name), None)
 
 # ------------------------------------------------------------------------------ modes and run identity
 def row_mode(value) -> str:
@@ -136,7 +161,7 @@ def find_policy_runs(found) -> dict:
     ``pair|spec|live`` unless a run with the full key exists."""
     out = {}
     for r in found:
-        if r.data.tags.get(ROLE) != "policy":
+        if r.data.tags.get(ROLE) != "policy" or SUPERSEDED in r.data.tags:
             continue
         key = r.data.tags.get(RUN_KEY, "")
         if key.count("|") == 1:
@@ -146,9 +171,42 @@ def find_policy_runs(found) -> dict:
     return out
 
 
+def supersede(client, found) -> None:
+    """Mark ``found`` (the runs of a sweep key) superseded by a fresh sweep (module docstring); a run still RUNNING
+    (its sweep crashed) ends KILLED."""
+    from mlflow.entities import RunTag  # heavy: mlflow
+
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for r in found:
+        if SUPERSEDED in r.data.tags:
+            continue
+        key = r.data.tags.get(SWEEP_KEY, "")
+        client.log_batch(r.info.run_id, tags=[RunTag(SUPERSEDED, when), RunTag(SWEEP_KEY, f"{key}~superseded")])
+        if r.info.status == "RUNNING":
+            client.set_terminated(r.info.run_id, status="KILLED")
+
+
+def fit_name(head: str, tail: str = "") -> str:
+    """``head + tail`` when at most ``NAME_MAX`` characters, else ``head`` cut and ended by ``…`` and 10 hex digits of
+    the whole name's hash, then ``tail`` (kept whole when it leaves room for 20 characters of ``head``)."""
+    name = head + tail
+    if len(name) <= NAME_MAX:
+        return name
+    mark = f"…{hashlib.sha256(name.encode()).hexdigest()[:10]}"
+    if len(tail) > NAME_MAX - len(mark) - 20:
+        head, tail = name, ""
+    return head[:NAME_MAX - len(mark) - len(tail)] + mark + tail
+
+
 def run_name(pair: str, spec: str, mode: str) -> str:
-    """``SPEC · PAIR`` for a live run, ``SPEC · PAIR · replay`` for a replayed one."""
-    return f"{spec} · {pair}" + ("" if mode == "live" else f" · {mode}")
+    """``SPEC · PAIR`` for a live run, ``SPEC · PAIR · replay`` for a replayed one; a long SPEC is cut
+    (:func:`fit_name`)."""
+    return fit_name(spec, f" · {pair}" + ("" if mode == "live" else f" · {mode}"))
+
+
+def base_pair(pair: str) -> str:
+    """A row's pair label without its ``@B{B}`` batch suffix (``actors/loading/schema.py``'s ``batch_label`` undone)."""
+    return re.sub(r"@B\d+$", "", pair)
 
 
 def policy_tags(common: dict, parent: str, pair: str, policy: str, spec: str, mode: str) -> dict:

@@ -16,13 +16,18 @@ Rules:
   (``jobs/mlflow/points.py``), deeper positions included. The ``ar`` run and the oracle bound's, which have no γ,
   repeat their one measurement at each γ (a flat line), without across-γ metrics.
 - Across-γ metrics (``across_gamma/...``, step 0; ``ACROSS_CHARTED`` as metrics, the rest in
-  ``gamma_points.json``; ``fraction_of_oracle`` against the report's reference: the oracle bound where the scope
-  has it, else the ``oracle`` policy, ``metrics.ORACLES``) go to a run only when it holds every γ of its
-  (pair, policy spec) in the summary (per mode when the summary has a mode column): an
-  across-γ figure never mixes live and replayed values.
+  ``gamma_points.json``) go to a run only when it holds every γ of its (pair, policy spec) in the summary (per mode
+  when the summary has a mode column): an across-γ figure never mixes live and replayed values.
+  ``fraction_of_oracle`` = the run's mean throughput over γ / its reference's, over the rows the log's report
+  compares (``jobs/report/bound_scope.py``'s ``oracle_scope`` of the summary, each row in its run's mode: the
+  oracle bound against replayed chain configs at B = 1, else the ``oracle`` policy against rows of its mode; the
+  reference the first of ``metrics.ORACLES`` there); a run outside that scope gets none.
 - Every speculative run whose curve has a point gets ``gamma_curve.png``: its summary rows
   (with intervals), else its completed configs' running values (no intervals).
 - Each point passes the tracker's once-only rule (``SweepTracker.new_points``).
+- Every run's metrics are logged before any artifact, and each run's artifacts (``gamma_points.json``,
+  ``gamma_curve.png``) are attempted on their own: an artifact store that refuses uploads costs no run its metrics
+  and no other run its artifacts; the first such error is raised once all were attempted.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from jobs.mlflow.runs import ACROSS, MODES, POSITIONS, finite, row_mode
 from jobs.mlflow.stream import MAX_BATCH, measure
 from jobs.report import metrics
 from jobs.report.agreement import mode_shown
+from jobs.report.bound_scope import oracle_scope
 from jobs.report.derived import RATE_PREFIX
 from policies.oracle import BOUND_LABEL
 
@@ -69,8 +75,11 @@ def owners(configs: dict, sweep_mode: str, df: pd.DataFrame) -> list[tuple]:
     return out
 
 
-def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now: int) -> None:
-    """Log ``summary`` (index 0..n-1) and ``speed`` into ``tracker``'s policy runs (module docstring)."""
+def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now: int,
+                table2: pd.DataFrame | None = None) -> None:
+    """Log ``summary`` (index 0..n-1) and ``speed`` into ``tracker``'s policy runs (module docstring); ``table2``,
+    when given, is the report's Table 2 (``metrics.table2``: each config against ``fixed`` on the questions both
+    ran), else each mode's Table 2 is computed from the summary."""
 
     c, sweep_mode = tracker.client, getattr(tracker.cfg, "mode", "live")
     top = max(tracker.cfg.gammas, default=1)          # positions charted: 1 … the largest initial γ
@@ -81,9 +90,11 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
             speed_at[(rk, int(row["gamma"]))] = row
     mode_of = pd.Series([o[2] for o in owner], index=summary.index)
     scopes = {m: summary[mode_of == m] for m in set(mode_of)} if "mode" in summary.columns else {None: summary}
-    table2 = {m: metrics.table2_from_summary(s) for m, s in scopes.items()}
+    table2 = {m: metrics.table2_from_summary(s) if table2 is None else table2 for m, s in scopes.items()}
+    compared = oracle_scope(summary.assign(mode=mode_of))     # the rows the report's fraction of oracle compares
     ar_of = {o[0]: float(r["throughput"]) for o, (_, r) in zip(owner, summary.iterrows())
              if o[1] == "ar" and finite(r["throughput"])}
+    uploads = []                                       # (run id, per-γ detail, across detail, curve, ar, title)
     for rk, run in tracker.runs.items():
         pair, spec, mode = rk
         if run["id"] is None:
@@ -97,7 +108,7 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
                     batch += tracker.new_points(run["id"], {k: r[k] for k in ("throughput", "mean_accepted_length")
                                                             if k in r}, g, now)
                 c.log_batch(run["id"], metrics=batch)
-                log_points(c, run["id"], {0: {k: r[k] for k in FROM_SUMMARY if k in r}}, {})
+                uploads.append((run["id"], {0: {k: r[k] for k in FROM_SUMMARY if k in r}}, {}, None, None, ""))
             continue
         for _, r in part.iterrows():
             g = int(r["gamma"])
@@ -119,14 +130,22 @@ def log_summary(tracker, summary: pd.DataFrame, speed: pd.DataFrame | None, now:
         scope = scopes.get(key, summary.iloc[0:0])
         whole = scope[(scope["pair"] == pair) & (scope["policy_spec"] == spec)]
         if len(part) and len(part) == len(whole):      # never an across-γ figure that mixes modes
-            figs = across(part, table2[key], scope, pair, spec)
+            figs = across(part, table2[key], compared, pair, spec)
             across_detail = {k: v for k, v in figs.items() if k not in ACROSS_CHARTED}
             batch += tracker.new_points(run["id"], {k: v for k, v in figs.items() if k in ACROSS_CHARTED}, 0, now)
         for i in range(0, len(batch), MAX_BATCH):
             c.log_batch(run["id"], metrics=batch[i:i + MAX_BATCH])
-        log_points(c, run["id"], detail, across_detail)
-        log_gamma_curve(c, run["id"], curve_points(tracker, rk, part), ar_of.get(pair),
-                        f"{spec} · {pair}" + ("" if mode == "live" else f" · {mode}"))
+        uploads.append((run["id"], detail, across_detail, curve_points(tracker, rk, part), ar_of.get(pair),
+                        f"{spec} · {pair}" + ("" if mode == "live" else f" · {mode}")))
+    errors = []
+    for run_id, detail, across_detail, curve, ar, title in uploads:     # each run's artifacts on their own
+        try:
+            log_points(c, run_id, detail, across_detail)
+            log_gamma_curve(c, run_id, curve, ar, title)
+        except Exception as e:
+            errors.append(e)
+    if errors:
+        raise errors[0]
 
 
 def curve_points(tracker, rk: tuple, part: pd.DataFrame) -> pd.DataFrame:
@@ -138,8 +157,9 @@ def curve_points(tracker, rk: tuple, part: pd.DataFrame) -> pd.DataFrame:
                         columns=["gamma", "throughput"])
 
 
-def across(part: pd.DataFrame, t2: pd.DataFrame, summary: pd.DataFrame, pair: str, spec: str) -> dict:
-    """Across-γ metrics of one run: best γ, its throughput, the mean, Table 2 mean/std, fraction of oracle."""
+def across(part: pd.DataFrame, t2: pd.DataFrame, compared: pd.DataFrame, pair: str, spec: str) -> dict:
+    """Across-γ metrics of one run: best γ, its throughput, the mean, Table 2 mean/std, fraction of oracle
+    (``compared``: the summary's rows in the report's fraction-of-oracle scope, indexed as ``part``)."""
     out = {}
     best = part.loc[part["throughput"].idxmax()] if part["throughput"].notna().any() else None
     if best is not None:
@@ -150,9 +170,10 @@ def across(part: pd.DataFrame, t2: pd.DataFrame, summary: pd.DataFrame, pair: st
         if len(row):
             out[ACROSS + "table2_speedup_mean"] = row["mean"].iloc[0]
             out[ACROSS + "table2_speedup_std"] = row["std"].iloc[0]
-    mine = summary[(summary["pair"] == pair) & summary["throughput"].notna()]
+    mine = compared[compared["pair"] == pair]
+    own = part[part.index.isin(mine.index)]                  # none: the report sets this run against no reference
     ref = next((o for o in metrics.ORACLES if (mine["policy"] == o).any()), None)   # the report's reference
-    if ref is not None and not (part["policy"] == ref).all():
-        out[ACROSS + "fraction_of_oracle"] = part["throughput"].mean() / mine.loc[mine["policy"] == ref,
-                                                                                  "throughput"].mean()
+    if ref is not None and len(own) and not (own["policy"] == ref).all():
+        out[ACROSS + "fraction_of_oracle"] = own["throughput"].mean() / mine.loc[mine["policy"] == ref,
+                                                                                 "throughput"].mean()
     return out

@@ -2,8 +2,9 @@
 
 Layout (the "MLflow" section of docs/sweeps.md says why); opening the store is
 ``jobs/mlflow/client.py``, run identity and tags ``jobs/mlflow/runs.py``, running sums and the
-sender thread ``jobs/mlflow/stream.py``, the summary into the runs ``jobs/mlflow/summary.py`` and
-``points.py``, the γ-curve figure and dataset input ``artifacts.py``, reading back ``read.py``.
+sender thread ``jobs/mlflow/stream.py``, creating or reusing the runs ``opening.py``, the summary into the
+runs ``summary.py`` and ``points.py``, the end of a sweep (tables, statuses) ``ending.py``, the γ-curve figure
+and dataset input ``artifacts.py``, reading back ``read.py``.
 
 - The experiment (the sweep's ``experiment`` or ``name``) carries the tag
   ``mlflow.experimentKind = custom_model_development``, the value with which MLflow 3's UI
@@ -36,7 +37,11 @@ sender thread ``jobs/mlflow/stream.py``, the summary into the runs ``jobs/mlflow
 Rules:
 - A (metric, step) point is written once: a value equal (relative 1e-9) to the latest point at
   that step is never written again, so a resumed or repeated sweep adds no history points; a
-  different value (a retried task changed it) is appended and, being latest, wins.
+  different value (a retried task changed it) is appended and, being latest, wins. A NaN value is
+  appended only over a finite latest point (a time no longer trusted), other non-finite values never.
+- A re-run (``start(rows)``) queues the completion points of every complete config, so what only
+  streaming writes (the other mode's runs) and an earlier session missed is logged; a NaN latest point
+  stays. ``fresh=True`` (``--fresh``) supersedes the sweep key's old runs (``runs.py``) and starts new ones.
 - Streaming never waits on MLflow (``jobs/mlflow/stream.py``). If MLflow fails mid-sweep or at its end, the
   sweep goes on (the Parquet log is the record; its report is written) and one line says so.
 - Statuses: RUNNING from ``start`` (also on resume); FINISHED when the sweep finished with every
@@ -44,15 +49,14 @@ Rules:
   finished are FINISHED); KILLED on Ctrl-C / SIGTERM.
 - A replayed config whose rows say their predicted times are not trusted (``time_reliable``
   false, ``actors/costs/calibrate.py``) gets the tag ``times = unreliable`` and no time metrics
-  (throughput, speedup); its token and step metrics stay.
+  (throughput, speedup); its token and step metrics stay. Pairs whose replayed times validation rejects
+  (``mark_untrusted``) get the tag on their replay runs and NaN over their streamed time points.
 - No credentials reach MLflow or the console (``redact``), and MLflow's own "View run
   at" lines are switched off (specsweep prints a masked one).
 """
 from __future__ import annotations
 
-import json
 import math
-import platform
 import sys
 import time
 from pathlib import Path
@@ -62,15 +66,18 @@ import pandas as pd
 from actors.loading.schema import batch_label
 from jobs.mlflow.artifacts import dataset_entity, log_dataset
 from jobs.redact import redact
-from jobs.mlflow.runs import (LIVE, LIVE_KEYS, PROGRESS, ROLE, SWEEP, SWEEP_KEY, experiment_id, find_policy_runs,
-                               finite, first_line, planned_modes, policy_params, policy_tags, row_mode, run_key,
-                               run_name, run_url, safe, sweep_key)
-
-TIMES_TAG, UNTRUSTED = "times", "unreliable"
+from jobs.mlflow.ending import log_end, set_statuses
+from jobs.mlflow.opening import create_sweep_run, dataset_label, has_dataset, open_policy_run
+from jobs.mlflow.runs import (LIVE, LIVE_KEYS, PROGRESS, ROLE, SUPERSEDED, SWEEP, SWEEP_KEY, experiment_id,
+                              find_policy_runs, finite, first_line, planned_modes, row_mode, run_url, supersede,
+                              sweep_key)
 from jobs.mlflow.stream import Config, Sender, contribution, measure, records
-from jobs.mlflow.summary import AT_COMPLETION, log_summary
+from jobs.mlflow.summary import AT_COMPLETION
 from jobs.report.derived import time_untrusted
 from policies.oracle import BOUND_LABEL, BOUND_NAME
+
+TIMES_TAG, UNTRUSTED = "times", "unreliable"
+TIME_KEYS = ("throughput", "speedup", LIVE + "speedup")      # what an untrusted predicted time leaves undefined
 
 
 class SweepTracker:
@@ -82,10 +89,11 @@ class SweepTracker:
     sender's seconds inside MLflow calls.
     """
 
-    def __init__(self, client, cfg, tasks: list[dict], uri: str | None = None):
+    def __init__(self, client, cfg, tasks: list[dict], uri: str | None = None, fresh: bool = False):
         from actors.pair_actor import policy_spec  # heavy: torch
 
         self.client, self.cfg, self.uri, self.tasks = client, cfg, uri or cfg.tracking_uri, tasks
+        self.fresh = fresh                           # supersede the runs of this sweep key instead of reusing them
         self.output = str(Path(cfg.output).resolve())
         self.key = sweep_key(cfg.fingerprint(), cfg.output)
         self.runs: dict[tuple, dict] = {}            # (pair, spec, mode) → {"id", "policy", "params"}
@@ -105,6 +113,7 @@ class SweepTracker:
         self.seen_tasks: set[str] = set()
         self.progress_step = 0                       # the sweep run's progress/* step (tasks logged so far)
         self.points: dict[tuple, float] = {}         # (run_id, key, step) → latest value
+        self.stamps: dict[tuple, int] = {}           # (run_id, key, step) → its timestamp (ms; live/ keys too)
         self.parent = self.exp_id = self.dataset = None
         self.found: dict = {}                        # run key → existing run of this sweep (on resume)
         self.sender: Sender | None = None
@@ -122,44 +131,34 @@ class SweepTracker:
 
     # ------------------------------------------------------------------ start
     def dataset_label(self) -> str:
-        ds = self.cfg.dataset
-        parts = [ds.source]
-        for k in ("categories", "limit_per_category", "question_ids"):
-            v = getattr(ds, k)
-            if v:
-                parts.append(f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}")
-        return redact(" ".join(parts))[:250]
+        return dataset_label(self.cfg)
 
     def start(self, rows=None) -> str:
         """Create or reuse the sweep run and every policy run (status RUNNING); seed running sums from
-        ``rows`` (the log of a resumed sweep) without logging them again. Returns the sweep run id."""
-        from mlflow.entities import Param  # heavy: mlflow
-
+        ``rows`` (the log of a resumed sweep) and queue only the completion points the store lacks. Returns the sweep
+        run id."""
         t0 = time.perf_counter()
         c, cfg = self.client, self.cfg
         self.exp_id = experiment_id(c, cfg.experiment_name, self.uri)
         found = c.search_runs([self.exp_id], filter_string=f"tags.`{SWEEP_KEY}` = '{self.key}'", max_results=10000)
-        sweep = [r for r in found if r.data.tags.get(ROLE) == "sweep"]
+        if self.fresh:                               # --fresh: the old runs' values never show through
+            supersede(c, found)
+            found = []
+        sweep = [r for r in found if r.data.tags.get(ROLE) == "sweep" and SUPERSEDED not in r.data.tags]
         self.dataset = dataset_entity(cfg.dataset.source, self.tasks)
         self.common = {SWEEP: cfg.fingerprint(), SWEEP_KEY: self.key, "output": self.output,
                        "dataset": self.dataset_label(), "mode": getattr(cfg, "mode", "live")}
         if sweep:
             self.parent = sweep[0].info.run_id
             c.update_run(self.parent, status="RUNNING")
-            self._load_points(sweep[0])
+            self.load_points(sweep[0])
         else:
-            tags = {**self.common, ROLE: "sweep",
-                    "specsweep.config": json.dumps(cfg.public_dict(), default=str)[:5000],
-                    "mlflow.note.content": f"Sweep {cfg.name!r} into {self.output}: its policy runs carry the tag "
-                                           f"{SWEEP_KEY} = {self.key}."}
-            self.parent = c.create_run(self.exp_id, run_name=f"{cfg.name} · sweep · {Path(self.output).name}",
-                                       tags=safe(tags)).info.run_id
-            c.log_batch(self.parent, params=[Param(k, v) for k, v in safe(self._sweep_params()).items()])
-        if not (sweep and self._has_dataset(sweep[0])):
+            self.parent = create_sweep_run(self)
+        if not (sweep and has_dataset(sweep[0], self.dataset)):
             log_dataset(c, [self.parent], self.dataset, self.dataset_label())
         self.found = find_policy_runs(found)
         for key in list(self.runs):
-            self._open_run(key)
+            open_policy_run(self, key)
         if rows is not None:
             self._ingest(records(rows))
             self._open_missing()
@@ -167,6 +166,8 @@ class SweepTracker:
                 conf.live_step = measure(conf.parts)["questions"]
         self.sender = Sender(c)
         self.sender.start()
+        if rows is not None:
+            self._queue_settled()
         url = run_url(self.uri, self.exp_id, self.parent)
         print(f"MLflow: experiment {cfg.experiment_name!r}, sweep run {self.parent} in {redact(self.uri)}"
               + (f"; view it at {url}" if url else f"; open with: mlflow ui --backend-store-uri "
@@ -174,57 +175,23 @@ class SweepTracker:
         self.timings["start_s"] = time.perf_counter() - t0
         return self.parent
 
-    def _has_dataset(self, run) -> bool:
-        inputs = getattr(run, "inputs", None)
-        return any(d.dataset.digest == self.dataset.digest and d.dataset.name == self.dataset.name
-                   for d in (getattr(inputs, "dataset_inputs", None) or []))
-
-    def _open_run(self, key: tuple) -> None:
-        """Reuse the sweep's existing run for ``key`` = (pair, spec, mode) (status RUNNING) or create it."""
-        from mlflow.entities import Param, RunTag  # heavy: mlflow
-
-        c, run = self.client, self.runs[key]
-        pair, spec, mode = key
-        old = self.found.get(run_key(pair, spec, mode))
-        if old is not None:
-            run["id"] = old.info.run_id
-            c.update_run(run["id"], status="RUNNING")
-            self._load_points(old)
-            if not self._has_dataset(old):
-                log_dataset(c, [run["id"]], self.dataset, self.dataset_label())
-            return
-        tags = policy_tags(self.common, self.parent, pair, run["policy"], spec, mode)
-        tags["drafter"] = {p.label: p.drafter_kind for p in self.cfg.pairs}.get(pair, "")   # model | eagle | ngram | none
-        run["id"] = c.create_run(self.exp_id, run_name=run_name(pair, spec, mode), tags=safe(tags)).info.run_id
-        params = policy_params(pair, run["policy"], spec, mode, self.cfg.gammas, run["params"])
-        c.log_batch(run["id"], params=[Param(k, v) for k, v in params.items()],
-                    tags=[RunTag("mlflow.source.name", "specsweep")])
-        log_dataset(c, [run["id"]], self.dataset, self.dataset_label())
-
     def _open_missing(self) -> None:
         """Open the runs of modes the plan did not announce but rows carry (created on first sight)."""
         if self.parent is None:
             return
         for key, run in self.runs.items():
             if run["id"] is None:
-                self._open_run(key)
+                open_policy_run(self, key)
 
-    def _sweep_params(self) -> dict:
-        cfg = self.cfg
-        return {"python": platform.python_version(), "platform": platform.platform(), "fingerprint": cfg.fingerprint(),
-                "pairs": ",".join(p.label for p in cfg.pairs), "gammas": ",".join(map(str, cfg.gammas)),
-                "policies": len(cfg.policies), "repeats": cfg.repeats, "seed": cfg.seed,
-                "max_new_tokens": cfg.generation.get("max_new_tokens"),
-                "temperature": cfg.generation.get("temperature", 0.0), "output": self.output,
-                "mode": getattr(cfg, "mode", "live")}
-
-    def _load_points(self, run) -> None:
-        """Remember the existing (key, step) points of a reused run so they are not written again."""
+    def load_points(self, run) -> None:
+        """Remember the existing (key, step) points of a reused run so they are not written again (of the running
+        estimates only ``live/speedup``, which an untrusted time sets to NaN)."""
         for key in run.data.metrics:
-            if key.startswith(LIVE):
+            if key.startswith(LIVE) and key not in TIME_KEYS:     # running estimates: not once-only
                 continue
             for m in sorted(self.client.get_metric_history(run.info.run_id, key), key=lambda m: m.timestamp):
                 self.points[(run.info.run_id, key, m.step)] = m.value
+                self.stamps[(run.info.run_id, key, m.step)] = m.timestamp
         if run.data.tags.get(ROLE) == "sweep":
             self.progress_step = max([s for (rid, k, s) in self.points
                                       if rid == run.info.run_id and k == PROGRESS + "tasks_done"], default=0)
@@ -263,7 +230,7 @@ class SweepTracker:
 
     def task_done(self, table) -> None:
         """Update the running sums with one finished task's rows and queue the affected runs' metrics."""
-        from mlflow.entities import Metric, RunTag  # heavy: mlflow
+        from mlflow.entities import Metric  # heavy: mlflow
 
         t0 = time.perf_counter()
         touched = self._ingest(records(table))
@@ -271,21 +238,16 @@ class SweepTracker:
         now = int(time.time() * 1000)
         batches: dict = {}
         for k in touched:
-            conf = self.configs[k]
-            pair, spec, g, _ = k
-            ar = self.configs.get((pair, "ar", 0, "live"))
-            m = measure(conf.parts, ar.parts if ar is not None and spec != "ar" else None)
+            conf, (_, spec, g, _) = self.configs[k], k
+            m = self._measure(k)
             run_id = self.runs[conf.run]["id"]
             out = batches.setdefault(run_id, [])
-            if k in self.untrusted and run_id not in self.tagged_untrusted:     # its time metrics are not logged
-                out.append(RunTag(TIMES_TAG, UNTRUSTED))
-                self.tagged_untrusted.add(run_id)
             if m["questions"] > conf.live_step and spec not in ("ar", BOUND_LABEL):   # running estimate, step = γ
                 conf.live_step = m["questions"]
-                out.extend(Metric(LIVE + n, float(m[n]), now, g) for n in LIVE_KEYS if finite(m[n]))
-            if spec != "ar" and self.complete(conf):       # the γ-free bound: a flat line, one point at each γ
-                for step in (self.cfg.gammas if spec == BOUND_LABEL else [g]):
-                    out.extend(self.new_points(run_id, {n: m[n] for n in AT_COMPLETION}, step, now))
+                for n in (n for n in LIVE_KEYS if finite(m[n])):
+                    self.points[(run_id, LIVE + n, g)] = float(m[n])
+                    out.append(Metric(LIVE + n, float(m[n]), self._stamp((run_id, LIVE + n, g), now), g))
+            out.extend(self._settled(k, m, now))
         self.progress_step += 1
         batches.setdefault(self.parent, []).extend([
             Metric(PROGRESS + "tasks_done", float(len(self.seen_tasks)), now, self.progress_step),
@@ -295,30 +257,76 @@ class SweepTracker:
         self.timings["tasks"] += 1
         self.timings["driver_s"] += time.perf_counter() - t0
 
-    def mark_untrusted(self, reasons: dict) -> None:
-        """Tag the replayed runs of these pairs ``times = unreliable`` (validation found their times off)."""
+    def _measure(self, k: tuple) -> dict:
+        pair, spec = k[0], k[1]
+        ar = self.configs.get((pair, "ar", 0, "live"))
+        return measure(self.configs[k].parts, ar.parts if ar is not None and spec != "ar" else None)
+
+    def _settled(self, k: tuple, m: dict, now: int, resumed: bool = False) -> list:
+        """Config ``k``'s untrusted tag (once per run) and, once it is complete, its completion points; ``resumed``:
+        a point a judged-untrusted time set to NaN is not overwritten."""
         from mlflow.entities import RunTag  # heavy: mlflow
 
+        conf, (_, spec, g, _) = self.configs[k], k
+        run_id, out = self.runs[conf.run]["id"], []
+        if k in self.untrusted and run_id not in self.tagged_untrusted:     # its time metrics are not logged
+            out.append(RunTag(TIMES_TAG, UNTRUSTED))
+            self.tagged_untrusted.add(run_id)
+        if spec != "ar" and self.complete(conf):       # the γ-free bound: a flat line, one point at each γ
+            for step in (self.cfg.gammas if spec == BOUND_LABEL else [g]):
+                vals = {n: m[n] for n in AT_COMPLETION
+                        if not (resumed and _nan(self.points.get((run_id, n, step))))}
+                out.extend(self.new_points(run_id, vals, step, now))
+        return out
+
+    def _queue_settled(self) -> None:
+        """On a re-run: queue every complete config's completion points (the once-only rule skips the stored ones), so
+        what only streaming writes and a failed session missed gets logged."""
+        now = int(time.time() * 1000)
+        for k, conf in self.configs.items():
+            if k in self.untrusted or (k[1] != "ar" and self.complete(conf)):
+                self.sender.put(self.runs[conf.run]["id"], self._settled(k, self._measure(k), now, resumed=True))
+
+    def mark_untrusted(self, reasons: dict) -> None:
+        """Tag the replayed runs of these pairs ``times = unreliable`` (validation found their times off) and log NaN
+        over their streamed time points (``TIME_KEYS``), so no time stays their latest point."""
+        from mlflow.entities import RunTag  # heavy: mlflow
+
+        now = int(time.time() * 1000)
         for (pair, _spec, mode), run in self.runs.items():
-            if pair in reasons and mode == "replay" and run["id"] not in self.tagged_untrusted and self.sender:
-                self.sender.put(run["id"], [RunTag(TIMES_TAG, UNTRUSTED)])
-                self.tagged_untrusted.add(run["id"])
+            if pair not in reasons or mode != "replay" or run["id"] is None or not self.sender:
+                continue
+            out = [] if run["id"] in self.tagged_untrusted else [RunTag(TIMES_TAG, UNTRUSTED)]
+            self.tagged_untrusted.add(run["id"])
+            for rid, key, step in [p for p in self.points if p[0] == run["id"] and p[1] in TIME_KEYS]:
+                out += self.new_points(rid, {key: math.nan}, step, now)
+            self.sender.put(run["id"], out)
 
     def new_points(self, run_id: str, values: dict, step: int, now: int) -> list:
-        """Metrics for the (key, step) points whose value is new or changed (the once-only rule)."""
+        """Metrics for the (key, step) points whose value is new or changed (the once-only rule); a NaN value is
+        logged only over a finite latest point (a value no longer trusted), other non-finite values never."""
         from mlflow.entities import Metric  # heavy: mlflow
 
         out = []
         for key, v in values.items():
+            old = self.points.get((run_id, key, step))
             if not finite(v):
+                if _nan(v) and finite(old):
+                    self.points[(run_id, key, step)] = math.nan
+                    out.append(Metric(key, math.nan, self._stamp((run_id, key, step), now), int(step)))
                 continue
             v = float(v)
-            old = self.points.get((run_id, key, step))
             if old is not None and math.isclose(old, v, rel_tol=1e-9, abs_tol=1e-12):
                 continue
             self.points[(run_id, key, step)] = v
-            out.append(Metric(key, v, now, int(step)))
+            out.append(Metric(key, v, self._stamp((run_id, key, step), now), int(step)))
         return out
+
+    def _stamp(self, point: tuple, now: int) -> int:
+        """The timestamp of a new point at ``point`` = (run_id, key, step): ``now``, or 1 ms after the point it
+        follows, so the newest is always the latest of its step."""
+        self.stamps[point] = max(now, self.stamps.get(point, -1) + 1)
+        return self.stamps[point]
 
     # ------------------------------------------------------------------ end
     def flush(self) -> None:
@@ -335,8 +343,8 @@ class SweepTracker:
             print("MLflow: logging did not finish within 60 s; the Parquet log is complete: run the sweep again to "
                   "log what is missing", file=sys.stderr)
         elif self.sender.error:
-            print(f"MLflow: logging stopped mid-sweep ({self.sender.error}); the Parquet log is complete: run the sweep "
-                  "again to log what is missing", file=sys.stderr)
+            print(f"MLflow: logging stopped mid-sweep ({self.sender.error}); the Parquet log is complete: run the "
+                  "sweep again to log what is missing", file=sys.stderr)
         else:
             ok = True
         self.timings["sender_s"] = self.sender.busy_s
@@ -344,37 +352,31 @@ class SweepTracker:
         return ok
 
     def finish(self, status: str, summary: pd.DataFrame | None, speed: pd.DataFrame | None, failed_rows: int = 0,
-               artifacts=(), tables: dict | None = None) -> str:
-        """Log the summary (per-γ points, across-γ metrics, γ curves, artifacts) and set every run's status.
+               artifacts=(), tables: dict | None = None, table2: pd.DataFrame | None = None) -> str:
+        """Log the summary (per-γ points, across-γ metrics, γ curves, artifacts) and set every run's status;
+        ``table2``: the report's ``metrics.table2`` (paired on questions), the runs' Table 2 figures.
 
         Never raises (the sweep's own outcome and report come first): when streaming already failed, the summary is
-        not attempted (the server is gone; each call would retry); a failure here is one line on stderr."""
+        not attempted (the server is gone; each call would retry); each part of the end is attempted on its own
+        (``jobs/mlflow/ending.py``), the statuses always; a failure here is one line on stderr."""
         t0 = time.perf_counter()
         streamed = self._stop_sender()
+        errors = []
+        if streamed:
+            try:
+                errors = log_end(self, summary, speed, failed_rows, artifacts, tables, table2)
+            except Exception as e:
+                errors = [e]
+        if errors:                                         # else the sender's line (if any) has said it
+            print(f"MLflow: the sweep's summary could not be logged ({first_line(errors[0])}); the Parquet log and "
+                  "report are complete: run the sweep again to log what is missing", file=sys.stderr)
         try:
-            if streamed:
-                self._log_end(summary, speed, failed_rows, artifacts, tables)
-            self._set_statuses(status if streamed or status != "FINISHED" else "FAILED")
+            set_statuses(self, status if (streamed and not errors) or status != "FINISHED" else "FAILED")
         except Exception as e:
-            if streamed:                                   # else the sender's line has said it
-                print(f"MLflow: the sweep's summary could not be logged ({first_line(e)}); the Parquet log and report "
-                      "are complete: run the sweep again to log what is missing", file=sys.stderr)
+            if streamed and not errors:
+                print(f"MLflow: could not mark the runs {status} ({first_line(e)})", file=sys.stderr)
         self.timings["finish_s"] = time.perf_counter() - t0
         return self.parent
-
-    def _log_end(self, summary, speed, failed_rows: int, artifacts, tables) -> None:
-        from mlflow.entities import RunTag  # heavy: mlflow
-
-        c = self.client
-        if summary is not None and len(summary):
-            log_summary(self, summary.reset_index(drop=True), speed, int(time.time() * 1000))
-        c.log_batch(self.parent, tags=[RunTag("configs", str(0 if summary is None else len(summary))),
-                                       RunTag("failed_rows", str(failed_rows))])      # tags: no chart of their own
-        for path in artifacts:
-            c.log_artifact(self.parent, str(path))
-        for name, table in (tables or {}).items():     # MLflow tables, viewable in the UI's artifact pane
-            if table is not None and len(table):
-                c.log_table(self.parent, data=table.reset_index(), artifact_file=f"tables/{name}.json")
 
     def close(self, status: str) -> None:
         """End an interrupted (KILLED) or failed (FAILED) sweep: flush what was queued, set statuses.
@@ -383,17 +385,10 @@ class SweepTracker:
         try:
             self._stop_sender()
             if self.parent is not None:
-                self._set_statuses(status)
+                set_statuses(self, status)
         except Exception as e:
             print(f"MLflow: could not mark the runs {status} ({first_line(e)})", file=sys.stderr)
 
-    def _set_statuses(self, status: str) -> None:
-        c = self.client
-        for key, run in self.runs.items():
-            if run["id"] is None:
-                continue
-            confs = [cf for cf in self.configs.values() if cf.run == key]
-            done = all(self.complete(cf) for cf in confs)
-            s = status if status == "KILLED" else ("FINISHED" if done or status == "FINISHED" else "FAILED")
-            c.set_terminated(run["id"], status=s)
-        c.set_terminated(self.parent, status=status)
+
+def _nan(v) -> bool:
+    return isinstance(v, float) and math.isnan(v)

@@ -6,12 +6,16 @@ row's ``wall_time`` runs from its batch's start to its own last token — the re
 
 - a *batch* is the rows of one (task, config, repeat, ``ar`` timing, turn): they started together;
   its time is the longest latency among them and its tokens their sum;
+- the *unit* the intervals resample (``UNIT``) is one run of a block: its task and repeat, every config's batches of
+  every turn in it together. A block's turns decode the same questions back to back in one timed run (a later turn
+  prompted with the earlier answers), so its turns are not independent draws; a block of single-turn questions is
+  one batch per unit;
 - total throughput of a config at B = Σ tokens / Σ batch times over its batches (tokens per second of
   the whole batch, what a server delivers);
 - latency = the mean of the rows' wall times; mean accepted length = per row, as everywhere;
 - speedup vs ``ar`` at B = total throughput(config) / total throughput(``ar`` timed first) over the same
-  batches, with a 95 % paired-bootstrap interval over batches (``jobs/report/intervals.py``) — none from a
-  single batch (a resample of one batch is that batch: a zero-width interval would claim a certainty one
+  batches, with a 95 % paired-bootstrap interval over units (``jobs/report/intervals.py``) — none from a
+  single unit (a resample of one unit is that unit: a zero-width interval would claim a certainty one
   measurement cannot give);
 - padding = the share of a config's verified slots that were padding (:func:`pad_share`), shown beside its time:
   the batch forward pads every row to 1 + the longest row's drafts, a cost a ragged runner would not pay;
@@ -30,7 +34,8 @@ import pandas as pd
 from jobs.report.intervals import RESAMPLES, SEED, bootstrap_weights, percentile_interval
 from policies.oracle import BOUND_NAME
 
-UNIT = ["task_key", "turn", "repeat"]
+BATCH = ["task_key", "turn", "repeat"]      # one batch of a config: the rows that started together
+UNIT = ["task_key", "repeat"]               # what the intervals resample: one run of a block, all its turns
 
 
 def base_pairs(pairs: pd.Series) -> pd.Series:
@@ -52,7 +57,7 @@ def batches(df: pd.DataFrame) -> pd.DataFrame:
     ok["steps"] = ok["accept_lengths"].map(lambda a: len(a) if a is not None else 0)
     ok["slots"] = ok["drafted"].map(lambda d: int(sum(d)) + len(d) if d is not None else 0) if "drafted" in ok else 0
     ok["pad"] = ok["pad_slots"].fillna(0).astype(int) if "pad_slots" in ok else 0
-    keys = ["base_pair", "batch_size", "policy", "policy_spec", "gamma"] + UNIT
+    keys = ["base_pair", "batch_size", "policy", "policy_spec", "gamma"] + BATCH
     return ok.groupby(keys, as_index=False).agg(tokens=("new_tokens", "sum"), time=("wall_time", "max"),
                                                 latency=("wall_time", "sum"), rows=("new_tokens", "size"),
                                                 al_sum=("al_sum", "sum"), steps=("steps", "sum"),
@@ -69,15 +74,16 @@ def pad_share(rows: pd.DataFrame) -> float:
 
 
 def unit_totals(part: pd.DataFrame) -> tuple[int, dict]:
-    """The batches of one pair × B (rows of :func:`batches`) as units: (units, {(policy, spec, γ): (tokens, time)}),
-    each vector over the units (0 where the config did not run)."""
+    """The batches of one pair × B (rows of :func:`batches`) summed per ``UNIT`` (the turns of a block's run
+    together): (units, {(policy, spec, γ): (tokens, time)}), each vector over the units (0 where the config did not
+    run), the units in the order ``part[UNIT].drop_duplicates()`` gives."""
     units = part[UNIT].drop_duplicates().reset_index(drop=True)
     index = {tuple(u): i for i, u in enumerate(units.itertuples(index=False))}
     out = {}
     for key, rows in part.groupby(["policy", "policy_spec", "gamma"]):
         tok, t = np.zeros(len(units)), np.zeros(len(units))
         for r in rows.itertuples(index=False):
-            i = index[(r.task_key, r.turn, r.repeat)]
+            i = index[tuple(getattr(r, c) for c in UNIT)]
             tok[i] += r.tokens
             t[i] += r.time
         out[key] = (tok, t)
@@ -115,7 +121,7 @@ def on_ar_batches(totals: dict) -> tuple[dict, list]:
 
 
 def interval(samples: np.ndarray, units: int) -> tuple[float, float]:
-    """The 95 % interval of the resamples (``samples`` without its point row); NaN from a single batch."""
+    """The 95 % interval of the resamples (``samples`` without its point row); NaN from a single unit."""
     return _interval(samples) if units > 1 else (np.nan, np.nan)
 
 

@@ -5,11 +5,13 @@ Model: ``jobs/report/gamma_model.py`` (tokens per step E_K = 1 + Σ_{i≤K} S_i,
 expected catch-up, the speedup t(B, 0, C)·E_K / t(B, K, C) and its interval over questions).
 
 - **validation** at the sizes that ran live, for ``fixed`` γ = K at batch size B against live ``ar`` at B, each as a
-  throughput ratio (total tokens / total seconds), 95 % intervals from resampling the batches (``jobs/report/
-  batches.py``); *within noise* when |predicted / measured − 1| ≤ the pair's live noise floor at B (``ar`` timed
-  first and last, ``jobs/report/metrics.py``). The cost model prices the live steps *as they ran* — each step's
-  verified width, draft forwards, catch-up and context at the rows then running (``jobs/report/live_costs.py``'s
-  ``segment_seconds``) — and the tokens are those the rows emitted: under greedy decoding the text sets both (the
+  throughput ratio (total tokens / total seconds), 95 % intervals from resampling the units (``jobs/report/
+  batches.py``: a block's run, its turns together); *within noise* when |predicted / measured − 1| ≤ the pair's
+  live noise floor at B (``ar`` timed first and last, ``jobs/report/metrics.py``). The cost model prices the live
+  steps *as they ran* — each step's verified width, draft forwards, catch-up and context at the rows then running,
+  the target's context being the slots its batch cache attends over, masked ones included
+  (``jobs/report/live_costs.py``'s ``segment_seconds``, the same measure its refit reads) — and the tokens are
+  those the rows emitted: under greedy decoding the text sets both (the
   budget-capped last steps of a short answer included, the same in replay), so the check tests the time model.
 - **whole batches**: a live batch is static — it runs until its slowest row ends, shrinking as rows finish.
   Measured: its tokens over its longest latency (prefill included); predicted: the same tokens over its measured
@@ -23,9 +25,11 @@ expected catch-up, the speedup t(B, 0, C)·E_K / t(B, K, C) and its interval ove
 - **out of sample**: every check prices K with the cost model refitted on the pair's live steps at B
   (``jobs/report/live_costs.py``) *without* the ``fixed`` γ = K rows' own steps, so a prediction never reads the time
   it is checked against; the table itself is priced by the refit on every live step (calibrated sizes elsewhere).
-  A prediction's interval draws the batches with replacement, refits on the drawn ones and prices them
+  A prediction's interval draws the units with replacement, refits on the drawn ones and prices them
   (:data:`FIT_RESAMPLES` refits), so it carries the fit's noise as well as the batches' (with the model held fixed,
   a B = 4 check's repeats of the same steps would price alike and the interval would shrink to a point).
+- **the table's context** C (a bucket's midpoint) counts the positions each row's forward attends over, as the
+  refit's measure does: the table prices a cache that holds no masked slots (a serving engine's paged cache).
 
 ``--costs roofline:GPU[:Q]`` gives the same table under a roofline cost model (``actors/plan/roofline.py``): a what-if,
 labelled so, with no validation (nothing ran on that GPU).
@@ -41,14 +45,14 @@ from actors.plan.roofline import label as roofline_label, parse as parse_rooflin
 from jobs.report import metrics
 from actors.loading.schema import batch_label
 from jobs.report.agreement import modes
-from jobs.report.batches import (UNIT, ar_totals, base_pairs, batches, interval, speedup_samples, unit_totals,
-                                 weights)
+from jobs.report.batches import (BATCH, UNIT, ar_totals, base_pairs, batches, interval, speedup_samples,
+                                 unit_totals, weights)
 from jobs.report.costs import pair_cost_models, read_actor_infos
 from jobs.report.gamma_model import BUCKETS, acceptance_samples, best_k, speedup_matrix
 from jobs.report.intervals import percentile_interval
 from jobs.report.live_costs import live_models, live_segments, refit, segment_seconds, with_context_terms
 from jobs.report.text import interval as interval_text
-from jobs.store.output import record_written
+from jobs.store.output import record_written, write_texts
 from policies.costs import CostModel
 
 FIT_RESAMPLES = 100    # refits per checked row, each on a bootstrap resample of the batches (predictions' intervals)
@@ -68,12 +72,16 @@ def full_phase(rows: pd.DataFrame) -> tuple[int, float]:
 
 
 def full_phase_totals(rows: pd.DataFrame, units: list) -> tuple[np.ndarray, np.ndarray]:
-    """(tokens, seconds) per batch of ``units`` (``UNIT`` tuples) in their full phases; 0 where a unit did not run."""
+    """(tokens, seconds) per unit of ``units`` (``UNIT`` tuples): the full phases of its batches (``BATCH``: each
+    turn of a block's run) summed; 0 where a unit did not run."""
     index = {u: i for i, u in enumerate(units)}
     tok, t = np.zeros(len(units)), np.zeros(len(units))
-    for u, batch in rows.groupby(UNIT):
+    for key, batch in rows.groupby(BATCH):
+        u = tuple(dict(zip(BATCH, key))[c] for c in UNIT)
         if u in index:
-            tok[index[u]], t[index[u]] = full_phase(batch)
+            tokens, seconds = full_phase(batch)
+            tok[index[u]] += tokens
+            t[index[u]] += seconds
     return tok, t
 
 
@@ -324,5 +332,5 @@ def gamma_section(folder: str, df: pd.DataFrame, costs: str | None = None) -> st
         return ""
     name = "gamma_table" + ("-roofline-" + "-".join(x for x in roof if x) if roof else "") + ".csv"
     record_written(Path(folder) / name)
-    t.to_csv(Path(folder) / name, index=False)
+    write_texts({Path(folder) / name: t.to_csv(index=False)})
     return table_md(t, None if roof else validation(ok, models, accept), label)

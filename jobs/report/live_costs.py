@@ -10,11 +10,22 @@ batch's ``draft_time``, ``verify_time`` and rest (wall − prefill − draft −
 segment's seconds are the difference between the rows ending at its two bounds. Per step s: the verified width
 L_s = 1 + the most drafts a running row verified, the draft forwards ℓ_s = the most proposals a running row made
 (``proposed``, a discarded one included; logs without the column: the most drafts), the context c_s = the running
-rows' mean prompt + tokens emitted before s, and the tokens the draft caught up on e_s (summed over rows;
+rows' mean prompt + tokens emitted before s, the target's context ĉ_s = the positions its forward attends over, and
+the tokens the draft caught up on e_s (summed over rows;
 ``policies/cost_fit.py``'s ``draft_feeds``: the prompt in a row's first drafting step, one token after a fully
 accepted draft). A segment also carries its steps' own clocks where the log holds them (``draft_times``,
 ``verify_times``: ``step_draft``, ``step_verify``; NaN in older logs), which ``bench/equal_work.py`` reads; the fit
-below reads the sums.
+below reads the sums. A batch is the rows of one (task, turn, repeat) of a config; its segments carry the
+resampling ``unit`` of ``jobs/report/batches.py`` (task, repeat: a block's turns together).
+
+The target's context. Rows of a batch differ in length, and the gap-masked batch cache
+(``actors/runtime/batch_runner.py``, the ``eager`` engine's at B > 1) gives every row the same slots: the prefill
+pads each row to the longest prompt, each step appends the step's verified width to every row, and padding and
+rejected drafts stay as masked slots until a compaction. A forward's attention runs over every slot, masked or not,
+so the target pays for ĉ_s = 1 + the slots per row (:func:`padded_slots`), not for its rows' mean context. A lone
+row's cropped cache holds its own context: ĉ_s = c_s; the static engines attend over their whole capacity at every
+step, which no context measure moves, and keep ĉ_s = c_s, as do logs without ``engine``. The verify context terms
+read ĉ_s, in the fit and in every pricing alike; the draft's read c_s (the draft's cache is the drafter's own).
 
 Rule: the cost model's (``policies/costs.py``) at B = a segment's running rows, summed over its steps:
 
@@ -51,20 +62,49 @@ import pandas as pd
 
 from jobs.report import metrics
 from jobs.report.agreement import modes
-from jobs.report.batches import UNIT, base_pairs
+from jobs.report.batches import BATCH, UNIT, base_pairs
 from jobs.report.gamma_model import catchup_time
 from policies.cost_fit import draft_feeds, robust_lstsq
 from policies.costs import CostModel
 
 MIN_STEPS = 3                          # a width needs this many segment steps to be fitted (as replay's fit's knots)
+COMPACT_SLACK = 64                     # actors/runtime/batch_runner.py: BatchRunner.COMPACT_SLACK
 SEGMENT_COLUMNS = ["pair", "batch_size", "policy", "config", "timing", "unit", "segment", "running", "n", "widths",
-                 "levels", "contexts", "feeds", "draft", "verify", "rest", "prefill", "step_draft", "step_verify"]
+                 "levels", "contexts", "slots", "feeds", "draft", "verify", "rest", "prefill", "step_draft",
+                 "step_verify"]
 CLOCKS = ("draft_time", "verify_time", "rest_time")
 
 
 def config_of(rows: pd.DataFrame) -> pd.Series:
     """The config a live row ran: ``policy_spec|gamma`` (``ar`` timed first and last are one config)."""
     return rows["policy_spec"].astype(str) + "|" + rows["gamma"].astype(int).astype(str)
+
+
+def gap_masked(rows: pd.DataFrame) -> bool:
+    """Whether one live batch's ``rows`` ran on the gap-masked batch cache (``actors/runtime/batch_runner.py``): more
+    than one row decoded together on the ``eager`` engine (``actors/runtime/row_runners.py``'s ``for_rows``; a lone
+    row runs on a cropped cache, the other engines on a static one); False in logs without the ``engine`` column."""
+    return len(rows) > 1 and "engine" in rows and (rows["engine"] == "eager").all()
+
+
+def padded_slots(prompts: list[int], emitted: list[list[int]], widths: np.ndarray) -> np.ndarray:
+    """Per step of one gap-masked batch (:func:`gap_masked`), 1 + the slots per row its target cache holds when the
+    step's forward runs, masked ones included: the prefill pads every row to the longest prompt less its last token,
+    each step appends its verified width to every running row (padding and rejected drafts stay, masked), and the
+    cache is compacted to the longest running row's committed positions when it holds more than twice them +
+    :data:`COMPACT_SLACK` (``BatchRunner.forward``). Row b commits its prompt less one + the tokens it emitted
+    (``emitted[b]``, one entry per step it ran). A lone row's cache holds exactly its prompt + emitted tokens − 1, so
+    the + 1 keeps the two measures alike."""
+    held = float(max(max(p - 1, 0) for p in prompts))
+    committed = [max(p - 1, 0) + np.concatenate([[0], np.cumsum(e)]) for p, e in zip(prompts, emitted)]
+    out = np.zeros(len(widths))
+    for s, width in enumerate(widths):
+        longest = max(float(c[s]) for c, e in zip(committed, emitted) if len(e) > s)
+        if held > 2 * longest + COMPACT_SLACK:
+            held = longest
+        out[s] = held + 1
+        held += int(width)
+    return out
 
 
 def segments(rows: pd.DataFrame) -> list[dict] | None:
@@ -91,6 +131,9 @@ def segments(rows: pd.DataFrame) -> list[dict] | None:
         contexts[:m] += len(r["prompt_ids"]) + np.concatenate([[0], np.cumsum(emitted)[:-1]])
         feeds[:m] += draft_feeds(len(r["prompt_ids"]), steps)
         running[:m] += 1
+    slots = contexts / np.maximum(running, 1)
+    if gap_masked(rows):
+        slots = padded_slots([len(p) for p in rows["prompt_ids"]], [list(a) for a in rows["accept_lengths"]], widths)
     step_draft, step_verify = _step_clocks(rows, lengths, n)
     rows = rows.assign(rest_time=rows["wall_time"] - rows["prefill_time"] - rows["draft_time"] - rows["verify_time"],
                        steps=lengths)
@@ -99,7 +142,8 @@ def segments(rows: pd.DataFrame) -> list[dict] | None:
         clocks = rows[rows["steps"] == end][list(CLOCKS)].iloc[0].to_numpy(float)   # the batch's, over steps < end
         part = slice(start, end)
         out.append({"segment": len(out), "running": int(running[start]), "n": end - start, "widths": widths[part],
-                    "levels": levels[part], "contexts": contexts[part] / running[part], "feeds": feeds[part],
+                    "levels": levels[part], "contexts": contexts[part] / running[part], "slots": slots[part],
+                    "feeds": feeds[part],
                     **dict(zip(("draft", "verify", "rest"), clocks - before)),
                     "prefill": float(rows["prefill_time"].fillna(0).max()) if not out else 0.0,
                     "step_draft": step_draft[part], "step_verify": step_verify[part]})
@@ -120,7 +164,8 @@ def _step_clocks(rows: pd.DataFrame, lengths: list[int], n: int) -> tuple[np.nda
 
 def live_segments(df: pd.DataFrame) -> pd.DataFrame:
     """One row per segment of each live batch of ``df`` (every config, ``ar`` timed last included): :func:`segments`'
-    fields with the base pair, batch size, config and batch (``unit``)."""
+    fields with the base pair, batch size, config and the batch's resampling unit (``unit``:
+    ``jobs/report/batches.py``'s ``UNIT``, a block's turns together)."""
     live = metrics.ok_rows(df[modes(df) == "live"]) if len(df) else df
     if live.empty:
         return pd.DataFrame(columns=SEGMENT_COLUMNS)
@@ -128,10 +173,11 @@ def live_segments(df: pd.DataFrame) -> pd.DataFrame:
                        base=base_pairs(live["pair"]), config=config_of(live),
                        timing=live["ar_timing"].fillna("") if "ar_timing" in live else "")
     out = []
-    for (pair, size, config, timing, *unit), rows in live.groupby(["base", "batch_size", "config", "timing"] + UNIT):
+    for (pair, size, config, timing, *batch), rows in live.groupby(["base", "batch_size", "config", "timing"] + BATCH):
+        unit = tuple(dict(zip(BATCH, batch))[c] for c in UNIT)          # the batch's resampling unit
         for seg in segments(rows) or []:
             out.append({"pair": pair, "batch_size": int(size), "policy": rows["policy"].iloc[0], "config": config,
-                        "timing": timing, "unit": tuple(unit), **seg})
+                        "timing": timing, "unit": unit, **seg})
     return pd.DataFrame(out, columns=SEGMENT_COLUMNS)
 
 
@@ -159,9 +205,10 @@ def _draft_extras(model: CostModel, rows: int, levels: int, feed: float, context
 
 def context_terms(model: CostModel, p) -> tuple[float, float]:
     """Segment ``p``'s (Σ_s verify context terms, Σ_s catch-up and draft context terms) under ``model``'s calibrated
-    coefficients (:func:`_verify_context`, :func:`_draft_extras`)."""
+    coefficients (:func:`_verify_context` at the target's context ``slots``, :func:`_draft_extras` at the rows'
+    ``contexts``: module docstring)."""
     b = int(p.running)
-    return (sum(_verify_context(model, b, int(w), c) for w, c in zip(p.widths, p.contexts)),
+    return (sum(_verify_context(model, b, int(w), c) for w, c in zip(p.widths, p.slots)),
             sum(_draft_extras(model, b, int(lv), f, c) for lv, f, c in zip(p.levels, p.feeds, p.contexts)))
 
 

@@ -42,11 +42,11 @@ from jobs.report.token_view import token_views
 from jobs.store.answers import write_all
 from jobs.store.durable import write_parquet
 from jobs.store.failures import first_line, record_error, root_cause  # noqa: F401  (root_cause: API)
-from jobs.store.output import OutputLock, check_usable, record_written
+from jobs.store.output import OutputLock, check_usable, record_written, write_texts
 from jobs.store.parquet_log import ParquetLog
 from jobs.sweep.actor_info import store_batch_surface, write_actor_info
 from jobs.sweep.plan import describe_plan, plan_tasks  # noqa: F401  (plan_tasks: part of this module's API)
-from jobs.sweep.preflight import check_pairs, check_paths, first_run_note
+from jobs.sweep.preflight import actor_max_draft, check_pairs, check_paths, first_run_note
 from jobs.sweep.signals import raise_if_swallowed, ray_start, say
 from policies.errors import SpecsweepError
 
@@ -56,7 +56,8 @@ def _pair_kwargs(p, gammas=()) -> dict:
             "draft_quantization": p.draft_quantization, "trust_remote_code": p.trust_remote_code,
             "template": p.template, "name": p.label, "engine": p.engine, "inductor": p.inductor,
             "quant_backend": p.quant_backend, "max_context": p.max_context,
-            "num_gpus": 1 if p.device == "cpu" else max(1, int(p.num_gpus)), "max_draft": max([32, *gammas])}   # on CPU GPUs are only reserved; graphs up to gt's default cap
+            "num_gpus": 1 if p.device == "cpu" else max(1, int(p.num_gpus)),   # on CPU GPUs are only reserved
+            "max_draft": actor_max_draft(gammas)}
 
 
 def actor_specs(cfg: SweepConfig, warmup_question: dict, learnt: dict | None = None) -> list:
@@ -171,7 +172,7 @@ def run_sweep(cfg: SweepConfig, *, address: str | None = None, fresh: bool = Fal
         tracker = None
         try:
             if client is not None:   # the sweep's runs exist (RUNNING) before the first task (KILLED if stopped here)
-                tracker = SweepTracker(client, cfg, tasks)
+                tracker = SweepTracker(client, cfg, tasks, fresh=fresh)
                 tracker.start(log.read() if log.has_results() else None)
             failed_tasks = 0
             if todo:
@@ -335,12 +336,12 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
                             out / "replay_agreement.csv", out / "replay_bias.csv", out / "speedup_bias_corrected.csv")
                 if p.exists()] + figures
 
-        tables = {"table2": table2_layout(summary), "specbench": specbench_layout(summary, speed), "summary": summary}
+        tables = {"table2": table2_layout(summary, t2), "specbench": specbench_layout(summary, speed), "summary": summary}
         status = "FINISHED" if outcome(result)[0] == EXIT_OK else "FAILED"
-        result["parent_run"] = tracker.finish(status, summary, speed, failed_rows, arts, tables)
+        result["parent_run"] = tracker.finish(status, summary, speed, failed_rows, arts, tables, t2)
         result["mlflow_timings"] = dict(tracker.timings)
     record_written(out / "report.md", out)
-    (out / "report.md").write_text(folder_report(str(out), "md"))
+    write_texts({out / "report.md": folder_report(str(out), "md")})      # a synced twin renamed over it
     if verbose:
         print(per_gamma_text(summary, speed, failed_rows), file=sys.stderr)
     say(f"specsweep: report, answers, figures and MLflow runs in {time.time() - t0:.0f} s")
@@ -355,9 +356,9 @@ def summarise(cfg: SweepConfig, log: ParquetLog, tracker, failed_tasks: int, ver
 
 
 def _csv(df, path: Path) -> None:
-    """Write a table of the output folder as CSV (noted first in its manifest)."""
+    """Write a table of the output folder as CSV (noted first in its manifest), whole or not at all."""
     record_written(path, path.parent)
-    df.to_csv(path, index=False)
+    write_texts({path: df.to_csv(index=False)})
 
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_FAILED_ROWS, EXIT_INTERNAL = 0, 2, 3, 4

@@ -4,7 +4,9 @@ For every pair: the target and draft names resolve (built-in alias, local Huggin
 Face folder, or a hub id whose tokenizer loads), their local files pass the file rules
 (:func:`check_paths`: config sizes, weights headers, tokenizer files, reduced vocabularies,
 an EAGLE head's config and tensor shapes against the target's config), the draft's tokenizer maps text to
-the same ids as the target's, the calibration context fits the target's positions, a pair that
+the same ids as the target's, the actors' cost probe (the config's ``calibrate`` settings) fits the room their
+pair will have — the target's positions and, on a static or compiled engine, ``max_context`` — by the rule
+``specsweep calibrate`` applies (``jobs/calibrate_checks.py``), a pair that
 reserves GPUs fits a listed GPU kind at its ``num_gpus`` and the largest of ``batch_sizes``
 (``actors/plan/memory_plan.py``), and, for a cluster started on this machine, the device exists here. Each problem is
 one ``SpecsweepError`` line naming the pair by its config path.
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from actors.drafter_kinds.registry import check_draft_files, kind_of
 from actors.plan.memory_plan import check_fits, pair_plan, plan_batch
+from jobs.calibrate_checks import check_sweep_probe
 from policies.errors import SpecsweepError
 
 
@@ -132,10 +135,16 @@ def check_pairs(cfg, *, local_cluster: bool) -> None:
         if limit and new_tokens >= limit:
             raise SpecsweepError(f"config generation.max_new_tokens: {new_tokens} leaves no room for "
                                  f"a prompt in the {limit} positions of {p.target} ({path}.target); use less than {limit}")
-        need = cfg.calibrate.context + cfg.calibrate.max_tokens + 1
-        if limit and need > limit:
-            raise SpecsweepError(f"config calibrate.context: context + max_tokens = {need - 1} exceeds the "
-                                 f"{limit} positions of {p.target} ({path}.target); lower calibrate.context")
+        try:                        # the actors' cost probe fits their pair's room (jobs/calibrate_checks.py)
+            check_sweep_probe(p, cfg.calibrate.model_dump(), limit, actor_max_draft(cfg.gammas), path)
+        except SpecsweepError as e:
+            raise SpecsweepError(f"config calibrate.context: {path}: {e}") from None
+
+
+def actor_max_draft(gammas) -> int:
+    """The ``max_draft`` each actor's pair is built with: the largest initial γ, at least 32 (the static engine's
+    graphs cover up to gt's default cap)."""
+    return max([32, *gammas])
 
 
 def first_run_note(cfg) -> str:
