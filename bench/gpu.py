@@ -5,7 +5,8 @@
 
 Sections
   check     greedy tokens of eager / static / compiled engines agree on a small CUDA model (lossless on GPU), also
-            for a 1,000-token prompt on a device that lags the host and a γ = 140 verify (chunked inputs)
+            for a 1,000-token prompt on a device that lags the host and a γ = 140 verify (chunked inputs); EAGLE
+            drafting γ = 64 after a 300-token prompt; a model on cuda:1 (two GPUs; else one line: skipped, and why)
   ar        Llama-2-7B shape, bf16, batch 1: eager vs static vs compiled (CUDA graphs, ± torch.compile) vs
             transformers' generate (static cache + compile) vs the HBM floor (weight bytes / copy bandwidth)
   spec      + Vicuna-68M-shaped draft, fixed γ ∈ {1, 2, 4, 8}: ours (compiled) vs transformers assisted generation
@@ -39,6 +40,7 @@ from actors.drafting.drafters import ModelDrafter
 from actors.core.engine import SpecEngine
 from actors.plan.memory_plan import WORKSPACE_BYTES, config_path, gpu0_bytes, model_plan
 from bench.gpu_batch import section_batch
+from bench.gpu_checks import eagle_long_draft_check, second_device_check
 from jobs.report.derived import throughput
 from policies.fixed import Fixed, TargetOnly
 
@@ -148,6 +150,8 @@ def section_check():
         print(f"check {engine:9s} greedy == target-only: {res[engine]['greedy_equals_ar']}  "
               f"(longest accepted step {max(acc)}, runner {res[engine]['runner']})", flush=True)
     res["long"] = long_inputs_check(target)
+    res["eagle"] = eagle_long_draft_check(target, prompt(300, seed=5))
+    res["second_device"] = second_device_check(target, draft, prompt)
     return res
 
 

@@ -24,6 +24,10 @@ def test_every_first_section_runs_on_the_cpu_at_the_tiny_shape(tmp_path):
         assert res["meta"]["device"] == "cpu"
     check = json.loads((tmp_path / "gpu_check.json").read_text())
     assert all(check[e]["greedy_equals_ar"] for e in ("eager", "static", "compiled"))
+    eagle = check["eagle"]                                          # EAGLE γ 64 after a 300-token prompt
+    assert all(eagle[e]["greedy_equals_ar"] for e in ("eager", "static")) and eagle["static"]["longest_draft"] == 64
+    assert check["second_device"] == {"skipped": "the bench runs on cpu"}
+    assert "check cuda:1 skipped: the bench runs on cpu" in run.stdout
     assert "greedy == target-only: False" not in run.stdout        # the batch section's lossless lines
     assert "greedy == target-only: True" in run.stdout
 

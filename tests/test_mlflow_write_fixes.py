@@ -264,3 +264,19 @@ def test_table2_figures_follow_the_reports_pairing_when_a_config_misses_a_questi
         assert r.data.metrics["across_gamma/table2_speedup_mean"] == pytest.approx(float(want.iloc[0]))
         seen += 1
     assert seen >= 2
+
+
+def test_a_run_that_cannot_be_opened_mid_sweep_stops_streaming_not_the_sweep(tmp_path):
+    cfg = make_cfg(tmp_path)
+    c, tasks = client(cfg), tasks_of(cfg)
+    tracker = SweepTracker(c, cfg, tasks)
+    tracker.start(None)
+
+    def refuse(*a, **k):
+        raise ConnectionError("tracking server gone")
+
+    tracker.client = Wrapped(c, create_run=refuse)
+    tracker.task_done(replayed(scripted_table(tasks[0])))     # replay rows: runs the live plan did not announce
+    tracker.task_done(scripted_table(tasks[1]))               # the next task is taken as well
+    assert tracker.sender.error == "tracking server gone"
+    tracker.finish("FINISHED", None, None)

@@ -131,7 +131,7 @@ class SpecEngine:
         if self.features:                    # which target layers the head reads (``actors/runtime/hf_api.py::hidden_features``)
             self.runners.feature_layers = tuple(drafter.feature_layers)
         if drafter is not None:
-            drafter.use_engine(engine, capacity, inductor)
+            drafter.use_engine(self.engine, capacity, inductor)     # the engine the target resolved to
         self.max_draft = max_draft    # the largest draft the compiled engine captures a graph for
         self._prepared = 0
 

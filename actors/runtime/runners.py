@@ -36,6 +36,7 @@ Three engines (``ENGINES``):
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import sys
@@ -63,6 +64,14 @@ def buckets_up_to(m: int) -> list[int]:
     return out
 
 
+def device_context(device):
+    """``torch.cuda.device(device)`` for a CUDA device, a null context elsewhere. Rule: a CUDA graph is captured and
+    replayed with its model's device current, on a stream of that device (``torch.cuda.graph``'s default capture
+    stream belongs to whichever device was current when it was first made)."""
+    device = torch.device(device)
+    return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+
+
 class Staging:
     """A pinned host buffer whose contents reach the device by a non-blocking copy. Rule: the host side is rewritten
     only after the previous copy out of it ran (a CUDA event waits for that copy alone, not for the forward behind
@@ -80,9 +89,9 @@ class Staging:
 
     def upload(self, dst: torch.Tensor, used: int) -> None:
         dst[:used].copy_(self.host[:used], non_blocking=True)
-        if dst.is_cuda:
+        if dst.is_cuda:           # the copy runs on the destination device's current stream: the event waits there
             self._copied = torch.cuda.Event()
-            self._copied.record()
+            self._copied.record(torch.cuda.current_stream(dst.device))
 
 
 class EagerRunner:
@@ -241,15 +250,16 @@ class StaticRunner:
             if not self._use_graphs:
                 self._call(b)          # compiles this shape now rather than during a timed step
             else:
-                stream = torch.cuda.Stream(self.device)
-                stream.wait_stream(torch.cuda.current_stream(self.device))
-                with torch.cuda.stream(stream):
-                    for _ in range(3):
-                        self._call(b)
-                torch.cuda.current_stream(self.device).wait_stream(stream)
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    outputs = self._call(b)
+                with device_context(self.device):
+                    stream = torch.cuda.Stream(self.device)
+                    stream.wait_stream(torch.cuda.current_stream(self.device))
+                    with torch.cuda.stream(stream):
+                        for _ in range(3):
+                            self._call(b)
+                    torch.cuda.current_stream(self.device).wait_stream(stream)
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph, stream=stream):
+                        outputs = self._call(b)
                 self._graphs[b] = (graph, outputs)
             self._buckets.append(b)
         self._buckets.sort()
@@ -291,7 +301,8 @@ class StaticRunner:
         self._staging.upload(self._inp, 2 + n)
         if bucket is not None and self._use_graphs:
             graph, (logits, feats) = self._graphs[bucket]
-            graph.replay()
+            with device_context(self.device):
+                graph.replay()
         elif bucket is not None:
             logits, feats = self._call(bucket)
         else:

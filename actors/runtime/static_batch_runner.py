@@ -33,7 +33,7 @@ from typing import Sequence
 import torch
 
 from actors.runtime.hf_api import FINAL, cache_arg, hidden_features
-from actors.runtime.runners import Staging, buckets_up_to
+from actors.runtime.runners import Staging, buckets_up_to, device_context
 
 
 @functools.lru_cache(maxsize=None)
@@ -191,15 +191,16 @@ class StaticBatchRunner:
                 self._call(r, m)                 # compiles the shape now rather than during a timed step
                 self._graphs[(r, m)] = None
                 continue
-            stream = torch.cuda.Stream(self.device)
-            stream.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(stream):
-                for _ in range(3):
-                    self._call(r, m)
-            torch.cuda.current_stream(self.device).wait_stream(stream)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                outputs = self._call(r, m)
+            with device_context(self.device):    # captured on a stream of the model's device (runners.device_context)
+                stream = torch.cuda.Stream(self.device)
+                stream.wait_stream(torch.cuda.current_stream(self.device))
+                with torch.cuda.stream(stream):
+                    for _ in range(3):
+                        self._call(r, m)
+                torch.cuda.current_stream(self.device).wait_stream(stream)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, stream=stream):
+                    outputs = self._call(r, m)
             self._graphs[(r, m)] = (graph, outputs)
 
     # ----------------------------------------------------------------------------------------------- forwards
@@ -287,7 +288,8 @@ class StaticBatchRunner:
         self._staging.upload(self._inp, used)
         graph = self._graphs.get((rb, mb))
         if graph is not None:
-            graph[0].replay()
+            with device_context(self.device):
+                graph[0].replay()
             out_logits, feats = graph[1]
         else:
             out_logits, feats = self._call(rb, mb, self._fn if (rb, mb) in self._graphs else self.model.forward)

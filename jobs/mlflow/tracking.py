@@ -234,7 +234,13 @@ class SweepTracker:
 
         t0 = time.perf_counter()
         touched = self._ingest(records(table))
-        self._open_missing()
+        try:                   # MLflow gone (now or before): streaming stops, the sweep goes on as the sender does
+            if self.sender is not None and self.sender.error is None:
+                self._open_missing()
+        except Exception as e:
+            self.sender.error = first_line(e)
+        if self.sender is None or self.sender.error is not None:
+            return
         now = int(time.time() * 1000)
         batches: dict = {}
         for k in touched:
