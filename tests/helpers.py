@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import socket
+
+import torch
 
 from actors.loading.tiny_pair import llama, perturbed, sharpen
 from actors.tracing.oracle_bound import SchedulePolicy, ScheduleExhausted
@@ -86,3 +89,33 @@ def brute_force(trace, model, options, prefix=()) -> list[tuple[float, list]]:
             continue
         done.append((g.wall_time, plan))
     return done
+
+
+def run_cli(*args) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``jobs.cli.main`` run in this process."""
+    from jobs.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+class NoStaticLM(torch.nn.Module):
+    """A causal LM whose forward refuses the static cache's arguments (``cache_position``, ``position_ids``)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.config = inner, inner.config
+
+    @property
+    def device(self):
+        return self.inner.device
+
+    def forward(self, input_ids, use_cache=True, logits_to_keep=0, **kw):
+        from actors.runtime.hf_api import CACHE_ARG, cache_arg
+
+        cache = kw.pop(CACHE_ARG, None)
+        if kw:
+            raise TypeError(f"unexpected arguments {sorted(kw)}")
+        return self.inner(input_ids=input_ids, **cache_arg(cache), use_cache=use_cache, logits_to_keep=logits_to_keep)

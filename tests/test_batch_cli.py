@@ -1,27 +1,17 @@
 """``specsweep generate --prompt-file FILE --batch-size B``: every line in file order, each row what a single
 ``generate`` gives that line (greedy), per-row and batch policies, dataset turns in batches, and bad input as one
 line with exit status 2 before any model loads."""
-import contextlib
-import io
 import json
 
 import pytest
 
 from actors.loading.tiny_pair import save_tiny_pair
-from jobs.cli import main
+from tests.helpers import run_cli as run
 
 LINES = ["hello there", "", "what is two plus two", "   ", "sky", "a longer prompt about many things", "z"]
 PROMPTS = [line for line in LINES if line.strip()]               # 5 prompts: batches of 2 → 2, 2, 1
 LINE_NUMBERS = [i for i, line in enumerate(LINES, 1) if line.strip()]
 NEW = 8
-
-
-def run(*args) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of ``jobs.cli.main`` run in this process."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

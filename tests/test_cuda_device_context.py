@@ -12,10 +12,10 @@ import torch
 from actors.core.engine import SpecEngine
 from actors.drafting.drafters import ModelDrafter
 from actors.loading.tiny_pair import llama, perturbed, sharpen
-from actors.runtime.hf_api import CACHE_ARG, cache_arg
 from actors.runtime.runners import EagerRunner, Staging, StaticRunner, device_context
 from actors.runtime.static_batch_runner import StaticBatchRunner
 from policies.fixed import Fixed, TargetOnly
+from tests.helpers import NoStaticLM
 
 VOCAB = 32
 CUDA1 = torch.device("cuda", 1)
@@ -141,27 +141,9 @@ def test_a_batch_runner_on_a_second_gpu_captures_and_replays_there(fake_cuda):
     assert fake_cuda.replays == [1] and fake_cuda.current == 0
 
 
-class _NoStatic(torch.nn.Module):
-    """A causal LM whose forward refuses the static cache's arguments (``cache_position``, ``position_ids``)."""
-
-    def __init__(self, inner):
-        super().__init__()
-        self.inner, self.config = inner, inner.config
-
-    @property
-    def device(self):
-        return self.inner.device
-
-    def forward(self, input_ids, use_cache=True, logits_to_keep=0, **kw):
-        cache = kw.pop(CACHE_ARG, None)
-        if kw:
-            raise TypeError(f"unexpected arguments {sorted(kw)}")
-        return self.inner(input_ids=input_ids, **cache_arg(cache), use_cache=use_cache, logits_to_keep=logits_to_keep)
-
-
 def test_the_drafter_runs_on_the_engine_the_target_resolved_to(capsys):
     target = sharpen(llama(vocab=64, seed=64))
-    engine = SpecEngine(_NoStatic(target), ModelDrafter(perturbed(target, 0.25, seed=65)), engine="static",
+    engine = SpecEngine(NoStaticLM(target), ModelDrafter(perturbed(target, 0.25, seed=65)), engine="static",
                         capacity=128)
     assert "cannot use engine static" in capsys.readouterr().err
     assert engine.engine == "eager"

@@ -1,8 +1,6 @@
 """``generate --answers`` writes through a twin no user file can have; a ``--costs`` file is reused only on the same
 machine and engine setup (engine, Inductor, static capacity), and the line for one that is not says what happens
 instead; a sweep's preflight refuses calibration settings by the rule its actors' probe runs under."""
-import contextlib
-import io
 import json
 import os
 
@@ -12,21 +10,13 @@ from actors.costs import machine
 from actors.loading.tiny_pair import save_tiny_pair
 from actors.pair import Pair, PairConfig
 from jobs import batch_generate
-from jobs.cli import main
+from tests.helpers import run_cli as run
 from jobs.config import parse_config
 from jobs.sweep import preflight
 from policies.costs import CostModel
 from policies.errors import SpecsweepError
 
 NEW = 6
-
-
-def run(*args) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of ``jobs.cli.main`` run in this process."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,12 @@ import torch
 
 from actors.drafting.drafters import ModelDrafter, NgramDrafter
 from actors.core.engine import SpecEngine
-from actors.runtime.hf_api import CACHE_ARG, cache_arg
 from actors.runtime.runners import EagerRunner, StaticRunner, buckets_up_to, make_runner
 from policies.fixed import Fixed, TargetOnly
 from policies.registry import build
 from policies.base import TreePolicy
 from actors.loading.tiny_pair import gpt2, llama, perturbed, sharpen
+from tests.helpers import NoStaticLM
 from tests.sampling_check import SAMPLED_RUNS, chi_square_pvalue, exact_joint, sample_runs
 
 GAMMAS = [1, 2, 3, 5, 8, 13]
@@ -119,24 +119,8 @@ def test_static_engine_batches_on_the_per_row_static_cache():
 
 
 def test_model_without_static_cache_falls_back_to_eager(capsys):
-    class NoStatic(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner, self.config = inner, inner.config
-
-        @property
-        def device(self):
-            return self.inner.device
-
-        def forward(self, input_ids, use_cache=True, logits_to_keep=0, **kw):
-            cache = kw.pop(CACHE_ARG, None)
-            if kw:
-                raise TypeError(f"unexpected arguments {sorted(kw)}")
-            return self.inner(input_ids=input_ids, **cache_arg(cache), use_cache=use_cache,
-                              logits_to_keep=logits_to_keep)
-
     target, _ = _pair(llama)
-    runner = make_runner(NoStatic(target), "compiled")
+    runner = make_runner(NoStaticLM(target), "compiled")
     assert isinstance(runner, EagerRunner)
     assert "cannot use engine compiled" in capsys.readouterr().err
 
