@@ -120,6 +120,7 @@ def test_cli_tokenizer_mismatch(tmp_path, capsys):
     assert code == 2 and "tokenizers differ" in err and "Traceback" not in err
 
 
+@pytest.mark.slow          # a fresh interpreter loading torch (~9 s); in-process generate: tests/test_batch_cli.py
 def test_cli_generate_json_on_tiny_pair(tmp_path, capsys):
     import json
 

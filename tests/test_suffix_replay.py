@@ -89,7 +89,8 @@ def test_traces_record_the_request_order(swept):
     assert all(m["ends_short"] for m in by_q.values())
 
 
-@pytest.mark.parametrize("primed", [True, pytest.param(False, marks=pytest.mark.slow)])
+@pytest.mark.slow          # a second in-process sweep (~10 s per case); the fast tier keeps the two-pass replay above
+@pytest.mark.parametrize("primed", [True, False])
 def test_a_resumed_sweep_drafts_from_the_memory_the_interrupted_one_had(swept, tmp_path, monkeypatch, primed):
     """The last task's log file removed (as if the sweep stopped before it finished), the sweep run again: the
     resumed actor learns the finished tasks' answers first, so the task's rows (every one but the oracle bound, which
